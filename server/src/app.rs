@@ -1,0 +1,190 @@
+//! Assembles the services, the HTTP plumbing and the background tasks into
+//! one server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Request, StatusCode};
+use axum::middleware;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::config::Config;
+use crate::docs;
+use crate::petstore::{self, PetstoreState, demo_data, wire::ApiError};
+use crate::storage::{Database, redact_url};
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A server bound to its address, ready to run.
+pub struct Server {
+    listener: TcpListener,
+    router: Router,
+    local_addr: SocketAddr,
+    public_url: String,
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Connects the database (running migrations), binds the address, loads
+    /// the demo data if configured, and builds the router.
+    pub async fn bind(config: Config) -> anyhow::Result<Self> {
+        let database_url = config.database_url();
+        if database_url.starts_with("sqlite:") && !database_url.contains(":memory:") {
+            std::fs::create_dir_all(&config.data_dir).with_context(|| {
+                format!(
+                    "cannot create the data directory {}",
+                    config.data_dir.display()
+                )
+            })?;
+        }
+        let db = Database::connect(&database_url).await?;
+        tracing::info!(database = %redact_url(&database_url), "database ready");
+
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.bind))?;
+        let local_addr = listener.local_addr()?;
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{local_addr}"))
+            .trim_end_matches('/')
+            .to_owned();
+
+        let petstore_state = PetstoreState {
+            db: db.clone(),
+            config: Arc::new(config.petstore.clone()),
+            public_url: Arc::from(public_url.as_str()),
+        };
+        let mut background = Vec::new();
+        if config.petstore.demo_data {
+            demo_data::load_if_empty(&petstore_state)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot load the demo data: {}", e.message()))?;
+        }
+        if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
+            background.push(demo_data::spawn_periodic_reset(
+                petstore_state.clone(),
+                Duration::from_secs(secs),
+            ));
+        }
+        let router = build_router(&config, petstore_state)?;
+        Ok(Self {
+            listener,
+            router,
+            local_addr,
+            public_url,
+            background,
+        })
+    }
+
+    /// The address actually bound (the port is chosen when 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The base URL links are built from.
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
+
+    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Server {
+            listener,
+            router,
+            background,
+            ..
+        } = self;
+        let service = router.into_make_service_with_connect_info::<SocketAddr>();
+        let result = axum::serve(listener, service)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        for task in background {
+            task.abort();
+        }
+        result.context("the HTTP server failed")
+    }
+}
+
+/// The whole HTTP application: both services' routes, docs, and the tower-http
+/// plumbing around them.
+pub fn build_router(config: &Config, petstore_state: PetstoreState) -> anyhow::Result<Router> {
+    let (petstore_routes, _petstore_doc) = petstore::router(&petstore_state.config)
+        .with_state(petstore_state)
+        .split_for_parts();
+    let petstore_routes = petstore_routes
+        .fallback(petstore_no_route)
+        // Inside render_errors, so that a panic still leaves as an ApiResponse.
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(petstore::wire::render_errors));
+
+    let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
+
+    let router = Router::new()
+        .nest("/v2", petstore_routes)
+        .merge(docs::router(petstore_doc))
+        .fallback(petstore_no_route)
+        .layer(middleware::from_fn(petstore::wire::render_errors))
+        .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
+        .layer(CompressionLayer::new())
+        .layer(cors_layer(&config.http.cors_allowed_origins))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(config.http.request_timeout_secs),
+        ))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+            let request_id = request
+                .headers()
+                .get(&REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid));
+    Ok(router)
+}
+
+async fn petstore_no_route() -> ApiError {
+    ApiError::not_found("no such route; the pet store's operations are listed at /docs")
+}
+
+/// A handler panicked: log it, answer 500 without internals.
+fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    axum::response::IntoResponse::into_response(ApiError::internal("handler panicked", "panic"))
+}
+
+fn cors_layer(origins: &[String]) -> CorsLayer {
+    let layer = CorsLayer::new().allow_methods(Any).allow_headers(Any);
+    if origins.iter().any(|o| o == "*") {
+        layer.allow_origin(Any)
+    } else {
+        let origins = origins
+            .iter()
+            .filter_map(|o| o.parse().ok())
+            .collect::<Vec<_>>();
+        layer.allow_origin(AllowOrigin::list(origins))
+    }
+}

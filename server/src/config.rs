@@ -1,0 +1,230 @@
+//! The one typed configuration of the server.
+//!
+//! Sources, each overriding the one before: built-in defaults < TOML file
+//! (`--config`) < environment (`PETSTORE_PORTFOLIO_*`, nested fields joined by
+//! `__`, e.g. `PETSTORE_PORTFOLIO_PETSTORE__AUTH_MODE=enforce`) < command-line
+//! flags. `petstore-portfolio config-schema` prints the JSON Schema of this
+//! file format for editors.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use figment::Figment;
+use figment::providers::{Env, Format as _, Serialized, Toml};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Prefix of every environment variable the server reads.
+pub const ENV_PREFIX: &str = "PETSTORE_PORTFOLIO_";
+
+/// Server configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on; port 0 picks a free port.
+    pub bind: SocketAddr,
+    /// Folder for the SQLite database and other files the server keeps.
+    pub data_dir: PathBuf,
+    /// `sqlite:...` or `postgres://...`; defaults to a SQLite file in `data_dir`.
+    /// Put credentials here only through the environment or a file.
+    pub database_url: Option<String>,
+    /// Base URL used in links the server hands out (image URLs, ...);
+    /// defaults to `http://<bound address>`.
+    pub public_url: Option<String>,
+    pub http: HttpConfig,
+    pub petstore: PetstoreConfig,
+    pub log: LogConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("data"),
+            database_url: None,
+            public_url: None,
+            http: HttpConfig::default(),
+            petstore: PetstoreConfig::default(),
+            log: LogConfig::default(),
+        }
+    }
+}
+
+/// HTTP plumbing shared by both services.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Largest request body accepted, except image uploads (bytes).
+    pub max_body_bytes: usize,
+    /// A request that takes longer is answered with 408 (seconds).
+    pub request_timeout_secs: u64,
+    /// Origins allowed by CORS; `["*"]` allows any (the demo's default).
+    pub cors_allowed_origins: Vec<String>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 1024 * 1024,
+            request_timeout_secs: 30,
+            cors_allowed_origins: vec!["*".to_owned()],
+        }
+    }
+}
+
+/// Whether the pet store checks credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Requests without credentials are served (the upstream demo's behaviour).
+    Open,
+    /// Requests must carry the credentials the document asks for.
+    Enforce,
+}
+
+/// Pet store service settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PetstoreConfig {
+    pub auth_mode: AuthMode,
+    /// Largest accepted image upload (bytes).
+    pub max_upload_bytes: usize,
+    /// Load the official sample data when the database has no pets, users or orders.
+    pub demo_data: bool,
+    /// If set, restore the sample data this often (seconds).
+    pub demo_reset_interval_secs: Option<u64>,
+    /// How long a `loginUser` session lasts (seconds).
+    pub session_ttl_secs: u64,
+    /// The `X-Rate-Limit` announced at login (calls per hour).
+    pub login_rate_limit_per_hour: u32,
+}
+
+impl Default for PetstoreConfig {
+    fn default() -> Self {
+        Self {
+            auth_mode: AuthMode::Open,
+            max_upload_bytes: 5 * 1024 * 1024,
+            demo_data: true,
+            demo_reset_interval_secs: None,
+            session_ttl_secs: 3600,
+            login_rate_limit_per_hour: 5000,
+        }
+    }
+}
+
+/// Logging.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// `tracing` filter directives, e.g. `info,sqlx=warn`; `RUST_LOG` overrides.
+    pub filter: String,
+    /// `text` for people, `json` for machines.
+    pub format: LogFormat,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            filter: "info,sqlx=warn".to_owned(),
+            format: LogFormat::Text,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The command-line flags that override the configuration; `None` leaves
+/// the lower layers' value.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bind: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_url: Option<String>,
+}
+
+impl Config {
+    /// Layers defaults, the TOML file, the environment and the flags.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, figment::Error> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(file) = file {
+            if !file.exists() {
+                return Err(figment::Error::from(format!(
+                    "configuration file {} does not exist",
+                    file.display()
+                )));
+            }
+            figment = figment.merge(Toml::file(file));
+        }
+        figment
+            .merge(Env::prefixed(ENV_PREFIX).split("__").ignore(&["config"]))
+            .merge(Serialized::defaults(overrides))
+            .extract()
+    }
+
+    /// The database URL in force: the configured one or a SQLite file in the data dir.
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("petstore-portfolio.db").display()
+            ),
+        }
+    }
+
+    /// The JSON Schema of the configuration file.
+    pub fn json_schema() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(Config)).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_file_and_defaults() {
+        let dir = std::env::temp_dir().join(format!("pps-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok();
+        let file = dir.join("config.toml");
+        std::fs::write(
+            &file,
+            "bind = \"127.0.0.1:9000\"\n[petstore]\nmax_upload_bytes = 10\n",
+        )
+        .ok();
+        let overrides = Overrides {
+            bind: Some(
+                "127.0.0.1:9100"
+                    .parse()
+                    .ok()
+                    .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9100))),
+            ),
+            ..Overrides::default()
+        };
+        let config = Config::load(Some(&file), &overrides).ok();
+        let config = config.as_ref();
+        assert_eq!(config.map(|c| c.bind.port()), Some(9100));
+        assert_eq!(config.map(|c| c.petstore.max_upload_bytes), Some(10));
+        assert_eq!(config.map(|c| c.petstore.auth_mode), Some(AuthMode::Open));
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let dir = std::env::temp_dir().join(format!("pps-config-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok();
+        let file = dir.join("config.toml");
+        std::fs::write(&file, "bnd = \"127.0.0.1:9000\"\n").ok();
+        let err = Config::load(Some(&file), &Overrides::default());
+        assert!(err.is_err());
+    }
+}

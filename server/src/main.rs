@@ -1,0 +1,116 @@
+//! `petstore-portfolio`: serves both services; operator tasks are subcommands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use petstore_portfolio_server::config::{Config, Overrides};
+use petstore_portfolio_server::{Server, docs, telemetry};
+
+#[derive(Debug, Parser)]
+#[command(version, about = "Pet Store (/v2) and Portfolio (/api) services")]
+struct Cli {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_BIND")]
+    bind: Option<std::net::SocketAddr>,
+    /// Folder for the SQLite database and other files the server keeps.
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// `sqlite:...` or `postgres://...` (default: a SQLite file in the data dir).
+    #[arg(
+        long,
+        global = true,
+        env = "PETSTORE_PORTFOLIO_DATABASE_URL",
+        hide_env_values = true
+    )]
+    database_url: Option<String>,
+    /// TOML configuration file.
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_CONFIG")]
+    config: Option<PathBuf>,
+    /// Base URL used in links the server hands out (default: the bound address).
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_PUBLIC_URL")]
+    public_url: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve both services (the default).
+    Serve,
+    /// Print the JSON Schema of the configuration file.
+    ConfigSchema,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let overrides = Overrides {
+        bind: cli.bind,
+        data_dir: cli.data_dir.clone(),
+        database_url: cli.database_url.clone(),
+        public_url: cli.public_url.clone(),
+    };
+    let config = match Config::load(cli.config.as_deref(), &overrides) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("error: invalid configuration: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::ConfigSchema => {
+            match serde_json::to_string_pretty(&Config::json_schema()) {
+                Ok(schema) => println!("{schema}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Serve => match serve(config).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    telemetry::init(&config.log);
+    let server = Server::bind(config).await?;
+    let base = format!("http://{}", server.local_addr());
+    println!("petstore-portfolio listening on {base}");
+    println!(
+        "  pet store:  {base}/v2   (document: {base}{})",
+        docs::PETSTORE_JSON_PATH
+    );
+    println!("  Swagger UI: {base}{}/", docs::SWAGGER_UI_PATH);
+    server.run(shutdown_signal()).await
+}
+
+/// Ctrl-C or SIGTERM: stop accepting, finish what is in flight.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down; finishing requests in flight");
+}

@@ -1,0 +1,192 @@
+//! The pet store service under `/v2` (DESIGN 4.1).
+//!
+//! [`router`] registers each handler together with its `#[utoipa::path]`
+//! documentation; the document it yields is what `cargo xtask check` compares
+//! with `openapi/petstore.yaml`.
+
+pub mod demo_data;
+pub mod pet;
+pub mod pet_image;
+pub mod store;
+pub mod user;
+pub mod wire;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::response::{Response as OpenApiResponse, ResponseBuilder};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, Flow, HttpAuthScheme, HttpBuilder, Implicit, OAuth2, Scopes,
+    SecurityScheme,
+};
+use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
+use utoipa_axum::routes;
+
+use crate::config::PetstoreConfig;
+use crate::storage::Database;
+
+/// What every pet store handler can reach.
+#[derive(Debug, Clone)]
+pub struct PetstoreState {
+    pub db: Database,
+    pub config: Arc<PetstoreConfig>,
+    /// Base URL for links the server hands out, without a trailing slash.
+    pub public_url: Arc<str>,
+}
+
+/// The parts of the document that are not per operation.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Swagger Petstore - OpenAPI 3.0",
+        version = "1.0.27",
+        license(name = "Apache 2.0", url = "https://www.apache.org/licenses/LICENSE-2.0.html"),
+    ),
+    servers((url = "/v2")),
+    tags(
+        (name = "pet", description = "Everything about your Pets"),
+        (name = "store", description = "Access to Petstore orders"),
+        (name = "user", description = "Operations about user"),
+    ),
+    components(schemas(pet::PetStatus, store::OrderStatus, pet::Category, pet::Tag, pet_image::ImageUploadForm)),
+    modifiers(&SecuritySchemes),
+)]
+pub struct PetstoreDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut petstore_auth = OAuth2::new([Flow::Implicit(Implicit::new(
+            "/oauth/authorize",
+            Scopes::from_iter([
+                ("write:pets", "modify pets in your account"),
+                ("read:pets", "read your pets"),
+            ]),
+        ))]);
+        petstore_auth.description =
+            Some("Required only when the server runs with auth mode `enforce`.".to_owned());
+        components.add_security_scheme("petstore_auth", SecurityScheme::OAuth2(petstore_auth));
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "api_key",
+                "Required only when the server runs with auth mode `enforce`.",
+            ))),
+        );
+        components.add_security_scheme(
+            "user_session",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("A session token from `loginUser`."))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// Every pet store error is an `ApiResponse` in JSON or XML ([`wire::render_errors`]
+/// sees to it), and any operation can answer 406 (an `Accept` it cannot meet)
+/// or 500. Handlers list only the statuses particular to them; this adds the
+/// rest and the error bodies, in one place.
+struct ErrorResponses;
+
+impl Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let error_body = || {
+            let schema = RefOr::Ref(Ref::from_schema_name("ApiResponse"));
+            [
+                (
+                    "application/json".to_owned(),
+                    RefOr::T(Content::new(Some(schema.clone()))),
+                ),
+                (
+                    "application/xml".to_owned(),
+                    RefOr::T(Content::new(Some(schema))),
+                ),
+            ]
+        };
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components
+            .schemas
+            .entry("ApiResponse".to_owned())
+            .or_insert_with(|| <wire::ApiResponse as utoipa::PartialSchema>::schema());
+        for item in openapi.paths.paths.values_mut() {
+            let operations: [&mut Option<Operation>; 5] = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                let responses = &mut operation.responses.responses;
+                for (status, description) in [
+                    ("406", "The `Accept` header allows neither JSON nor XML."),
+                    (
+                        "500",
+                        "Something went wrong on the server; the message carries no internals.",
+                    ),
+                ] {
+                    responses.entry(status.to_owned()).or_insert_with(|| {
+                        RefOr::T(ResponseBuilder::new().description(description).build())
+                    });
+                }
+                for (status, response) in responses.iter_mut() {
+                    let is_error = status.starts_with('4') || status.starts_with('5');
+                    if let (true, RefOr::T(response)) = (is_error, response) {
+                        add_error_body(response, error_body());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn add_error_body(response: &mut OpenApiResponse, body: [(String, RefOr<Content>); 2]) {
+    if response.content.is_empty() {
+        response.content.extend(body);
+    }
+}
+
+/// The pet store's routes and their documentation, before state is given.
+pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
+    // Multipart framing adds a little to the image itself.
+    let upload_limit = config.max_upload_bytes.saturating_add(64 * 1024);
+    OpenApiRouter::with_openapi(PetstoreDoc::openapi())
+        .routes(routes!(pet::update_pet, pet::add_pet))
+        .routes(routes!(pet::find_pets_by_status))
+        .routes(routes!(pet::find_pets_by_tags))
+        .routes(routes!(
+            pet::get_pet_by_id,
+            pet::update_pet_with_form,
+            pet::delete_pet
+        ))
+        .routes(routes!(pet_image::upload_file).layer(DefaultBodyLimit::max(upload_limit)))
+        .routes(routes!(pet_image::get_pet_image))
+        .routes(routes!(store::get_inventory))
+        .routes(routes!(store::place_order))
+        .routes(routes!(store::get_order_by_id, store::delete_order))
+        .routes(routes!(user::create_user))
+        .routes(routes!(user::create_users_with_list_input))
+        .routes(routes!(user::login_user))
+        .routes(routes!(user::logout_user))
+        .routes(routes!(
+            user::get_user_by_name,
+            user::update_user,
+            user::delete_user
+        ))
+}
+
+/// The pet store's document as the handlers' annotations describe it.
+pub fn openapi() -> OpenApiDoc {
+    let mut doc = router(&PetstoreConfig::default()).into_openapi();
+    // After the routes: it works on every operation.
+    ErrorResponses.modify(&mut doc);
+    doc
+}

@@ -1,0 +1,284 @@
+//! Pet images: uploadFile stores an image and appends its URL to the pet's
+//! `photoUrls`; getPetImage serves it back from that URL.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::PetstoreState;
+use super::pet::{load_pet, write_pet};
+use super::wire::{
+    ApiError, ApiResponse, Format, PathParams, QueryParams, Reply, body_rejection, positive_id,
+};
+use crate::error::ErrorCode;
+
+/// The image types accepted, as sniffed from the bytes.
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Longest `additionalMetadata` accepted.
+const MAX_METADATA_CHARS: usize = 1024;
+
+/// A raw image body.
+#[derive(ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct ImageBytes(#[allow(dead_code)] Vec<u8>);
+
+/// The multipart form of uploadFile.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ImageUploadForm {
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    #[schema(max_length = 1024, nullable = false)]
+    additional_metadata: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadQuery {
+    additional_metadata: Option<String>,
+}
+
+/// The image and metadata of an upload, from either body form.
+struct Upload {
+    bytes: Bytes,
+    metadata: Option<String>,
+}
+
+async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, ApiError> {
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime::Mime>().ok());
+    let essence = content_type.as_ref().map(|m| m.essence_str().to_owned());
+    match essence.as_deref() {
+        Some("application/octet-stream") => {
+            let bytes = Bytes::from_request(request, state)
+                .await
+                .map_err(body_rejection)?;
+            Ok(Upload {
+                bytes,
+                metadata: None,
+            })
+        }
+        Some("multipart/form-data") => {
+            let mut multipart = Multipart::from_request(request, state).await.map_err(|e| {
+                ApiError::bad_request(format!("invalid multipart body: {}", e.body_text()))
+            })?;
+            let mut upload = Upload {
+                bytes: Bytes::new(),
+                metadata: None,
+            };
+            let mut saw_file = false;
+            while let Some(field) = multipart.next_field().await.map_err(multipart_error)? {
+                match field.name() {
+                    Some("file") => {
+                        upload.bytes = field.bytes().await.map_err(multipart_error)?;
+                        saw_file = true;
+                    }
+                    Some("additionalMetadata") => {
+                        upload.metadata = Some(field.text().await.map_err(multipart_error)?);
+                    }
+                    _ => {}
+                }
+            }
+            if !saw_file {
+                return Err(ApiError::bad_request(
+                    "No file uploaded: the form has no part named file",
+                ));
+            }
+            Ok(upload)
+        }
+        _ => Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            "upload the image as application/octet-stream or as multipart/form-data with a file part",
+        )),
+    }
+}
+
+fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
+    if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(ErrorCode::PayloadTooLarge, "the upload is too large")
+    } else {
+        ApiError::bad_request(format!("invalid multipart body: {}", err.body_text()))
+    }
+}
+
+/// Uploads an image.
+#[utoipa::path(
+    post,
+    path = "/pet/{petId}/uploadImage",
+    operation_id = "uploadFile",
+    tag = "pet",
+    params(
+        ("petId" = i64, Path, minimum = 1, description = "ID of pet to update"),
+        ("additionalMetadata" = Option<String>, Query, max_length = 1024, description = "Additional Metadata"),
+    ),
+    request_body(content(
+        (inline(ImageBytes) = "application/octet-stream"),
+        (ImageUploadForm = "multipart/form-data"),
+    )),
+    responses(
+        (status = 200, description = "successful operation; `message` names the URL of the stored image",
+            headers(("Location" = String, description = "URL of the stored image")),
+            content((ApiResponse = "application/json"), (ApiResponse = "application/xml"))),
+        (status = 400, description = "No file uploaded"),
+        (status = 404, description = "Pet not found"),
+        (status = 413, description = "The image is larger than the server accepts"),
+        (status = 415, description = "Not a PNG, JPEG, GIF or WebP image"),
+    ),
+    security(("petstore_auth" = ["write:pets", "read:pets"])),
+)]
+pub async fn upload_file(
+    State(state): State<PetstoreState>,
+    format: Format,
+    PathParams(pet_id): PathParams<i64>,
+    QueryParams(query): QueryParams<UploadQuery>,
+    request: Request,
+) -> Result<Reply<ApiResponse>, ApiError> {
+    let id = positive_id("petId", pet_id)?;
+    let upload = read_upload(request, &state).await?;
+    let metadata = upload.metadata.or(query.additional_metadata);
+    if metadata
+        .as_ref()
+        .is_some_and(|m| m.chars().count() > MAX_METADATA_CHARS)
+    {
+        return Err(ApiError::validation(format!(
+            "additionalMetadata must be at most {MAX_METADATA_CHARS} characters"
+        )));
+    }
+    if upload.bytes.is_empty() {
+        return Err(ApiError::bad_request("No file uploaded: the body is empty"));
+    }
+    if upload.bytes.len() > state.config.max_upload_bytes {
+        return Err(ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!(
+                "images may be at most {} bytes",
+                state.config.max_upload_bytes
+            ),
+        ));
+    }
+    let content_type = infer::get(&upload.bytes)
+        .map(|kind| kind.mime_type())
+        .filter(|mime| IMAGE_TYPES.contains(mime))
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "the upload is not a PNG, JPEG, GIF or WebP image",
+            )
+        })?;
+
+    let mut tx = state.db.begin_write().await?;
+    let mut pet = load_pet(tx.conn(), id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("pet {id} not found")))?;
+    let image_id: i64 = sqlx::query_scalar(
+        "INSERT INTO pet_images (pet_id, content_type, data, additional_metadata, created_at) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(id)
+    .bind(content_type)
+    .bind(upload.bytes.to_vec())
+    .bind(&metadata)
+    .bind(chrono::Utc::now().to_rfc3339())
+    .fetch_one(tx.conn())
+    .await?;
+    let url = format!("{}/v2/pet/{id}/images/{image_id}", state.public_url);
+    pet.photo_urls.push(url.clone());
+    write_pet(tx.conn(), id, &pet).await?;
+    tx.commit().await?;
+
+    let location =
+        HeaderValue::from_str(&url).map_err(|e| ApiError::internal("bad image URL", e))?;
+    let mut message = format!(
+        "image stored at {url} ({} bytes, {content_type})",
+        upload.bytes.len()
+    );
+    if let Some(metadata) = metadata {
+        message.push_str("; additionalMetadata: ");
+        message.push_str(&metadata);
+    }
+    let body = ApiResponse {
+        code: Some(200),
+        kind: Some("OK".to_owned()),
+        message: Some(message),
+    };
+    Ok(Reply::new(format, body).with_header(header::LOCATION, location))
+}
+
+/// Does the `Accept` header allow this image type?
+fn accepts(headers: &axum::http::HeaderMap, content_type: &str) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    accept.split(',').any(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                == Some(0.0)
+        });
+        !refused
+            && (media == "*/*" || media == "image/*" || media.eq_ignore_ascii_case(content_type))
+    })
+}
+
+/// Returns an uploaded image.
+#[utoipa::path(
+    get,
+    path = "/pet/{petId}/images/{imageId}",
+    operation_id = "getPetImage",
+    tag = "pet",
+    params(
+        ("petId" = i64, Path, minimum = 1, description = "ID of the pet the image belongs to"),
+        ("imageId" = i64, Path, minimum = 1, description = "ID of the image"),
+    ),
+    responses(
+        (status = 200, description = "the image", content((inline(ImageBytes) = "image/*"))),
+        (status = 400, description = "Invalid ID supplied"),
+        (status = 404, description = "Image not found"),
+    ),
+    security(("api_key" = []), ("petstore_auth" = ["read:pets"])),
+)]
+pub async fn get_pet_image(
+    State(state): State<PetstoreState>,
+    PathParams((pet_id, image_id)): PathParams<(i64, i64)>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, ApiError> {
+    let pet_id = positive_id("petId", pet_id)?;
+    let image_id = positive_id("imageId", image_id)?;
+    let image: Option<(String, Vec<u8>)> =
+        sqlx::query_as("SELECT content_type, data FROM pet_images WHERE id = $1 AND pet_id = $2")
+            .bind(image_id)
+            .bind(pet_id)
+            .fetch_optional(state.db.pool())
+            .await?;
+    let (content_type, data) = image
+        .ok_or_else(|| ApiError::not_found(format!("pet {pet_id} has no image {image_id}")))?;
+    if !accepts(&headers, &content_type) {
+        return Err(ApiError::new(
+            ErrorCode::NotAcceptable,
+            format!("this image is {content_type}, which the Accept header does not allow"),
+        ));
+    }
+    Ok((
+        [
+            (header::CONTENT_TYPE, content_type),
+            // Image ids are never reused, so an image never changes.
+            (
+                header::CACHE_CONTROL,
+                "public, max-age=31536000, immutable".to_owned(),
+            ),
+        ],
+        data,
+    )
+        .into_response())
+}

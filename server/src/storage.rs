@@ -1,0 +1,220 @@
+//! The database: one sqlx `Any` pool that is either SQLite (the embedded
+//! default) or PostgreSQL, with the migrations of the matching backend.
+//!
+//! Queries are written once, in SQL both backends accept (`$1` placeholders,
+//! `RETURNING`, `ON CONFLICT`); the few places that must differ ask
+//! [`Database::backend`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Which database engine is behind the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone)]
+pub struct Database {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite lets one writer in at a time and fails (rather than waits) when two
+    /// deferred transactions both try to upgrade to writing. Writers therefore
+    /// queue here first; readers never take this lock. PostgreSQL needs none.
+    sqlite_writer: Option<Arc<Mutex<()>>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A write transaction; on SQLite it also holds the writer's turn.
+pub struct WriteTx {
+    tx: Transaction<'static, Any>,
+    _writer_turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl WriteTx {
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+}
+
+impl Database {
+    /// Connects, creating the SQLite file if needed, and runs the migrations.
+    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else {
+            anyhow::bail!(
+                "unsupported database URL (expected sqlite: or postgres://): {}",
+                redact_url(url)
+            );
+        };
+        let in_memory = backend == Backend::Sqlite && url.contains(":memory:");
+        let options: AnyConnectOptions = url
+            .parse()
+            .with_context(|| format!("invalid database URL {}", redact_url(url)))?;
+        let mut pool_options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        pool_options = match backend {
+            // Every connection to `sqlite::memory:` is a database of its own: keep
+            // exactly one, forever.
+            Backend::Sqlite if in_memory => pool_options
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None),
+            Backend::Sqlite => pool_options.max_connections(8),
+            Backend::Postgres => pool_options.max_connections(16),
+        };
+        if backend == Backend::Sqlite {
+            pool_options = pool_options.after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")
+                        .await?;
+                    Ok(())
+                })
+            });
+        }
+        let pool = pool_options
+            .connect_with(options)
+            .await
+            .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))?;
+        if backend == Backend::Sqlite && !in_memory {
+            // WAL lets readers go on while one connection writes.
+            pool.execute("PRAGMA journal_mode = WAL")
+                .await
+                .context("cannot switch SQLite to WAL mode")?;
+        }
+        let migrator = match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&pool)
+            .await
+            .context("database migration failed")?;
+        Ok(Self {
+            pool,
+            backend,
+            sqlite_writer: (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(()))),
+        })
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Starts a transaction that will write.
+    pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
+        let writer_turn = match &self.sqlite_writer {
+            Some(lock) => Some(lock.clone().lock_owned().await),
+            None => None,
+        };
+        let tx = self.pool.begin().await?;
+        Ok(WriteTx {
+            tx,
+            _writer_turn: writer_turn,
+        })
+    }
+
+    /// After a row was inserted with an id the client chose, make sure the
+    /// backend's own id generator never hands that id out again. SQLite's
+    /// AUTOINCREMENT does this by itself; PostgreSQL's sequences do not.
+    pub async fn claim_id(
+        &self,
+        conn: &mut AnyConnection,
+        table: IdTable,
+        id: i64,
+    ) -> Result<(), sqlx::Error> {
+        if self.backend == Backend::Postgres {
+            let sequence = table.postgres_sequence();
+            let sql = format!(
+                "SELECT setval('{sequence}', GREATEST($1, (SELECT last_value FROM {sequence})))"
+            );
+            sqlx::query(&sql).bind(id).execute(conn).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Tables whose ids a client may choose.
+#[derive(Debug, Clone, Copy)]
+pub enum IdTable {
+    Pets,
+    Orders,
+    Users,
+}
+
+impl IdTable {
+    fn postgres_sequence(self) -> &'static str {
+        match self {
+            IdTable::Pets => "pets_id_seq",
+            IdTable::Orders => "orders_id_seq",
+            IdTable::Users => "users_id_seq",
+        }
+    }
+}
+
+/// True when the error is a unique or primary-key constraint violation.
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// A database URL fit for logs and error messages: the password is hidden.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &credentials[..colon],
+                    &url[at..]
+                ),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn redact_url_hides_only_the_password() {
+        assert_eq!(
+            redact_url("postgres://app:s3cret@db:5432/app"),
+            "postgres://app:***@db:5432/app"
+        );
+        assert_eq!(redact_url("postgres://app@db/app"), "postgres://app@db/app");
+        assert_eq!(redact_url("sqlite://data/app.db"), "sqlite://data/app.db");
+    }
+}

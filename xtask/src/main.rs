@@ -1,0 +1,90 @@
+//! `cargo xtask <command>`; see `cargo xtask --help`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use xtask::{SERVICES, check_service, codegen};
+
+#[derive(Debug, Parser)]
+#[command(about = "Project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Regenerate the SDK in client/ from openapi/*.yaml.
+    Codegen {
+        /// Only verify that the checked-in SDK is what the documents generate.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Compare each hand-written document with the one the code's annotations
+    /// produce, and print every difference.
+    Check,
+    /// Print the document the code's annotations produce (OpenAPI 3.1, JSON),
+    /// for looking into a drift.
+    CodeDocument {
+        /// Which service: petstore.
+        service: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = codegen::workspace_root();
+    let result = match cli.command {
+        Command::Codegen { check: false } => codegen::write_all(&root).map(|()| true),
+        Command::Codegen { check: true } => codegen::stale_files(&root).map(|stale| {
+            for file in &stale {
+                eprintln!("{file} is stale: run `cargo xtask codegen` and commit the result");
+            }
+            if stale.is_empty() {
+                println!("the SDK is up to date with openapi/");
+            }
+            stale.is_empty()
+        }),
+        Command::Check => check_all(&root),
+        Command::CodeDocument { service } => print_code_document(&service),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check_all(root: &std::path::Path) -> anyhow::Result<bool> {
+    let mut clean = true;
+    for service in SERVICES {
+        let drifts = check_service(root, service)?;
+        if drifts.is_empty() {
+            println!("{}: {} and the code agree", service.name, service.document);
+        } else {
+            clean = false;
+            eprintln!(
+                "{}: {} drift(s) between {} and the code:",
+                service.name,
+                drifts.len(),
+                service.document
+            );
+            for drift in drifts {
+                eprintln!("  {drift}");
+            }
+        }
+    }
+    Ok(clean)
+}
+
+fn print_code_document(name: &str) -> anyhow::Result<bool> {
+    let service = SERVICES
+        .iter()
+        .find(|s| s.document.ends_with(&format!("/{name}.yaml")))
+        .ok_or_else(|| anyhow::anyhow!("no service {name:?}; try petstore"))?;
+    println!("{}", (service.code_document)().to_pretty_json()?);
+    Ok(true)
+}

@@ -180,6 +180,15 @@ impl IdTable {
     }
 }
 
+/// `$1, $2, ...` for a list of `count` values: sqlx's `QueryBuilder` writes
+/// `?` for the `Any` driver, which PostgreSQL does not accept.
+pub fn placeholders(count: usize) -> String {
+    (1..=count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// True when the error is a unique or primary-key constraint violation.
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())

@@ -1,1 +1,12 @@
+//! The pet store end to end: the real server, driven through the SDK (and,
+//! for XML, form and multipart bodies, through raw HTTP).
 
+mod contract;
+mod docs;
+mod example;
+mod images;
+mod negotiation;
+mod pets;
+mod store;
+mod support;
+mod users;

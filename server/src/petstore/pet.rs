@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
-use sqlx::{Any, AnyConnection, FromRow, QueryBuilder};
+use sqlx::{AnyConnection, FromRow};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
@@ -15,7 +15,7 @@ use super::wire::{
     ApiError, Body, BodyFormat, Format, PathParams, QueryParams, Reply, ToXml, WireBody,
     parse_form, parse_json, parse_xml, positive_id, xml_document,
 };
-use crate::storage::{IdTable, is_unique_violation};
+use crate::storage::{IdTable, is_unique_violation, placeholders};
 
 /// Longest pet, category and tag name accepted.
 const MAX_NAME_CHARS: usize = 255;
@@ -582,14 +582,15 @@ pub async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    let mut sql =
-        QueryBuilder::<Any>::new(format!("SELECT {PET_COLUMNS} FROM pets WHERE status IN ("));
-    let mut list = sql.separated(", ");
+    let sql = format!(
+        "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
+        placeholders(statuses.len())
+    );
+    let mut query = sqlx::query_as::<_, PetRow>(&sql);
     for status in &statuses {
-        list.push_bind(status.as_str());
+        query = query.bind(status.as_str());
     }
-    sql.push(") ORDER BY id");
-    let rows: Vec<PetRow> = sql.build_query_as().fetch_all(state.db.pool()).await?;
+    let rows = query.fetch_all(state.db.pool()).await?;
     let pets = rows
         .into_iter()
         .map(Pet::try_from)
@@ -629,15 +630,19 @@ pub async fn find_pets_by_tags(
         ));
     };
     let names: BTreeSet<&str> = split_values(&tags).collect();
-    let mut sql = QueryBuilder::<Any>::new(format!(
-        "SELECT {PET_COLUMNS} FROM pets WHERE id IN (SELECT pet_id FROM pet_tags WHERE name IN ("
-    ));
-    let mut list = sql.separated(", ");
-    for name in &names {
-        list.push_bind(*name);
+    if names.is_empty() {
+        return Ok(Reply::new(format, Vec::new()));
     }
-    sql.push(")) ORDER BY id");
-    let rows: Vec<PetRow> = sql.build_query_as().fetch_all(state.db.pool()).await?;
+    let sql = format!(
+        "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
+         (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
+        placeholders(names.len())
+    );
+    let mut query = sqlx::query_as::<_, PetRow>(&sql);
+    for name in &names {
+        query = query.bind(*name);
+    }
+    let rows = query.fetch_all(state.db.pool()).await?;
     let pets = rows
         .into_iter()
         .map(Pet::try_from)
@@ -710,11 +715,15 @@ pub async fn update_pet_with_form(
     State(state): State<PetstoreState>,
     format: Format,
     PathParams(pet_id): PathParams<i64>,
-    QueryParams(query): QueryParams<PetUpdateForm>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Reply<Pet>, ApiError> {
     let id = positive_id("petId", pet_id)?;
+    // serde_urlencoded, not serde_html_form: `name=` must read as an empty
+    // name (refused), not as no name.
+    let query: PetUpdateForm = serde_urlencoded::from_str(uri.query().unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?;
     let form = if body.is_empty() {
         PetUpdateForm::default()
     } else {
@@ -729,7 +738,7 @@ pub async fn update_pet_with_form(
                 "the request body must be application/x-www-form-urlencoded",
             ));
         }
-        serde_html_form::from_bytes::<PetUpdateForm>(&body)
+        serde_urlencoded::from_bytes::<PetUpdateForm>(&body)
             .map_err(|e| ApiError::bad_request(format!("invalid form body: {e}")))?
     };
     // The body wins where both give a field.

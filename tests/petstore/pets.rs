@@ -1,0 +1,481 @@
+//! The `pet` operations, their rules and their errors.
+
+use end_to_end_tests::{Db, TestServer, on_every_database};
+use petstore_portfolio_client::petstore::types::{self, PetStatus};
+use serde_json::json;
+
+use crate::support::{api_error, assert_error, http, json_error, pet, send};
+
+on_every_database!(
+    add_then_get_pet,
+    add_pet_with_existing_id_replaces_it,
+    update_pet_replaces_and_needs_an_existing_pet,
+    find_pets_by_status_forms,
+    find_pets_by_tags_returns_each_pet_once,
+    update_pet_with_form_by_query_and_by_body,
+    delete_pet_then_it_is_gone,
+    bad_pet_input_is_refused_and_changes_nothing,
+);
+
+async fn add_then_get_pet(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let added = client
+        .add_pet()
+        .body(pet("Rex", &["good"]))
+        .send()
+        .await
+        .map(|r| r.into_inner());
+    let added = added.unwrap_or_else(|e| panic!("addPet: {e}"));
+    let id = added
+        .id
+        .unwrap_or_else(|| panic!("no id assigned: {added:?}"));
+    assert!(id > 0);
+    assert_eq!(
+        added.status,
+        Some(PetStatus::Available),
+        "status defaults to available"
+    );
+
+    let fetched = client.get_pet_by_id().pet_id(id as u64).send().await;
+    let fetched = fetched
+        .unwrap_or_else(|e| panic!("getPetById: {e}"))
+        .into_inner();
+    assert_eq!(fetched.name.as_str(), "Rex");
+    assert_eq!(fetched.tags.len(), 1);
+    assert_eq!(
+        fetched.category.and_then(|c| c.name).map(|n| n.to_string()),
+        Some("Dogs".into())
+    );
+    assert_eq!(
+        fetched.photo_urls,
+        vec!["https://example.test/a.png".to_owned()]
+    );
+
+    let (status, body) = api_error(client.get_pet_by_id().pet_id(id as u64 + 1000).send().await);
+    assert_eq!(status, 404);
+    assert_error(&body, 404, "NOT_FOUND");
+    server.stop().await;
+}
+
+async fn add_pet_with_existing_id_replaces_it(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let mut first = pet("Tom", &[]);
+    first.id = Some(42);
+    let added = client
+        .add_pet()
+        .body(first)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(added.id, Some(42), "the client's id is kept");
+
+    let mut second = pet("Jerry", &["mouse"]);
+    second.id = Some(42);
+    second.status = Some(PetStatus::Sold);
+    client
+        .add_pet()
+        .body(second)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fetched = client
+        .get_pet_by_id()
+        .pet_id(42)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fetched.name.as_str(), "Jerry");
+    assert_eq!(fetched.status, Some(PetStatus::Sold));
+
+    // A server-chosen id never collides with a client-chosen one.
+    let next = client
+        .add_pet()
+        .body(pet("Spike", &[]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(next.id.is_some_and(|id| id > 42), "{next:?}");
+    server.stop().await;
+}
+
+async fn update_pet_replaces_and_needs_an_existing_pet(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let added = client
+        .add_pet()
+        .body(pet("Rex", &["a", "b"]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut changed = added.into_inner();
+    changed.name = "Rex II".parse().unwrap_or_else(|e| panic!("{e}"));
+    changed.tags.clear();
+    changed.status = Some(PetStatus::Pending);
+    let updated = client
+        .update_pet()
+        .body(changed.clone())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(updated.name.as_str(), "Rex II");
+    let id = changed.id.unwrap_or_default() as u64;
+    let fetched = client
+        .get_pet_by_id()
+        .pet_id(id)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fetched.tags.is_empty());
+    assert_eq!(fetched.status, Some(PetStatus::Pending));
+    // The tag index follows the replacement.
+    let by_tag = client
+        .find_pets_by_tags()
+        .tags(vec!["a".to_owned()])
+        .send()
+        .await;
+    assert!(by_tag.unwrap_or_else(|e| panic!("{e}")).is_empty());
+
+    let mut missing = changed.clone();
+    missing.id = Some(9999);
+    let (status, body) = api_error(client.update_pet().body(missing).send().await);
+    assert_eq!(status, 404);
+    assert_error(&body, 404, "NOT_FOUND");
+
+    let mut without_id = changed;
+    without_id.id = None;
+    let (status, body) = api_error(client.update_pet().body(without_id).send().await);
+    assert_eq!(status, 422);
+    assert_error(&body, 422, "VALIDATION_FAILED");
+    server.stop().await;
+}
+
+async fn find_pets_by_status_forms(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    for (name, status) in [
+        ("A", PetStatus::Available),
+        ("P", PetStatus::Pending),
+        ("S", PetStatus::Sold),
+        ("A2", PetStatus::Available),
+    ] {
+        let mut p = pet(name, &[]);
+        p.status = Some(status);
+        client
+            .add_pet()
+            .body(p)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let names = |pets: Vec<types::Pet>| {
+        pets.into_iter()
+            .map(|p| p.name.to_string())
+            .collect::<Vec<_>>()
+    };
+
+    let available = client
+        .find_pets_by_status()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        names(available.into_inner()),
+        ["A", "A2"],
+        "no status means available"
+    );
+
+    let sold = client
+        .find_pets_by_status()
+        .status(vec![PetStatus::Sold])
+        .send()
+        .await;
+    assert_eq!(
+        names(sold.unwrap_or_else(|e| panic!("{e}")).into_inner()),
+        ["S"]
+    );
+
+    // The SDK repeats the parameter (?status=pending&status=sold).
+    let two = client
+        .find_pets_by_status()
+        .status(vec![PetStatus::Pending, PetStatus::Sold])
+        .send()
+        .await;
+    assert_eq!(
+        names(two.unwrap_or_else(|e| panic!("{e}")).into_inner()),
+        ["P", "S"]
+    );
+
+    // Comma-joined, as older clients send it.
+    let (status, _, text) =
+        send(http().get(server.at("/v2/pet/findByStatus?status=pending,sold"))).await;
+    assert_eq!(status, 200, "{text}");
+    let pets: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(pets.len(), 2, "{text}");
+
+    let (status, content_type, text) =
+        send(http().get(server.at("/v2/pet/findByStatus?status=lost"))).await;
+    assert_eq!(status, 400);
+    json_error(status, &content_type, &text, "BAD_REQUEST");
+    server.stop().await;
+}
+
+async fn find_pets_by_tags_returns_each_pet_once(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    client
+        .add_pet()
+        .body(pet("Both", &["red", "blue"]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    client
+        .add_pet()
+        .body(pet("Red", &["red"]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    client
+        .add_pet()
+        .body(pet("Green", &["green"]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let found = client
+        .find_pets_by_tags()
+        .tags(vec!["red".to_owned(), "blue".to_owned()])
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    let names: Vec<String> = found.iter().map(|p| p.name.to_string()).collect();
+    assert_eq!(names, ["Both", "Red"]);
+
+    let (status, _, text) = send(http().get(server.at("/v2/pet/findByTags?tags=green,blue"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<Vec<serde_json::Value>>(&text)
+            .map(|v| v.len())
+            .ok(),
+        Some(2)
+    );
+
+    let (status, content_type, text) = send(http().get(server.at("/v2/pet/findByTags"))).await;
+    json_error(status, &content_type, &text, "BAD_REQUEST");
+    server.stop().await;
+}
+
+async fn update_pet_with_form_by_query_and_by_body(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let id = client
+        .add_pet()
+        .body(pet("Rex", &[]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .id;
+    let id = id.unwrap_or_default() as u64;
+
+    let renamed = client
+        .update_pet_with_form()
+        .pet_id(id)
+        .name("Max")
+        .status(PetStatus::Pending)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(renamed.name.as_str(), "Max");
+    assert_eq!(renamed.status, Some(PetStatus::Pending));
+
+    // A form body (v2 clients); it wins over the query.
+    let (status, _, text) = send(
+        http()
+            .post(server.at(&format!("/v2/pet/{id}?name=Ignored")))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("name=Buddy&status=sold"),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let fetched = client
+        .get_pet_by_id()
+        .pet_id(id)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fetched.name.as_str(), "Buddy");
+    assert_eq!(fetched.status, Some(PetStatus::Sold));
+
+    let (status, content_type, text) =
+        send(http().post(server.at(&format!("/v2/pet/{id}?status=lost")))).await;
+    json_error(status, &content_type, &text, "BAD_REQUEST");
+    let (status, content_type, text) =
+        send(http().post(server.at(&format!("/v2/pet/{id}?name=")))).await;
+    json_error(status, &content_type, &text, "VALIDATION_FAILED");
+    let (status, body) = api_error(
+        client
+            .update_pet_with_form()
+            .pet_id(id + 100)
+            .name("X")
+            .send()
+            .await,
+    );
+    assert_eq!(status, 404);
+    assert_error(&body, 404, "NOT_FOUND");
+    let unchanged = client
+        .get_pet_by_id()
+        .pet_id(id)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(unchanged.name.as_str(), "Buddy");
+    server.stop().await;
+}
+
+async fn delete_pet_then_it_is_gone(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let id = client
+        .add_pet()
+        .body(pet("Rex", &["x"]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .id;
+    let id = id.unwrap_or_default() as u64;
+    client
+        .delete_pet()
+        .pet_id(id)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("deletePet: {e}"));
+    let (status, _) = api_error(client.get_pet_by_id().pet_id(id).send().await);
+    assert_eq!(status, 404);
+    let (status, body) = api_error(client.delete_pet().pet_id(id).send().await);
+    assert_eq!(status, 404);
+    assert_error(&body, 404, "NOT_FOUND");
+    let by_tag = client
+        .find_pets_by_tags()
+        .tags(vec!["x".to_owned()])
+        .send()
+        .await;
+    assert!(by_tag.unwrap_or_else(|e| panic!("{e}")).is_empty());
+    server.stop().await;
+}
+
+async fn bad_pet_input_is_refused_and_changes_nothing(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    client
+        .add_pet()
+        .body(pet("Rex", &[]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let inventory = || async {
+        client
+            .get_inventory()
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_inner()
+    };
+    let before = inventory().await;
+
+    let post_json = |body: String| {
+        http()
+            .post(server.at("/v2/pet"))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let cases = [
+        (
+            post_json("{\"name\": \"Rex\", \"photoUrls\": [".into()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"photoUrls": []}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"name": "Rex"}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"name": "", "photoUrls": []}).to_string()),
+            422,
+            "VALIDATION_FAILED",
+        ),
+        (
+            post_json(json!({"name": "x".repeat(256), "photoUrls": []}).to_string()),
+            422,
+            "VALIDATION_FAILED",
+        ),
+        (
+            post_json(json!({"name": "Rex", "photoUrls": [], "status": "lost"}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"id": -5, "name": "Rex", "photoUrls": []}).to_string()),
+            422,
+            "VALIDATION_FAILED",
+        ),
+        (
+            post_json(json!({"id": "seven", "name": "Rex", "photoUrls": []}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (post_json(String::new()), 400, "BAD_REQUEST"),
+        (
+            http()
+                .post(server.at("/v2/pet"))
+                .header("content-type", "text/plain")
+                .body("Rex"),
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+        ),
+        (
+            http().post(server.at("/v2/pet")).body("{}"),
+            415,
+            "UNSUPPORTED_MEDIA_TYPE",
+        ),
+        (http().get(server.at("/v2/pet/abc")), 400, "BAD_REQUEST"),
+        (http().get(server.at("/v2/pet/-1")), 400, "BAD_REQUEST"),
+        (http().get(server.at("/v2/pet/0")), 400, "BAD_REQUEST"),
+        (
+            http().get(server.at("/v2/pet/99999999999999999999")),
+            400,
+            "BAD_REQUEST",
+        ),
+        (http().delete(server.at("/v2/pet/-3")), 400, "BAD_REQUEST"),
+        (
+            http().patch(server.at("/v2/pet")),
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (http().get(server.at("/v2/pets")), 404, "NOT_FOUND"),
+    ];
+    for (request, expected_status, kind) in cases {
+        let (status, content_type, text) = send(request).await;
+        assert_eq!(status, expected_status, "{kind}: {text}");
+        json_error(status, &content_type, &text, kind);
+    }
+    let (status, content_type, text) = send(
+        http()
+            .post(server.at("/v2/pet"))
+            .header("content-type", "application/json")
+            .body(vec![b' '; 2 * 1024 * 1024]),
+    )
+    .await;
+    assert_eq!(status, 413, "{text}");
+    json_error(status, &content_type, &text, "PAYLOAD_TOO_LARGE");
+
+    assert_eq!(inventory().await, before, "bad input changed nothing");
+    server.stop().await;
+}

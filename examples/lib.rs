@@ -70,7 +70,7 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
     // 4. Place an order: the pet becomes pending.
     let order = types::Order::builder()
         .pet_id(std::num::NonZeroU64::try_from(pet_id as u64)?)
-        .quantity(std::num::NonZeroU32::MIN);
+        .quantity(Some(std::num::NonZeroU32::MIN));
     let order = client
         .place_order()
         .body(order)
@@ -98,14 +98,13 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
     writeln!(out, "inventory: {counts:?}")?;
 
     // Errors carry the server's ApiResponse.
-    if let Err(error) = client.get_pet_by_id().pet_id(u64::MAX >> 1).send().await {
-        if let Some(body) = petstore::error_body(&error) {
-            writeln!(
-                out,
-                "asking for a missing pet: {:?} {:?}",
-                body.type_, body.message
-            )?;
-        }
+    let missing = client.get_pet_by_id().pet_id(u64::MAX >> 1).send().await;
+    if let Some(body) = missing.as_ref().err().and_then(petstore::error_body) {
+        writeln!(
+            out,
+            "asking for a missing pet: {:?} {:?}",
+            body.type_, body.message
+        )?;
     }
     Ok(())
 }

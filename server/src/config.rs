@@ -154,14 +154,14 @@ pub struct Overrides {
 
 impl Config {
     /// Layers defaults, the TOML file, the environment and the flags.
-    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, figment::Error> {
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, Box<figment::Error>> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(file) = file {
             if !file.exists() {
-                return Err(figment::Error::from(format!(
+                return Err(Box::new(figment::Error::from(format!(
                     "configuration file {} does not exist",
                     file.display()
-                )));
+                ))));
             }
             figment = figment.merge(Toml::file(file));
         }
@@ -169,6 +169,7 @@ impl Config {
             .merge(Env::prefixed(ENV_PREFIX).split("__").ignore(&["config"]))
             .merge(Serialized::defaults(overrides))
             .extract()
+            .map_err(Box::new)
     }
 
     /// The database URL in force: the configured one or a SQLite file in the data dir.

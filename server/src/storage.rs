@@ -142,27 +142,35 @@ impl Database {
         })
     }
 
-    /// After a row was inserted with an id the client chose, make sure the
-    /// backend's own id generator never hands that id out again. SQLite's
-    /// AUTOINCREMENT does this by itself; PostgreSQL's sequences do not.
-    pub async fn claim_id(
+    /// The next server-chosen id for a table: the next value of its
+    /// sequence that no row has taken (clients may choose ids themselves).
+    /// Runs inside the caller's write transaction, so two writers never get
+    /// the same id; a sequence never goes back, so deleted ids stay unused.
+    pub async fn next_id(
         &self,
         conn: &mut AnyConnection,
         table: IdTable,
-        id: i64,
-    ) -> Result<(), sqlx::Error> {
-        if self.backend == Backend::Postgres {
-            let sequence = table.postgres_sequence();
-            let sql = format!(
-                "SELECT setval('{sequence}', GREATEST($1, (SELECT last_value FROM {sequence})))"
-            );
-            sqlx::query(&sql).bind(id).execute(conn).await?;
+    ) -> Result<i64, sqlx::Error> {
+        let exists = format!("SELECT id FROM {} WHERE id = $1", table.name());
+        loop {
+            let id: i64 = sqlx::query_scalar(
+                "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = $1 RETURNING last_id",
+            )
+            .bind(table.name())
+            .fetch_one(&mut *conn)
+            .await?;
+            let taken: Option<i64> = sqlx::query_scalar(&exists)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
+            if taken.is_none() {
+                return Ok(id);
+            }
         }
-        Ok(())
     }
 }
 
-/// Tables whose ids a client may choose.
+/// Tables whose ids come from `id_sequences`.
 #[derive(Debug, Clone, Copy)]
 pub enum IdTable {
     Pets,
@@ -171,11 +179,11 @@ pub enum IdTable {
 }
 
 impl IdTable {
-    fn postgres_sequence(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
-            IdTable::Pets => "pets_id_seq",
-            IdTable::Orders => "orders_id_seq",
-            IdTable::Users => "users_id_seq",
+            IdTable::Pets => "pets",
+            IdTable::Orders => "orders",
+            IdTable::Users => "users",
         }
     }
 }

@@ -113,9 +113,11 @@ impl TestServer {
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()))
             .try_init();
         let data_dir = tempfile::tempdir().context("temporary data dir")?;
-        let mut config = Config::default();
-        config.bind = ([127, 0, 0, 1], 0).into();
-        config.data_dir = data_dir.path().to_path_buf();
+        let mut config = Config {
+            bind: ([127, 0, 0, 1], 0).into(),
+            data_dir: data_dir.path().to_path_buf(),
+            ..Config::default()
+        };
         config.petstore.demo_data = false;
         let postgres = match db {
             Db::Sqlite => None,

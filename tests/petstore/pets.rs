@@ -89,14 +89,31 @@ async fn add_pet_with_existing_id_replaces_it(db: Db) {
     assert_eq!(fetched.name.as_str(), "Jerry");
     assert_eq!(fetched.status, Some(PetStatus::Sold));
 
-    // A server-chosen id never collides with a client-chosen one.
-    let next = client
+    // Server-chosen ids step over client-chosen ones, and a client taking the
+    // largest id does not exhaust them.
+    let mut highest = pet("Max", &[]);
+    highest.id = Some(9_007_199_254_740_991);
+    client
         .add_pet()
-        .body(pet("Spike", &[]))
+        .body(highest)
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(next.id.is_some_and(|id| id > 42), "{next:?}");
+    let mut ids = Vec::new();
+    for name in ["Spike", "Tyke"] {
+        let next = client
+            .add_pet()
+            .body(pet(name, &[]))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        ids.push(next.id.unwrap_or_default());
+    }
+    assert!(
+        ids.iter().all(|id| *id > 0 && *id != 42 && *id < 100),
+        "{ids:?}"
+    );
+    assert_ne!(ids[0], ids[1]);
     server.stop().await;
 }
 
@@ -146,8 +163,8 @@ async fn update_pet_replaces_and_needs_an_existing_pet(db: Db) {
     let mut without_id = changed;
     without_id.id = None;
     let (status, body) = api_error(client.update_pet().body(without_id).send().await);
-    assert_eq!(status, 422);
-    assert_error(&body, 422, "VALIDATION_FAILED");
+    assert_eq!(status, 404, "no pet has no id");
+    assert_error(&body, 404, "NOT_FOUND");
     server.stop().await;
 }
 
@@ -430,6 +447,14 @@ async fn bad_pet_input_is_refused_and_changes_nothing(db: Db) {
             post_json(json!({"id": "seven", "name": "Rex", "photoUrls": []}).to_string()),
             400,
             "BAD_REQUEST",
+        ),
+        (
+            post_json(
+                json!({"id": 9_007_199_254_740_992_i64, "name": "Rex", "photoUrls": []})
+                    .to_string(),
+            ),
+            422,
+            "VALIDATION_FAILED",
         ),
         (post_json(String::new()), 400, "BAD_REQUEST"),
         (

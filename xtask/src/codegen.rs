@@ -261,10 +261,9 @@ fn drop_unreached_schemas(profile: &mut Value) {
     let mut pending: Vec<String> = Vec::new();
     collect_refs(profile.get("paths").unwrap_or(&Value::Null), &mut pending);
     while let Some(name) = pending.pop() {
-        if reached.insert(name.clone()) {
-            if let Some(schema) = profile.pointer(&format!("/components/schemas/{name}")) {
-                collect_refs(schema, &mut pending);
-            }
+        let schema = profile.pointer(&format!("/components/schemas/{name}"));
+        if let (true, Some(schema)) = (reached.insert(name.clone()), schema) {
+            collect_refs(schema, &mut pending);
         }
     }
     if let Some(schemas) = profile

@@ -122,13 +122,13 @@ pub mod types {
         #[doc = "True once the order is delivered (derived from `status`; ignored on input)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub complete: ::std::option::Option<bool>,
-        #[doc = "Assigned by the server when absent or 0."]
+        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
         #[serde(rename = "petId")]
         pub pet_id: ::std::num::NonZeroU64,
-        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU32, 1>")]
-        pub quantity: ::std::num::NonZeroU32,
+        #[serde(default = "defaults::order_quantity")]
+        pub quantity: ::std::option::Option<::std::num::NonZeroU32>,
         #[serde(
             rename = "shipDate",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -205,7 +205,7 @@ pub mod types {
     pub struct Pet {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub category: ::std::option::Option<Category>,
-        #[doc = "Assigned by the server when absent or 0."]
+        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
         pub name: PetName,
@@ -555,7 +555,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub first_name: ::std::option::Option<UserFirstName>,
-        #[doc = "Assigned by the server when absent or 0."]
+        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
         #[serde(
@@ -1082,7 +1082,10 @@ pub mod types {
             complete: ::std::result::Result<::std::option::Option<bool>, ::std::string::String>,
             id: ::std::result::Result<::std::option::Option<i64>, ::std::string::String>,
             pet_id: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
-            quantity: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            quantity: ::std::result::Result<
+                ::std::option::Option<::std::num::NonZeroU32>,
+                ::std::string::String,
+            >,
             ship_date: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
@@ -1098,7 +1101,7 @@ pub mod types {
                     complete: Ok(Default::default()),
                     id: Ok(Default::default()),
                     pet_id: Err("no value supplied for pet_id".to_string()),
-                    quantity: Ok(super::defaults::default_nzu64::<::std::num::NonZeroU32, 1>()),
+                    quantity: Ok(super::defaults::order_quantity()),
                     ship_date: Ok(Default::default()),
                     status: Ok(Default::default()),
                 }
@@ -1137,7 +1140,7 @@ pub mod types {
             }
             pub fn quantity<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T: ::std::convert::TryInto<::std::option::Option<::std::num::NonZeroU32>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.quantity = value
@@ -1519,12 +1522,8 @@ pub mod types {
     }
     #[doc = " Generation of default values for serde."]
     pub mod defaults {
-        pub(super) fn default_nzu64<T, const V: u64>() -> T
-        where
-            T: ::std::convert::TryFrom<::std::num::NonZeroU64>,
-            <T as ::std::convert::TryFrom<::std::num::NonZeroU64>>::Error: ::std::fmt::Debug,
-        {
-            T::try_from(::std::num::NonZeroU64::try_from(V).unwrap()).unwrap()
+        pub(super) fn order_quantity() -> ::std::option::Option<::std::num::NonZeroU32> {
+            ::std::option::Option::Some(::std::num::NonZeroU32::new(1).unwrap())
         }
     }
     #[doc = " Error types."]
@@ -1555,7 +1554,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
+#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nIn request bodies, an optional property sent as `null` counts as absent (clients\ngenerated from the official document send nulls); responses leave absent\nproperties out.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1607,7 +1606,7 @@ impl ClientInfo<()> for Client {
 }
 impl ClientHooks<()> for &Client {}
 impl Client {
-    #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```ignore\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist: without an id\n(or with 0) there is none to replace, which is a 404.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```ignore\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_pet(&self) -> builder::UpdatePet<'_> {
         builder::UpdatePet::new(self)
     }
@@ -2465,6 +2464,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(

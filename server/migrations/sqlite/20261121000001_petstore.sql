@@ -1,10 +1,17 @@
 -- Pet store tables (SQLite). Keep in step with ../postgres/20261121000001_petstore.sql:
--- the two files differ only in column types and id generation.
+-- the two files differ only in column types.
 
--- AUTOINCREMENT: ids of deleted pets are never handed out again, so an old order
--- can never start pointing at a new pet.
+-- Ids of pets, orders and users are chosen by the client or, when it does not,
+-- taken from id_sequences (storage.rs: Database::next_id), which never hands
+-- out an id twice and steps over ids clients took.
+CREATE TABLE id_sequences (
+    name    TEXT    PRIMARY KEY,
+    last_id INTEGER NOT NULL
+);
+INSERT INTO id_sequences (name, last_id) VALUES ('pets', 0), ('orders', 0), ('users', 0);
+
 CREATE TABLE pets (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            INTEGER PRIMARY KEY,
     name          TEXT    NOT NULL,
     category_id   INTEGER,
     category_name TEXT,
@@ -34,7 +41,7 @@ CREATE TABLE pet_images (
 CREATE INDEX pet_images_pet ON pet_images (pet_id);
 
 CREATE TABLE orders (
-    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    id        INTEGER PRIMARY KEY,
     pet_id    INTEGER NOT NULL,
     quantity  INTEGER NOT NULL,
     ship_date TEXT,
@@ -43,7 +50,7 @@ CREATE TABLE orders (
 CREATE INDEX orders_pet ON orders (pet_id);
 
 CREATE TABLE users (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            INTEGER PRIMARY KEY,
     username      TEXT    NOT NULL UNIQUE,
     first_name    TEXT,
     last_name     TEXT,

@@ -9,7 +9,6 @@ use super::PetstoreState;
 use super::pet::{Category, Pet, PetStatus, Tag};
 use super::user::hash_password;
 use super::wire::ApiError;
-use crate::storage::IdTable;
 
 /// The password upstream gives every sample user.
 const SAMPLE_PASSWORD: &str = "XXXXXXXXXXX";
@@ -94,7 +93,6 @@ pub async fn restore(state: &PetstoreState) -> Result<(), ApiError> {
             .await?;
         super::pet::write_pet(tx.conn(), id, &pet).await?;
     }
-    state.db.claim_id(tx.conn(), IdTable::Pets, 10).await?;
     for n in 1..=10_i64 {
         sqlx::query(
             "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
@@ -111,7 +109,6 @@ pub async fn restore(state: &PetstoreState) -> Result<(), ApiError> {
         .execute(tx.conn())
         .await?;
     }
-    state.db.claim_id(tx.conn(), IdTable::Users, 10).await?;
     for (id, pet_id, quantity, status) in SAMPLE_ORDERS {
         sqlx::query("INSERT INTO orders (id, pet_id, quantity, ship_date, status) VALUES ($1, $2, $3, $4, $5)")
             .bind(id)
@@ -122,7 +119,6 @@ pub async fn restore(state: &PetstoreState) -> Result<(), ApiError> {
             .execute(tx.conn())
             .await?;
     }
-    state.db.claim_id(tx.conn(), IdTable::Orders, 3).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -115,7 +115,7 @@ impl Modify for ErrorResponses {
         components
             .schemas
             .entry("ApiResponse".to_owned())
-            .or_insert_with(|| <wire::ApiResponse as utoipa::PartialSchema>::schema());
+            .or_insert_with(<wire::ApiResponse as utoipa::PartialSchema>::schema);
         for item in openapi.paths.paths.values_mut() {
             let operations: [&mut Option<Operation>; 5] = [
                 &mut item.get,

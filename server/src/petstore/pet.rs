@@ -12,8 +12,8 @@ use utoipa::ToSchema;
 
 use super::PetstoreState;
 use super::wire::{
-    ApiError, Body, BodyFormat, Format, PathParams, QueryParams, Reply, ToXml, WireBody,
-    parse_form, parse_json, parse_xml, positive_id, xml_document,
+    ApiError, Body, BodyFormat, Format, PathParams, Reply, ToXml, WireBody, check_client_id,
+    parse_form, parse_json, parse_xml, positive_id, query_values, xml_document,
 };
 use crate::storage::{IdTable, is_unique_violation, placeholders};
 
@@ -25,13 +25,13 @@ const MAX_NAME_CHARS: usize = 255;
 #[serde(rename_all = "camelCase")]
 #[schema(xml(name = "pet"))]
 pub struct Pet {
-    /// Assigned by the server when absent or 0.
-    #[schema(minimum = 0, nullable = false)]
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
     pub name: String,
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
     #[schema(xml(name = "photoUrl", wrapped))]
@@ -39,7 +39,6 @@ pub struct Pet {
     #[schema(xml(wrapped))]
     #[serde(default)]
     pub tags: Vec<Tag>,
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<PetStatus>,
 }
@@ -47,10 +46,9 @@ pub struct Pet {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "category"))]
 pub struct Category {
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
@@ -58,10 +56,9 @@ pub struct Category {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "tag"))]
 pub struct Tag {
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
@@ -95,11 +92,7 @@ impl PetStatus {
 
 impl Pet {
     fn check_rules(&self) -> Result<(), ApiError> {
-        if matches!(self.id, Some(id) if id < 0) {
-            return Err(ApiError::validation(
-                "id must be positive (or 0 or absent to let the server choose one)",
-            ));
-        }
+        check_client_id(self.id)?;
         check_name("name", &self.name)?;
         if let Some(Category {
             name: Some(name), ..
@@ -222,7 +215,7 @@ impl ToXml for Vec<Pet> {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PetForm {
-    #[schema(minimum = 0, nullable = false)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
     name: String,
@@ -394,31 +387,22 @@ pub(super) async fn write_pet(
     Ok(())
 }
 
-/// Inserts an empty row for a new pet and returns its id: the server's
-/// choice when `requested` is None, else `requested` (which must be free).
+/// Inserts an empty row for a new pet and returns its id: `requested`
+/// (which must be free), or the server's choice.
 async fn insert_pet_row(
     state: &PetstoreState,
     conn: &mut AnyConnection,
     requested: Option<i64>,
 ) -> Result<i64, sqlx::Error> {
-    const EMPTY: &str = "INSERT INTO pets (id, name, photo_urls, tags, status) VALUES";
-    match requested {
-        Some(id) => {
-            sqlx::query(&format!("{EMPTY} ($1, '', '[]', '[]', 'available')"))
-                .bind(id)
-                .execute(&mut *conn)
-                .await?;
-            state.db.claim_id(conn, IdTable::Pets, id).await?;
-            Ok(id)
-        }
-        None => {
-            sqlx::query_scalar(
-                "INSERT INTO pets (name, photo_urls, tags, status) VALUES ('', '[]', '[]', 'available') RETURNING id",
-            )
-            .fetch_one(&mut *conn)
-            .await
-        }
-    }
+    let id = match requested {
+        Some(id) => id,
+        None => state.db.next_id(conn, IdTable::Pets).await?,
+    };
+    sqlx::query("INSERT INTO pets (id, name, photo_urls, tags, status) VALUES ($1, '', '[]', '[]', 'available')")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(id)
 }
 
 /// Stores a new pet, or replaces the one with the same id (upstream
@@ -518,8 +502,8 @@ pub async fn update_pet(
     let id = match pet.id {
         Some(id) if id > 0 => id,
         _ => {
-            return Err(ApiError::validation(
-                "updatePet needs the id of an existing pet",
+            return Err(ApiError::not_found(
+                "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
             ));
         }
     };
@@ -531,16 +515,6 @@ pub async fn update_pet(
     write_pet(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(Reply::new(format, pet))
-}
-
-/// Query of findPetsByStatus.
-#[derive(Debug, Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct FindByStatusQuery {
-    /// Status values that need to be considered for filter
-    #[serde(default)]
-    #[param(style = Form, explode, inline)]
-    status: Vec<String>,
 }
 
 /// Splits repeated and comma-joined values into one list.
@@ -568,10 +542,11 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
 pub async fn find_pets_by_status(
     State(state): State<PetstoreState>,
     format: Format,
-    QueryParams(query): QueryParams<FindByStatusQuery>,
+    uri: axum::http::Uri,
 ) -> Result<Reply<Vec<Pet>>, ApiError> {
+    let values = query_values(uri.query(), "status").unwrap_or_default();
     let mut statuses = BTreeSet::new();
-    for value in split_values(&query.status) {
+    for value in split_values(&values) {
         let status = PetStatus::parse(value).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "unknown status {value:?}; use available, pending or sold"
@@ -598,11 +573,6 @@ pub async fn find_pets_by_status(
     Ok(Reply::new(format, pets))
 }
 
-#[derive(Debug, Deserialize)]
-pub struct FindByTagsQuery {
-    tags: Option<Vec<String>>,
-}
-
 /// Finds Pets by tags.
 #[utoipa::path(
     get,
@@ -622,9 +592,9 @@ pub struct FindByTagsQuery {
 pub async fn find_pets_by_tags(
     State(state): State<PetstoreState>,
     format: Format,
-    QueryParams(query): QueryParams<FindByTagsQuery>,
+    uri: axum::http::Uri,
 ) -> Result<Reply<Vec<Pet>>, ApiError> {
-    let Some(tags) = query.tags else {
+    let Some(tags) = query_values(uri.query(), "tags") else {
         return Err(ApiError::bad_request(
             "the query parameter tags is required",
         ));
@@ -741,12 +711,12 @@ pub async fn update_pet_with_form(
         serde_urlencoded::from_bytes::<PetUpdateForm>(&body)
             .map_err(|e| ApiError::bad_request(format!("invalid form body: {e}")))?
     };
+    for name in [&query.name, &form.name].into_iter().flatten() {
+        check_name("name", name)?;
+    }
     // The body wins where both give a field.
     let name = form.name.or(query.name);
     let status = form.status.or(query.status);
-    if let Some(name) = &name {
-        check_name("name", name)?;
-    }
     let mut tx = state.db.begin_write().await?;
     let mut pet = load_pet(tx.conn(), id)
         .await?

@@ -28,7 +28,7 @@ pub struct ImageBytes(#[allow(dead_code)] Vec<u8>);
 
 /// The multipart form of uploadFile.
 #[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct ImageUploadForm {
     #[schema(value_type = String, format = Binary)]
@@ -84,7 +84,12 @@ async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, 
                     Some("additionalMetadata") => {
                         upload.metadata = Some(field.text().await.map_err(multipart_error)?);
                     }
-                    _ => {}
+                    other => {
+                        return Err(ApiError::bad_request(format!(
+                            "unexpected form part {:?}: the form has file and additionalMetadata",
+                            other.unwrap_or("")
+                        )));
+                    }
                 }
             }
             if !saw_file {
@@ -131,6 +136,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
         (status = 404, description = "Pet not found"),
         (status = 413, description = "The image is larger than the server accepts"),
         (status = 415, description = "Not a PNG, JPEG, GIF or WebP image"),
+        (status = 422, description = "additionalMetadata is too long"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

@@ -19,8 +19,8 @@ use utoipa::ToSchema;
 use super::PetstoreState;
 use super::pet::{PetStatus, pet_status, set_pet_status};
 use super::wire::{
-    ApiError, Body, BodyFormat, Format, JsonOnly, PathParams, Reply, ToXml, WireBody, parse_form,
-    parse_json, parse_xml, positive_id, xml_document,
+    ApiError, Body, BodyFormat, Format, JsonOnly, PathParams, Reply, ToXml, WireBody,
+    check_client_id, parse_form, parse_json, parse_xml, positive_id, xml_document,
 };
 use crate::storage::{IdTable, is_unique_violation};
 
@@ -29,23 +29,21 @@ use crate::storage::{IdTable, is_unique_violation};
 #[serde(rename = "order", rename_all = "camelCase")]
 #[schema(xml(name = "order"))]
 pub struct Order {
-    /// Assigned by the server when absent or 0.
-    #[schema(minimum = 0, nullable = false)]
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(minimum = 1)]
     pub pet_id: i64,
-    #[schema(minimum = 1, default = 1, nullable = false)]
+    #[schema(minimum = 1, default = 1)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantity: Option<i32>,
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ship_date: Option<DateTime<Utc>>,
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<OrderStatus>,
     /// True once the order is delivered (derived from `status`; ignored on input).
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
 }
@@ -109,11 +107,7 @@ impl WireBody for Order {
     }
 
     fn validate(&self) -> Result<(), ApiError> {
-        if matches!(self.id, Some(id) if id < 0) {
-            return Err(ApiError::validation(
-                "id must be positive (or 0 or absent to let the server choose one)",
-            ));
-        }
+        check_client_id(self.id)?;
         if self.pet_id < 1 {
             return Err(ApiError::validation("petId must be a positive integer"));
         }
@@ -245,38 +239,23 @@ pub async fn place_order(
             )));
         }
     }
-    let insert = match order.id.filter(|id| *id > 0) {
-        Some(id) => {
-            let result = sqlx::query(
-                "INSERT INTO orders (id, pet_id, quantity, ship_date, status) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(id)
-            .bind(order.pet_id)
-            .bind(quantity)
-            .bind(ship_date)
-            .bind(status.as_str())
-            .execute(tx.conn())
-            .await;
-            match result {
-                Ok(_) => state.db.claim_id(tx.conn(), IdTable::Orders, id).await.map(|()| id),
-                Err(e) => Err(e),
-            }
-        }
-        None => {
-            sqlx::query_scalar(
-                "INSERT INTO orders (pet_id, quantity, ship_date, status) VALUES ($1, $2, $3, $4) RETURNING id",
-            )
-            .bind(order.pet_id)
-            .bind(quantity)
-            .bind(ship_date)
-            .bind(status.as_str())
-            .fetch_one(tx.conn())
-            .await
-        }
+    let id = match order.id.filter(|id| *id > 0) {
+        Some(id) => id,
+        None => state.db.next_id(tx.conn(), IdTable::Orders).await?,
     };
-    let id = insert.map_err(|e| {
+    sqlx::query(
+        "INSERT INTO orders (id, pet_id, quantity, ship_date, status) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(id)
+    .bind(order.pet_id)
+    .bind(quantity)
+    .bind(ship_date)
+    .bind(status.as_str())
+    .execute(tx.conn())
+    .await
+    .map_err(|e| {
         if is_unique_violation(&e) {
-            ApiError::conflict(format!("order {} exists", order.id.unwrap_or_default()))
+            ApiError::conflict(format!("order {id} exists"))
         } else {
             ApiError::from(e)
         }

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 use super::PetstoreState;
 use super::wire::{
-    ApiError, Body, BodyFormat, Format, PathParams, QueryParams, Reply, ToXml, WireBody,
+    ApiError, Body, BodyFormat, Format, PathParams, Reply, ToXml, WireBody, check_client_id,
     parse_form, parse_json, parse_xml, xml_document,
 };
 use crate::storage::{IdTable, is_unique_violation};
@@ -26,41 +26,37 @@ use crate::storage::{IdTable, is_unique_violation};
 #[serde(rename = "user", rename_all = "camelCase")]
 #[schema(xml(name = "user"))]
 pub struct User {
-    /// Assigned by the server when absent or 0.
-    #[schema(minimum = 0, nullable = false)]
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(min_length = 1, max_length = 64)]
     pub username: String,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// Stored as an argon2id hash; never returned.
-    #[schema(max_length = 255, write_only, nullable = false)]
+    #[schema(max_length = 255, write_only)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
-    #[schema(max_length = 64, nullable = false)]
+    #[schema(max_length = 64)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     /// User Status
-    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_status: Option<i32>,
 }
 
 impl User {
     fn check_rules(&self) -> Result<(), ApiError> {
-        if matches!(self.id, Some(id) if id < 0) {
-            return Err(ApiError::validation(
-                "id must be positive (or 0 or absent to let the server choose one)",
-            ));
-        }
+        check_client_id(self.id)?;
         if self.username.is_empty() {
             return Err(ApiError::validation("username must not be empty"));
         }
@@ -232,43 +228,31 @@ async fn insert_user(
     password_hash: Option<String>,
 ) -> Result<i64, ApiError> {
     let requested = user.id.filter(|id| *id > 0);
-    let columns = "username, first_name, last_name, email, password_hash, phone, user_status";
-    let sql = match requested {
-        Some(_) => format!(
-            "INSERT INTO users (id, {columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id"
-        ),
-        None => format!(
-            "INSERT INTO users ({columns}) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"
-        ),
+    let id = match requested {
+        Some(id) => id,
+        None => state.db.next_id(conn, IdTable::Users).await?,
     };
-    let mut query = sqlx::query_scalar(&sql);
-    if let Some(id) = requested {
-        query = query.bind(id);
-    }
-    let result = query
-        .bind(&user.username)
-        .bind(&user.first_name)
-        .bind(&user.last_name)
-        .bind(&user.email)
-        .bind(password_hash)
-        .bind(&user.phone)
-        .bind(user.user_status)
-        .fetch_one(&mut *conn)
-        .await;
-    let id: i64 = result.map_err(|e| {
+    sqlx::query(
+        "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id)
+    .bind(&user.username)
+    .bind(&user.first_name)
+    .bind(&user.last_name)
+    .bind(&user.email)
+    .bind(password_hash)
+    .bind(&user.phone)
+    .bind(user.user_status)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| {
         if is_unique_violation(&e) {
-            ApiError::conflict(format!(
-                "a user with the username {:?} or the id {} exists",
-                user.username,
-                requested.unwrap_or_default()
-            ))
+            ApiError::conflict(format!("a user with the username {:?} or the id {id} exists", user.username))
         } else {
             ApiError::from(e)
         }
     })?;
-    if requested.is_some() {
-        state.db.claim_id(conn, IdTable::Users, id).await?;
-    }
     Ok(id)
 }
 
@@ -414,8 +398,12 @@ fn token_hash(token: &str) -> String {
 pub async fn login_user(
     State(state): State<PetstoreState>,
     format: Format,
-    QueryParams(query): QueryParams<LoginQuery>,
+    uri: axum::http::Uri,
 ) -> Result<Reply<SessionToken>, ApiError> {
+    // serde_urlencoded keeps `username=` as an empty name (serde_html_form
+    // would read it as no name).
+    let query: LoginQuery = serde_urlencoded::from_str(uri.query().unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?;
     let (Some(username), Some(password)) = (query.username, query.password) else {
         return Err(ApiError::bad_request("username and password are required"));
     };

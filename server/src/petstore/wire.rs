@@ -414,6 +414,35 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T>
     }
 }
 
+/// The largest id a client may choose: the largest integer JavaScript
+/// represents exactly, so that no client loses precision, and far enough
+/// from `i64::MAX` that the server's own id sequence never runs out.
+pub const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
+
+/// Checks an id a client put in a body: absent or 0 (the server chooses),
+/// or positive up to [`MAX_CLIENT_ID`].
+pub fn check_client_id(id: Option<i64>) -> Result<(), ApiError> {
+    match id {
+        Some(id) if id < 0 => Err(ApiError::validation(
+            "id must be positive (or 0 or absent to let the server choose one)",
+        )),
+        Some(id) if id > MAX_CLIENT_ID => Err(ApiError::validation(format!(
+            "id must be at most {MAX_CLIENT_ID}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// All values of a query parameter, repeated (`?k=a&k=b`) or not; `None`
+/// when the parameter is absent. Empty values are kept: `?k=` is `[""]`.
+pub fn query_values(query: Option<&str>, key: &str) -> Option<Vec<String>> {
+    let values: Vec<String> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .filter(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+        .collect();
+    (!values.is_empty()).then_some(values)
+}
+
 /// Checks that an id taken from a path is a positive number.
 pub fn positive_id(what: &str, id: i64) -> Result<i64, ApiError> {
     if id > 0 {

@@ -70,7 +70,7 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
     // 4. Place an order: the pet becomes pending.
     let order = types::Order::builder()
         .pet_id(std::num::NonZeroU64::try_from(pet_id as u64)?)
-        .quantity(Some(std::num::NonZeroU32::MIN));
+        .quantity(std::num::NonZeroU32::MIN);
     let order = client
         .place_order()
         .body(order)

@@ -458,6 +458,26 @@ async fn bad_pet_input_is_refused_and_changes_nothing(db: Db) {
         ),
         (post_json(String::new()), 400, "BAD_REQUEST"),
         (
+            post_json(json!({"name": "Rex", "photoUrls": [], "status": null}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"name": "Rex", "photoUrls": [], "tags": [[1, "x"]]}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!({"name": "Rex", "photoUrls": [], "category": [1, "Dogs"]}).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
+            post_json(json!(["Rex", []]).to_string()),
+            400,
+            "BAD_REQUEST",
+        ),
+        (
             http()
                 .post(server.at("/v2/pet"))
                 .header("content-type", "text/plain")

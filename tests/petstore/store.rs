@@ -18,7 +18,7 @@ fn order(pet_id: i64, status: Option<OrderStatus>) -> types::Order {
     types::Order {
         id: None,
         pet_id: std::num::NonZeroU64::new(pet_id as u64).unwrap_or(std::num::NonZeroU64::MIN),
-        quantity: Some(std::num::NonZeroU32::MIN),
+        quantity: std::num::NonZeroU32::MIN,
         ship_date: Some(chrono::Utc::now()),
         status,
         complete: None,
@@ -76,7 +76,7 @@ async fn orders_move_pets_through_their_statuses(db: Db) {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(fetched.pet_id.get(), rex as u64);
-    assert_eq!(fetched.quantity.map(|q| q.get()), Some(1));
+    assert_eq!(fetched.quantity.get(), 1);
 
     // Deleting an order that was not delivered frees the pet.
     client

@@ -127,8 +127,8 @@ pub mod types {
         pub id: ::std::option::Option<i64>,
         #[serde(rename = "petId")]
         pub pet_id: ::std::num::NonZeroU64,
-        #[serde(default = "defaults::order_quantity")]
-        pub quantity: ::std::option::Option<::std::num::NonZeroU32>,
+        #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU32, 1>")]
+        pub quantity: ::std::num::NonZeroU32,
         #[serde(
             rename = "shipDate",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -1082,10 +1082,7 @@ pub mod types {
             complete: ::std::result::Result<::std::option::Option<bool>, ::std::string::String>,
             id: ::std::result::Result<::std::option::Option<i64>, ::std::string::String>,
             pet_id: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
-            quantity: ::std::result::Result<
-                ::std::option::Option<::std::num::NonZeroU32>,
-                ::std::string::String,
-            >,
+            quantity: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             ship_date: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
                 ::std::string::String,
@@ -1101,7 +1098,7 @@ pub mod types {
                     complete: Ok(Default::default()),
                     id: Ok(Default::default()),
                     pet_id: Err("no value supplied for pet_id".to_string()),
-                    quantity: Ok(super::defaults::order_quantity()),
+                    quantity: Ok(super::defaults::default_nzu64::<::std::num::NonZeroU32, 1>()),
                     ship_date: Ok(Default::default()),
                     status: Ok(Default::default()),
                 }
@@ -1140,7 +1137,7 @@ pub mod types {
             }
             pub fn quantity<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::num::NonZeroU32>>,
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
                 T::Error: ::std::fmt::Display,
             {
                 self.quantity = value
@@ -1522,8 +1519,12 @@ pub mod types {
     }
     #[doc = " Generation of default values for serde."]
     pub mod defaults {
-        pub(super) fn order_quantity() -> ::std::option::Option<::std::num::NonZeroU32> {
-            ::std::option::Option::Some(::std::num::NonZeroU32::new(1).unwrap())
+        pub(super) fn default_nzu64<T, const V: u64>() -> T
+        where
+            T: ::std::convert::TryFrom<::std::num::NonZeroU64>,
+            <T as ::std::convert::TryFrom<::std::num::NonZeroU64>>::Error: ::std::fmt::Debug,
+        {
+            T::try_from(::std::num::NonZeroU64::try_from(V).unwrap()).unwrap()
         }
     }
     #[doc = " Error types."]
@@ -1554,7 +1555,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nIn request bodies, an optional property sent as `null` counts as absent (clients\ngenerated from the official document send nulls); responses leave absent\nproperties out.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
+#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nRequest bodies are checked against the schemas as written: an optional property\nis left out, not sent as `null`, and a property that is an object is an object.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,

@@ -27,11 +27,12 @@ const MAX_NAME_CHARS: usize = 255;
 pub struct Pet {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
     pub name: String,
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
     #[schema(xml(name = "photoUrl", wrapped))]
@@ -39,6 +40,7 @@ pub struct Pet {
     #[schema(xml(wrapped))]
     #[serde(default)]
     pub tags: Vec<Tag>,
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<PetStatus>,
 }
@@ -46,9 +48,10 @@ pub struct Pet {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "category"))]
 pub struct Category {
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    #[schema(max_length = 255)]
+    #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
@@ -56,9 +59,10 @@ pub struct Category {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "tag"))]
 pub struct Tag {
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    #[schema(max_length = 255)]
+    #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }

@@ -31,19 +31,22 @@ use crate::storage::{IdTable, is_unique_violation};
 pub struct Order {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(minimum = 1)]
     pub pet_id: i64,
-    #[schema(minimum = 1, default = 1)]
+    #[schema(minimum = 1, default = 1, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantity: Option<i32>,
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ship_date: Option<DateTime<Utc>>,
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<OrderStatus>,
     /// True once the order is delivered (derived from `status`; ignored on input).
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
 }

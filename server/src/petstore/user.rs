@@ -28,28 +28,29 @@ use crate::storage::{IdTable, is_unique_violation};
 pub struct User {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
     #[schema(min_length = 1, max_length = 64)]
     pub username: String,
-    #[schema(max_length = 255)]
+    #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
-    #[schema(max_length = 255)]
+    #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_name: Option<String>,
-    #[schema(max_length = 255)]
+    #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// Stored as an argon2id hash; never returned.
-    #[schema(max_length = 255, write_only)]
+    #[schema(max_length = 255, write_only, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
-    #[schema(max_length = 64)]
+    #[schema(max_length = 64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     /// User Status
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_status: Option<i32>,
 }

@@ -317,10 +317,78 @@ fn unsupported_body(formats: &[BodyFormat]) -> ApiError {
     )
 }
 
-/// Reads JSON, naming the place where it went wrong.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+/// Reads JSON as strictly as the schemas are written. Beyond what serde
+/// checks, no value may be `null` (no schema property is nullable: leave it
+/// out), and an object may not be written as an array (serde would read
+/// `[1, "x"]` as `{"id": 1, "name": "x"}`).
+pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
+    let invalid =
+        |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid JSON body: {e}"));
+    let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
+    if let Some(path) = null_at(&input, "") {
+        return Err(invalid(&format!(
+            "{path} is null; leave an optional property out instead"
+        )));
+    }
+    let value = T::deserialize(&input).map_err(|e| invalid(&e))?;
+    let read_back = serde_json::to_value(&value).map_err(|e| invalid(&e))?;
+    if let Some(path) = array_for_object_at(&input, &read_back, "") {
+        return Err(invalid(&format!("{path} must be an object")));
+    }
+    Ok(value)
+}
+
+fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn this_path(path: &str) -> String {
+    if path.is_empty() {
+        "the body".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
+/// The path of the first `null` in a JSON value.
+fn null_at(value: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::Null => Some(this_path(path)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| null_at(item, &format!("{path}[{i}]"))),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(key, item)| null_at(item, &child_path(path, key))),
+        _ => None,
+    }
+}
+
+/// Where the input has an array and what was read from it is an object.
+fn array_for_object_at(
+    input: &serde_json::Value,
+    read: &serde_json::Value,
+    path: &str,
+) -> Option<String> {
+    use serde_json::Value;
+    match (input, read) {
+        (Value::Array(_), Value::Object(_)) => Some(this_path(path)),
+        (Value::Array(a), Value::Array(b)) => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| array_for_object_at(x, y, &format!("{path}[{i}]"))),
+        (Value::Object(a), Value::Object(b)) => b
+            .iter()
+            .find_map(|(key, y)| array_for_object_at(a.get(key)?, y, &child_path(path, key))),
+        _ => None,
+    }
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.

@@ -52,6 +52,18 @@ async fn add_then_get_pet(db: Db) {
         vec!["https://example.test/a.png".to_owned()]
     );
 
+    // Unknown properties are ignored, whatever they hold.
+    let (status, _, text) = send(
+        http()
+            .post(server.at("/v2/pet"))
+            .header("content-type", "application/json")
+            .body(
+                json!({"name": "Odd", "photoUrls": [], "extra": null, "more": [[1]]}).to_string(),
+            ),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+
     let (status, body) = api_error(client.get_pet_by_id().pet_id(id as u64 + 1000).send().await);
     assert_eq!(status, 404);
     assert_error(&body, 404, "NOT_FOUND");

@@ -318,55 +318,84 @@ fn unsupported_body(formats: &[BodyFormat]) -> ApiError {
 }
 
 /// Reads JSON as strictly as the schemas are written. Beyond what serde
-/// checks, no value may be `null` (no schema property is nullable: leave it
-/// out), and an object may not be written as an array (serde would read
-/// `[1, "x"]` as `{"id": 1, "name": "x"}`).
+/// checks, no property of the schema may be `null` (none is nullable: leave
+/// it out), and an object may not be written as an array (serde would read
+/// `[1, "x"]` as `{"id": 1, "name": "x"}`). Unknown properties are ignored,
+/// whatever they hold.
 pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
     let invalid =
         |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid JSON body: {e}"));
     let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
-    if let Some(path) = null_at(&input, "") {
+    let mut ignored: Vec<Vec<String>> = Vec::new();
+    let value: T = serde_ignored::deserialize(&input, |path| ignored.push(segments(&path)))
+        .map_err(|e| invalid(&e))?;
+    let mut nulls = Vec::new();
+    collect_nulls(&input, &mut Vec::new(), &mut nulls);
+    if let Some(null) = nulls
+        .iter()
+        .find(|null| !ignored.iter().any(|unknown| null.starts_with(unknown)))
+    {
         return Err(invalid(&format!(
-            "{path} is null; leave an optional property out instead"
+            "{} is null; leave an optional property out instead",
+            display_path(null)
         )));
     }
-    let value = T::deserialize(&input).map_err(|e| invalid(&e))?;
     let read_back = serde_json::to_value(&value).map_err(|e| invalid(&e))?;
-    if let Some(path) = array_for_object_at(&input, &read_back, "") {
-        return Err(invalid(&format!("{path} must be an object")));
+    if let Some(path) = array_for_object_at(&input, &read_back, &mut Vec::new()) {
+        return Err(invalid(&format!(
+            "{} must be an object",
+            display_path(&path)
+        )));
     }
     Ok(value)
 }
 
-fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
+/// A serde_ignored path as segments (`["tags", "0", "name"]`).
+fn segments(path: &serde_ignored::Path<'_>) -> Vec<String> {
+    use serde_ignored::Path;
+    let mut out = match path {
+        Path::Root => return Vec::new(),
+        Path::Seq { parent, .. }
+        | Path::Map { parent, .. }
+        | Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => segments(parent),
+    };
+    match path {
+        Path::Seq { index, .. } => out.push(index.to_string()),
+        Path::Map { key, .. } => out.push(key.clone()),
+        _ => {}
     }
+    out
 }
 
-fn this_path(path: &str) -> String {
+fn display_path(path: &[String]) -> String {
     if path.is_empty() {
         "the body".to_owned()
     } else {
-        path.to_owned()
+        path.join(".")
     }
 }
 
-/// The path of the first `null` in a JSON value.
-fn null_at(value: &serde_json::Value, path: &str) -> Option<String> {
+fn collect_nulls(value: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     use serde_json::Value;
     match value {
-        Value::Null => Some(this_path(path)),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| null_at(item, &format!("{path}[{i}]"))),
-        Value::Object(map) => map
-            .iter()
-            .find_map(|(key, item)| null_at(item, &child_path(path, key))),
-        _ => None,
+        Value::Null => out.push(path.clone()),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                collect_nulls(item, path, out);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(key.clone());
+                collect_nulls(item, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
     }
 }
 
@@ -374,19 +403,25 @@ fn null_at(value: &serde_json::Value, path: &str) -> Option<String> {
 fn array_for_object_at(
     input: &serde_json::Value,
     read: &serde_json::Value,
-    path: &str,
-) -> Option<String> {
+    path: &mut Vec<String>,
+) -> Option<Vec<String>> {
     use serde_json::Value;
     match (input, read) {
-        (Value::Array(_), Value::Object(_)) => Some(this_path(path)),
-        (Value::Array(a), Value::Array(b)) => a
-            .iter()
-            .zip(b)
-            .enumerate()
-            .find_map(|(i, (x, y))| array_for_object_at(x, y, &format!("{path}[{i}]"))),
-        (Value::Object(a), Value::Object(b)) => b
-            .iter()
-            .find_map(|(key, y)| array_for_object_at(a.get(key)?, y, &child_path(path, key))),
+        (Value::Array(_), Value::Object(_)) => Some(path.clone()),
+        (Value::Array(a), Value::Array(b)) => {
+            a.iter().zip(b).enumerate().find_map(|(i, (x, y))| {
+                path.push(i.to_string());
+                let found = array_for_object_at(x, y, path);
+                path.pop();
+                found
+            })
+        }
+        (Value::Object(a), Value::Object(b)) => b.iter().find_map(|(key, y)| {
+            path.push(key.clone());
+            let found = a.get(key).and_then(|x| array_for_object_at(x, y, path));
+            path.pop();
+            found
+        }),
         _ => None,
     }
 }

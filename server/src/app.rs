@@ -136,9 +136,7 @@ pub fn build_router(config: &Config, petstore_state: PetstoreState) -> anyhow::R
         .split_for_parts();
     let petstore_routes = petstore_routes
         .fallback(petstore_no_route)
-        // Inside render_errors, so that a panic still leaves as an ApiResponse.
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn(petstore::wire::render_errors));
+        .layer(CatchPanicLayer::custom(panic_response));
 
     let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
 
@@ -146,6 +144,8 @@ pub fn build_router(config: &Config, petstore_state: PetstoreState) -> anyhow::R
         .nest("/v2", petstore_routes)
         .merge(docs::router(petstore_doc))
         .fallback(petstore_no_route)
+        // Every error, including axum's own (no route, wrong method, body
+        // limits) and a caught panic, leaves as an ApiResponse.
         .layer(middleware::from_fn(petstore::wire::render_errors))
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
         .layer(CompressionLayer::new())

@@ -193,39 +193,63 @@ impl Config {
 mod tests {
     use super::*;
 
-    #[test]
-    fn flags_override_file_and_defaults() {
-        let dir = std::env::temp_dir().join(format!("pps-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok();
+    /// A configuration file of its own for one test.
+    fn write_config(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pps-config-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         let file = dir.join("config.toml");
-        std::fs::write(
-            &file,
-            "bind = \"127.0.0.1:9000\"\n[petstore]\nmax_upload_bytes = 10\n",
-        )
-        .ok();
-        let overrides = Overrides {
-            bind: Some(
-                "127.0.0.1:9100"
-                    .parse()
-                    .ok()
-                    .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9100))),
-            ),
-            ..Overrides::default()
-        };
-        let config = Config::load(Some(&file), &overrides).ok();
-        let config = config.as_ref();
-        assert_eq!(config.map(|c| c.bind.port()), Some(9100));
-        assert_eq!(config.map(|c| c.petstore.max_upload_bytes), Some(10));
-        assert_eq!(config.map(|c| c.petstore.auth_mode), Some(AuthMode::Open));
+        std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
+        file
     }
 
     #[test]
-    fn unknown_fields_are_rejected() {
-        let dir = std::env::temp_dir().join(format!("pps-config-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok();
-        let file = dir.join("config.toml");
-        std::fs::write(&file, "bnd = \"127.0.0.1:9000\"\n").ok();
-        let err = Config::load(Some(&file), &Overrides::default());
-        assert!(err.is_err());
+    fn flags_override_the_file_which_overrides_defaults() {
+        let file = write_config(
+            "layers",
+            "bind = \"127.0.0.1:9000\"\n[petstore]\nmax_upload_bytes = 10\n",
+        );
+        let overrides = Overrides {
+            bind: Some(SocketAddr::from(([127, 0, 0, 1], 9100))),
+            ..Overrides::default()
+        };
+        let config = Config::load(Some(&file), &overrides).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(config.bind.port(), 9100);
+        assert_eq!(config.petstore.max_upload_bytes, 10);
+        assert_eq!(config.petstore.auth_mode, AuthMode::Open);
+    }
+
+    #[test]
+    fn unknown_fields_and_missing_files_are_errors() {
+        let file = write_config("unknown", "bnd = \"127.0.0.1:9000\"\n");
+        assert!(Config::load(Some(&file), &Overrides::default()).is_err());
+        let missing = PathBuf::from("/nonexistent/config.toml");
+        assert!(Config::load(Some(&missing), &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn the_default_database_is_sqlite_in_the_data_dir() {
+        let config = Config {
+            data_dir: PathBuf::from("/srv/pets"),
+            ..Config::default()
+        };
+        assert_eq!(
+            config.database_url(),
+            "sqlite:///srv/pets/petstore-portfolio.db?mode=rwc"
+        );
+    }
+
+    #[test]
+    fn the_schema_documents_every_section() {
+        let schema = Config::json_schema().to_string();
+        for field in [
+            "bind",
+            "data_dir",
+            "database_url",
+            "public_url",
+            "max_upload_bytes",
+            "auth_mode",
+        ] {
+            assert!(schema.contains(field), "{field} missing from the schema");
+        }
     }
 }

@@ -170,6 +170,24 @@ impl Database {
     }
 }
 
+impl Database {
+    /// Moves a table's sequence up to at least `id`, for ids the server set
+    /// itself (the sample data), so that it never hands them out again.
+    pub async fn reserve_ids_up_to(
+        &self,
+        conn: &mut AnyConnection,
+        table: IdTable,
+        id: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE id_sequences SET last_id = $1 WHERE name = $2 AND last_id < $1")
+            .bind(id)
+            .bind(table.name())
+            .execute(conn)
+            .await?;
+        Ok(())
+    }
+}
+
 /// Tables whose ids come from `id_sequences`.
 #[derive(Debug, Clone, Copy)]
 pub enum IdTable {

@@ -15,6 +15,7 @@ on_every_database!(
     update_pet_with_form_by_query_and_by_body,
     delete_pet_then_it_is_gone,
     bad_pet_input_is_refused_and_changes_nothing,
+    concurrent_adds_get_distinct_ids,
 );
 
 async fn add_then_get_pet(db: Db) {
@@ -534,5 +535,39 @@ async fn bad_pet_input_is_refused_and_changes_nothing(db: Db) {
     json_error(status, &content_type, &text, "PAYLOAD_TOO_LARGE");
 
     assert_eq!(inventory().await, before, "bad input changed nothing");
+    server.stop().await;
+}
+
+async fn concurrent_adds_get_distinct_ids(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let adds = (0..24).map(|i| {
+        let client = client.clone();
+        async move {
+            client
+                .add_pet()
+                .body(pet(&format!("Pet {i}"), &["crowd"]))
+                .send()
+                .await
+        }
+    });
+    let mut ids: Vec<i64> = futures::future::join_all(adds)
+        .await
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|e| panic!("a concurrent addPet failed: {e}"))
+                .id
+                .unwrap_or_default()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 24, "every pet got an id of its own");
+    let crowd = client
+        .find_pets_by_tags()
+        .tags(vec!["crowd".to_owned()])
+        .send()
+        .await;
+    assert_eq!(crowd.unwrap_or_else(|e| panic!("{e}")).len(), 24);
     server.stop().await;
 }

@@ -12,6 +12,8 @@ on_every_database!(
     orders_for_unavailable_pets_are_refused,
     bad_order_input_is_refused_and_changes_nothing,
     demo_data_is_consistent,
+    demo_data_is_restored_periodically,
+    racing_orders_sell_a_pet_once,
 );
 
 fn order(pet_id: i64, status: Option<OrderStatus>) -> types::Order {
@@ -333,5 +335,63 @@ async fn demo_data_is_consistent(db: Db) {
         .send()
         .await;
     assert!(token.is_ok(), "the sample users can log in");
+    server.stop().await;
+}
+
+async fn demo_data_is_restored_periodically(db: Db) {
+    let server = TestServer::start_with(db, |c| {
+        c.petstore.demo_data = true;
+        c.petstore.demo_reset_interval_secs = Some(1);
+    })
+    .await;
+    let client = server.petstore();
+    client
+        .delete_pet()
+        .pet_id(1)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let extra = add_pet(&server, "Not a sample").await;
+    // Wait for a reset after both changes by watching for its effect: pet 1
+    // back and the added pet gone (polled, within a bound).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let sample_back = client.get_pet_by_id().pet_id(1).send().await.is_ok();
+        let extra_gone = client
+            .get_pet_by_id()
+            .pet_id(extra as u64)
+            .send()
+            .await
+            .is_err();
+        if sample_back && extra_gone {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sample data was not restored in time"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    server.stop().await;
+}
+
+async fn racing_orders_sell_a_pet_once(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let rex = add_pet(&server, "Rex").await;
+    let attempts = (0..12).map(|_| {
+        let client = client.clone();
+        async move { client.place_order().body(order(rex, None)).send().await }
+    });
+    let results = futures::future::join_all(attempts).await;
+    let placed = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(placed, 1, "exactly one order wins the pet");
+    for result in results.into_iter().filter(Result::is_err) {
+        let (status, body) = api_error(result);
+        assert_eq!(status, 422);
+        assert_error(&body, 422, "VALIDATION_FAILED");
+    }
+    assert_eq!(server.count("orders").await, 1);
+    assert_eq!(pet_status(&server, rex).await, Some(PetStatus::Pending));
     server.stop().await;
 }

@@ -9,6 +9,7 @@ use super::PetstoreState;
 use super::pet::{Category, Pet, PetStatus, Tag};
 use super::user::hash_password;
 use super::wire::ApiError;
+use crate::storage::IdTable;
 
 /// The password upstream gives every sample user.
 const SAMPLE_PASSWORD: &str = "XXXXXXXXXXX";
@@ -118,6 +119,14 @@ pub async fn restore(state: &PetstoreState) -> Result<(), ApiError> {
             .bind(status)
             .execute(tx.conn())
             .await?;
+    }
+    // The sample ids are the server's own: new pets, users and orders get others.
+    for (table, last) in [
+        (IdTable::Pets, 10),
+        (IdTable::Users, 10),
+        (IdTable::Orders, 3),
+    ] {
+        state.db.reserve_ids_up_to(tx.conn(), table, last).await?;
     }
     tx.commit().await?;
     Ok(())

@@ -226,21 +226,22 @@ pub async fn place_order(
         .ship_date
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     let mut tx = state.db.begin_write().await?;
-    match pet_status(tx.conn(), order.pet_id).await? {
-        None => {
-            return Err(ApiError::validation(format!(
-                "pet {} does not exist, so it cannot be ordered",
-                order.pet_id
-            )));
-        }
-        Some(PetStatus::Available) => {}
-        Some(other) => {
-            return Err(ApiError::validation(format!(
-                "pet {} is {}, so it cannot be ordered",
-                order.pet_id,
-                other.as_str()
-            )));
-        }
+    // Check and claim the pet in one statement, so that two orders racing for
+    // the same pet (possible on PostgreSQL) cannot both win.
+    let claimed = sqlx::query("UPDATE pets SET status = $1 WHERE id = $2 AND status = 'available'")
+        .bind(status.pet_status().as_str())
+        .bind(order.pet_id)
+        .execute(tx.conn())
+        .await?;
+    if claimed.rows_affected() == 0 {
+        let why = match pet_status(tx.conn(), order.pet_id).await? {
+            None => "does not exist".to_owned(),
+            Some(other) => format!("is {}", other.as_str()),
+        };
+        return Err(ApiError::validation(format!(
+            "pet {} {why}, so it cannot be ordered",
+            order.pet_id
+        )));
     }
     let id = match order.id.filter(|id| *id > 0) {
         Some(id) => id,
@@ -263,7 +264,6 @@ pub async fn place_order(
             ApiError::from(e)
         }
     })?;
-    set_pet_status(tx.conn(), order.pet_id, status.pet_status()).await?;
     let placed = load_order(tx.conn(), id)
         .await?
         .ok_or_else(|| ApiError::internal("order vanished", id))?;
@@ -318,16 +318,17 @@ pub async fn delete_order(
 ) -> Result<Response, ApiError> {
     let id = positive_id("orderId", order_id)?;
     let mut tx = state.db.begin_write().await?;
-    let order = load_order(tx.conn(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("order {id} not found")))?;
-    sqlx::query("DELETE FROM orders WHERE id = $1")
-        .bind(id)
-        .execute(tx.conn())
-        .await?;
-    if order.status != Some(OrderStatus::Delivered) {
+    // DELETE ... RETURNING: of two deletes racing, only one sees the order.
+    let deleted: Option<(i64, String)> =
+        sqlx::query_as("DELETE FROM orders WHERE id = $1 RETURNING pet_id, status")
+            .bind(id)
+            .fetch_optional(tx.conn())
+            .await?;
+    let (pet_id, status) =
+        deleted.ok_or_else(|| ApiError::not_found(format!("order {id} not found")))?;
+    if OrderStatus::parse(&status) != Some(OrderStatus::Delivered) {
         // The pet may have been deleted since; then there is nothing to release.
-        set_pet_status(tx.conn(), order.pet_id, PetStatus::Available).await?;
+        set_pet_status(tx.conn(), pet_id, PetStatus::Available).await?;
     }
     tx.commit().await?;
     Ok(StatusCode::OK.into_response())

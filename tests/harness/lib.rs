@@ -1,7 +1,7 @@
 //! The end-to-end harness: the real server, bound to `127.0.0.1:0` with a
 //! fresh database, driven over HTTP.
 //!
-//! Every test runs on SQLite and, when `PETSTORE_PORTFOLIO_TEST_POSTGRES_URL`
+//! Every test runs on SQLite and, when `POSTGRES_TEST_URL`
 //! names a PostgreSQL server (CI sets it), on PostgreSQL too, each time in a
 //! database of its own. Without the URL the PostgreSQL runs say loudly that
 //! they were skipped; under CI (`CI=true`) a missing URL is a failure.
@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/postgres`.
-pub const POSTGRES_URL_VAR: &str = "PETSTORE_PORTFOLIO_TEST_POSTGRES_URL";
+pub const POSTGRES_URL_VAR: &str = "POSTGRES_TEST_URL";
 
 /// Which database a test runs on.
 #[derive(Debug, Clone)]

@@ -18,7 +18,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-use crate::config::Config;
+use crate::config::{AuthMode, Config};
 use crate::docs;
 use crate::petstore::{self, PetstoreState, demo_data, wire::ApiError};
 use crate::storage::{Database, redact_url};
@@ -46,6 +46,14 @@ impl Server {
     /// Connects the database (running migrations), binds the address, loads
     /// the demo data if configured, and builds the router.
     pub async fn bind(config: Config) -> anyhow::Result<Self> {
+        if config.petstore.auth_mode == AuthMode::Enforce {
+            // The seam is in place (the setting, the documented security
+            // schemes); the checks come with the auth issue. Refusing beats
+            // silently serving without them.
+            anyhow::bail!(
+                "petstore.auth_mode = \"enforce\" is not available yet; use \"open\" (the default)"
+            );
+        }
         let database_url = config.database_url();
         if database_url.starts_with("sqlite:") && !database_url.contains(":memory:") {
             std::fs::create_dir_all(&config.data_dir).with_context(|| {

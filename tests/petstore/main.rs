@@ -6,6 +6,7 @@ mod docs;
 mod example;
 mod images;
 mod negotiation;
+mod operation;
 mod pets;
 mod store;
 mod support;

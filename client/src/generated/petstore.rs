@@ -1555,7 +1555,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nRequest bodies are checked against the schemas as written: an optional property\nis left out, not sent as `null`, and a property that is an object is an object.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
+#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nRequest bodies are checked against the schemas as written: an optional property\nis left out, not sent as `null`, and a property that is an object is an object.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`, `SERVICE_UNAVAILABLE`), in JSON or XML\n  as the `Accept` header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1781,6 +1781,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1866,6 +1869,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1933,6 +1939,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -1996,6 +2005,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -2067,6 +2079,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -2182,6 +2197,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2272,6 +2290,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2350,6 +2371,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -2473,6 +2497,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2523,6 +2550,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -2613,6 +2643,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2684,6 +2717,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2753,6 +2789,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -2843,6 +2882,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2918,6 +2960,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -3004,6 +3049,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3049,6 +3097,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -3120,6 +3171,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),
@@ -3233,6 +3287,9 @@ pub mod builder {
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3302,6 +3359,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 _ => Err(Error::UnexpectedResponse(response)),

@@ -91,8 +91,8 @@ impl Modify for SecuritySchemes {
 }
 
 /// Every pet store error is an `ApiResponse` in JSON or XML ([`wire::render_errors`]
-/// sees to it), and any operation can answer 406 (an `Accept` it cannot meet)
-/// or 500. Handlers list only the statuses particular to them; this adds the
+/// sees to it), and any operation can answer 406 (an `Accept` it cannot meet),
+/// 500 or 503 (the request timeout). Handlers list only the statuses particular to them; this adds the
 /// rest and the error bodies, in one place.
 struct ErrorResponses;
 
@@ -132,6 +132,7 @@ impl Modify for ErrorResponses {
                         "500",
                         "Something went wrong on the server; the message carries no internals.",
                     ),
+                    ("503", "The request took longer than the server allows."),
                 ] {
                     responses.entry(status.to_owned()).or_insert_with(|| {
                         RefOr::T(ResponseBuilder::new().description(description).build())

@@ -614,6 +614,55 @@ mod tests {
         Format::negotiate(&headers)
     }
 
+    /// Errors produced outside the handlers (here a bare 503, as the timeout
+    /// layer answers) leave as ApiResponses in the negotiated format.
+    #[tokio::test]
+    async fn bare_error_statuses_become_api_responses() {
+        use tower::ServiceExt as _;
+        let app = axum::Router::new()
+            .route(
+                "/slow",
+                axum::routing::get(|| async { StatusCode::SERVICE_UNAVAILABLE }),
+            )
+            .layer(axum::middleware::from_fn(render_errors));
+        for (accept, content_type, needle) in [
+            (
+                "application/json",
+                "application/json",
+                "\"type\":\"SERVICE_UNAVAILABLE\"",
+            ),
+            (
+                "application/xml",
+                "application/xml",
+                "<type>SERVICE_UNAVAILABLE</type>",
+            ),
+        ] {
+            let request = Request::builder()
+                .uri("/slow")
+                .header(header::ACCEPT, accept)
+                .body(axum::body::Body::empty())
+                .unwrap_or_default();
+            let response = app
+                .clone()
+                .oneshot(request)
+                .await
+                .unwrap_or_else(|e| match e {});
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(
+                response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok()),
+                Some(content_type)
+            );
+            let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+                .await
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body);
+            assert!(text.contains(needle), "{text}");
+        }
+    }
+
     #[test]
     fn negotiation_honours_q_values() {
         assert_eq!(Format::negotiate(&HeaderMap::new()), Some(Format::Json));

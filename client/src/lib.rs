@@ -11,7 +11,7 @@
 //!
 //! let client = petstore::ClientBuilder::new("http://127.0.0.1:8080").build()?;
 //! let pet = client.get_pet_by_id().pet_id(1).send().await?;
-//! println!("{} is {:?}", pet.name, pet.status);
+//! println!("{} is {:?}", pet.name.as_str(), pet.status);
 //! # Ok(())
 //! # }
 //! ```

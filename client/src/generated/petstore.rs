@@ -1607,83 +1607,83 @@ impl ClientInfo<()> for Client {
 }
 impl ClientHooks<()> for &Client {}
 impl Client {
-    #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist: without an id\n(or with 0) there is none to replace, which is a 404.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```ignore\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist: without an id\n(or with 0) there is none to replace, which is a 404.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```text\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_pet(&self) -> builder::UpdatePet<'_> {
         builder::UpdatePet::new(self)
     }
-    #[doc = "Add a new pet to the store\n\nAdds a pet. Without an `id` (or with `0`) the server assigns one; with the\n`id` of an existing pet, that pet is replaced. `status` defaults to `available`.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `body`: Create a new pet in the store\n```ignore\nlet response = client.add_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Add a new pet to the store\n\nAdds a pet. Without an `id` (or with `0`) the server assigns one; with the\n`id` of an existing pet, that pet is replaced. `status` defaults to `available`.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `body`: Create a new pet in the store\n```text\nlet response = client.add_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn add_pet(&self) -> builder::AddPet<'_> {
         builder::AddPet::new(self)
     }
-    #[doc = "Finds Pets by status\n\nMultiple status values can be given as repeated parameters\n(`?status=available&status=sold`) or comma separated (`?status=available,sold`).\nWithout `status`, the available pets are returned.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `status`: Status values that need to be considered for filter\n```ignore\nlet response = client.find_pets_by_status()\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by status\n\nMultiple status values can be given as repeated parameters\n(`?status=available&status=sold`) or comma separated (`?status=available,sold`).\nWithout `status`, the available pets are returned.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `status`: Status values that need to be considered for filter\n```text\nlet response = client.find_pets_by_status()\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_status(&self) -> builder::FindPetsByStatus<'_> {
         builder::FindPetsByStatus::new(self)
     }
-    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once. Tags can be given\nas repeated parameters (`?tags=a&tags=b`) or comma separated (`?tags=a,b`).\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `tags`: Tags to filter by\n```ignore\nlet response = client.find_pets_by_tags()\n    .tags(tags)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once. Tags can be given\nas repeated parameters (`?tags=a&tags=b`) or comma separated (`?tags=a,b`).\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `tags`: Tags to filter by\n```text\nlet response = client.find_pets_by_tags()\n    .tags(tags)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_tags(&self) -> builder::FindPetsByTags<'_> {
         builder::FindPetsByTags::new(self)
     }
-    #[doc = "Find pet by ID\n\nReturns a single pet.\n\nSends a `GET` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet to return\n```ignore\nlet response = client.get_pet_by_id()\n    .pet_id(pet_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Find pet by ID\n\nReturns a single pet.\n\nSends a `GET` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet to return\n```text\nlet response = client.get_pet_by_id()\n    .pet_id(pet_id)\n    .send()\n    .await;\n```"]
     pub fn get_pet_by_id(&self) -> builder::GetPetById<'_> {
         builder::GetPetById::new(self)
     }
-    #[doc = "Updates a pet in the store with form data\n\nChanges the pet's `name` and/or `status`, given as query parameters or as an\n`application/x-www-form-urlencoded` body (the body wins where both are given).\n\nSends a `POST` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet that needs to be updated\n- `name`: Name of pet that needs to be updated\n- `status`: Status of pet that needs to be updated\n```ignore\nlet response = client.update_pet_with_form()\n    .pet_id(pet_id)\n    .name(name)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Updates a pet in the store with form data\n\nChanges the pet's `name` and/or `status`, given as query parameters or as an\n`application/x-www-form-urlencoded` body (the body wins where both are given).\n\nSends a `POST` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet that needs to be updated\n- `name`: Name of pet that needs to be updated\n- `status`: Status of pet that needs to be updated\n```text\nlet response = client.update_pet_with_form()\n    .pet_id(pet_id)\n    .name(name)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn update_pet_with_form(&self) -> builder::UpdatePetWithForm<'_> {
         builder::UpdatePetWithForm::new(self)
     }
-    #[doc = "Deletes a pet\n\nDeletes the pet and its images.\n\nSends a `DELETE` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: Pet id to delete\n- `api_key`: Accepted for compatibility with the official document.\n```ignore\nlet response = client.delete_pet()\n    .pet_id(pet_id)\n    .api_key(api_key)\n    .send()\n    .await;\n```"]
+    #[doc = "Deletes a pet\n\nDeletes the pet and its images.\n\nSends a `DELETE` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: Pet id to delete\n- `api_key`: Accepted for compatibility with the official document.\n```text\nlet response = client.delete_pet()\n    .pet_id(pet_id)\n    .api_key(api_key)\n    .send()\n    .await;\n```"]
     pub fn delete_pet(&self) -> builder::DeletePet<'_> {
         builder::DeletePet::new(self)
     }
-    #[doc = "Returns an uploaded image\n\nServes an image stored by `uploadFile`, with its sniffed content type.\n\nSends a `GET` request to `/pet/{petId}/images/{imageId}`\n\nArguments:\n- `pet_id`: ID of the pet the image belongs to\n- `image_id`: ID of the image\n```ignore\nlet response = client.get_pet_image()\n    .pet_id(pet_id)\n    .image_id(image_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Returns an uploaded image\n\nServes an image stored by `uploadFile`, with its sniffed content type.\n\nSends a `GET` request to `/pet/{petId}/images/{imageId}`\n\nArguments:\n- `pet_id`: ID of the pet the image belongs to\n- `image_id`: ID of the image\n```text\nlet response = client.get_pet_image()\n    .pet_id(pet_id)\n    .image_id(image_id)\n    .send()\n    .await;\n```"]
     pub fn get_pet_image(&self) -> builder::GetPetImage<'_> {
         builder::GetPetImage::new(self)
     }
-    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type) of at most the configured size (5 MiB by default), and\nappends the URL that serves it to the pet's `photoUrls`. The body is either\nthe raw image (`application/octet-stream`) or a `multipart/form-data` form\nwith a `file` part and an optional `additionalMetadata` part.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: ID of pet to update\n- `additional_metadata`: Additional Metadata\n- `body`\n```ignore\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type) of at most the configured size (5 MiB by default), and\nappends the URL that serves it to the pet's `photoUrls`. The body is either\nthe raw image (`application/octet-stream`) or a `multipart/form-data` form\nwith a `file` part and an optional `additionalMetadata` part.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: ID of pet to update\n- `additional_metadata`: Additional Metadata\n- `body`\n```text\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn upload_file(&self) -> builder::UploadFile<'_> {
         builder::UploadFile::new(self)
     }
-    #[doc = "Returns pet inventories by status\n\nReturns a map of pet status to the number of pets in it; every status is present.\n\nSends a `GET` request to `/store/inventory`\n\n```ignore\nlet response = client.get_inventory()\n    .send()\n    .await;\n```"]
+    #[doc = "Returns pet inventories by status\n\nReturns a map of pet status to the number of pets in it; every status is present.\n\nSends a `GET` request to `/store/inventory`\n\n```text\nlet response = client.get_inventory()\n    .send()\n    .await;\n```"]
     pub fn get_inventory(&self) -> builder::GetInventory<'_> {
         builder::GetInventory::new(self)
     }
-    #[doc = "Place an order for a pet\n\nThe pet must exist and be `available`. A `placed` (default) or `approved`\norder makes the pet `pending`; a `delivered` order makes it `sold`.\n\nSends a `POST` request to `/store/order`\n\n```ignore\nlet response = client.place_order()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Place an order for a pet\n\nThe pet must exist and be `available`. A `placed` (default) or `approved`\norder makes the pet `pending`; a `delivered` order makes it `sold`.\n\nSends a `POST` request to `/store/order`\n\n```text\nlet response = client.place_order()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn place_order(&self) -> builder::PlaceOrder<'_> {
         builder::PlaceOrder::new(self)
     }
-    #[doc = "Find purchase order by ID\n\nSends a `GET` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of order that needs to be fetched\n```ignore\nlet response = client.get_order_by_id()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Find purchase order by ID\n\nSends a `GET` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of order that needs to be fetched\n```text\nlet response = client.get_order_by_id()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
     pub fn get_order_by_id(&self) -> builder::GetOrderById<'_> {
         builder::GetOrderById::new(self)
     }
-    #[doc = "Delete purchase order by identifier\n\nDeleting an order that was not delivered makes its pet `available` again.\n\nSends a `DELETE` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of the order that needs to be deleted\n```ignore\nlet response = client.delete_order()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Delete purchase order by identifier\n\nDeleting an order that was not delivered makes its pet `available` again.\n\nSends a `DELETE` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of the order that needs to be deleted\n```text\nlet response = client.delete_order()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
     pub fn delete_order(&self) -> builder::DeleteOrder<'_> {
         builder::DeleteOrder::new(self)
     }
-    #[doc = "Create user\n\nCreates a user. The username must be unique; the password is stored hashed.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `body`: Created user object\n```ignore\nlet response = client.create_user()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Create user\n\nCreates a user. The username must be unique; the password is stored hashed.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `body`: Created user object\n```text\nlet response = client.create_user()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_user(&self) -> builder::CreateUser<'_> {
         builder::CreateUser::new(self)
     }
-    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them. Answers with the last user created,\nas the official document does.\n\nSends a `POST` request to `/user/createWithList`\n\n```ignore\nlet response = client.create_users_with_list_input()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them. Answers with the last user created,\nas the official document does.\n\nSends a `POST` request to `/user/createWithList`\n\n```text\nlet response = client.create_users_with_list_input()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_users_with_list_input(&self) -> builder::CreateUsersWithListInput<'_> {
         builder::CreateUsersWithListInput::new(self)
     }
-    #[doc = "Logs user into the system\n\nChecks the credentials and answers with a session token, to be sent as\n`Authorization: Bearer <token>` (for example to `logoutUser`).\n\nSends a `GET` request to `/user/login`\n\nArguments:\n- `password`: The password for login in clear text\n- `username`: The user name for login\n```ignore\nlet response = client.login_user()\n    .password(password)\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Logs user into the system\n\nChecks the credentials and answers with a session token, to be sent as\n`Authorization: Bearer <token>` (for example to `logoutUser`).\n\nSends a `GET` request to `/user/login`\n\nArguments:\n- `password`: The password for login in clear text\n- `username`: The user name for login\n```text\nlet response = client.login_user()\n    .password(password)\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn login_user(&self) -> builder::LoginUser<'_> {
         builder::LoginUser::new(self)
     }
-    #[doc = "Logs out current logged in user session\n\nEnds the session named by the bearer token, if any. Logging out twice, or\nwithout a session, is not an error.\n\nSends a `GET` request to `/user/logout`\n\n```ignore\nlet response = client.logout_user()\n    .send()\n    .await;\n```"]
+    #[doc = "Logs out current logged in user session\n\nEnds the session named by the bearer token, if any. Logging out twice, or\nwithout a session, is not an error.\n\nSends a `GET` request to `/user/logout`\n\n```text\nlet response = client.logout_user()\n    .send()\n    .await;\n```"]
     pub fn logout_user(&self) -> builder::LogoutUser<'_> {
         builder::LogoutUser::new(self)
     }
-    #[doc = "Get user by user name\n\nGet user detail based on username. The password is never returned.\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be fetched. Use user1 for testing\n```ignore\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Get user by user name\n\nGet user detail based on username. The password is never returned.\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be fetched. Use user1 for testing\n```text\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn get_user_by_name(&self) -> builder::GetUserByName<'_> {
         builder::GetUserByName::new(self)
     }
-    #[doc = "Update user resource\n\nReplaces the user. The body's `username` may rename the user (it must stay\nunique); without a `password` the old one is kept.\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: name that need to be updated\n- `body`: Update an existent user in the store\n```ignore\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update user resource\n\nReplaces the user. The body's `username` may rename the user (it must stay\nunique); without a `password` the old one is kept.\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: name that need to be updated\n- `body`: Update an existent user in the store\n```text\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_user(&self) -> builder::UpdateUser<'_> {
         builder::UpdateUser::new(self)
     }
-    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions.\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be deleted\n```ignore\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions.\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be deleted\n```text\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn delete_user(&self) -> builder::DeleteUser<'_> {
         builder::DeleteUser::new(self)
     }

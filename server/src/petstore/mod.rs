@@ -91,8 +91,8 @@ impl Modify for SecuritySchemes {
 }
 
 /// Every pet store error is an `ApiResponse` in JSON or XML ([`wire::render_errors`]
-/// sees to it), and any operation can answer 406 (an `Accept` it cannot meet),
-/// 500 or 503 (the request timeout). Handlers list only the statuses particular to them; this adds the
+/// sees to it); any operation can answer 406 (an `Accept` it cannot meet), 500
+/// or 503 (the request timeout), and any that reads a body 413 and 415. Handlers list only the statuses particular to them; this adds the
 /// rest and the error bodies, in one place.
 struct ErrorResponses;
 
@@ -125,7 +125,21 @@ impl Modify for ErrorResponses {
                 &mut item.patch,
             ];
             for operation in operations.into_iter().flatten() {
+                let has_body = operation.request_body.is_some();
                 let responses = &mut operation.responses.responses;
+                if has_body {
+                    for (status, description) in [
+                        ("413", "The body is larger than the server accepts."),
+                        (
+                            "415",
+                            "The body's media type is not one the operation reads.",
+                        ),
+                    ] {
+                        responses.entry(status.to_owned()).or_insert_with(|| {
+                            RefOr::T(ResponseBuilder::new().description(description).build())
+                        });
+                    }
+                }
                 for (status, description) in [
                     ("406", "The `Accept` header allows neither JSON nor XML."),
                     (

@@ -210,8 +210,6 @@ pub async fn get_inventory(
             content((Order = "application/json"), (Order = "application/xml"))),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "An order with this id exists"),
-        (status = 413, description = "Body too large"),
-        (status = 415, description = "Unsupported media type"),
         (status = 422, description = "Validation exception, or the pet is not available"),
     ),
 )]

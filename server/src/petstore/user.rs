@@ -186,6 +186,14 @@ pub(super) async fn hash_password(password: String) -> Result<String, ApiError> 
     .map_err(|e| ApiError::internal("cannot hash password", e))
 }
 
+/// The hash of a password, if one was given.
+async fn hash_if_given(password: Option<String>) -> Result<Option<String>, ApiError> {
+    match password {
+        Some(password) => hash_password(password).await.map(Some),
+        None => Ok(None),
+    }
+}
+
 /// A hash of a password nobody has, checked when the user does not exist so
 /// that a wrong username takes as long as a wrong password.
 fn dummy_hash() -> &'static str {
@@ -285,8 +293,6 @@ fn public(mut user: User, id: i64) -> User {
             content((User = "application/json"), (User = "application/xml"))),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "The username is taken"),
-        (status = 413, description = "Body too large"),
-        (status = 415, description = "Unsupported media type"),
         (status = 422, description = "Validation exception"),
     ),
 )]
@@ -295,10 +301,7 @@ pub async fn create_user(
     format: Format,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, ApiError> {
-    let hash = match user.password.clone() {
-        Some(password) => Some(hash_password(password).await?),
-        None => None,
-    };
+    let hash = hash_if_given(user.password.clone()).await?;
     let mut tx = state.db.begin_write().await?;
     let id = insert_user(&state, tx.conn(), &user, hash).await?;
     tx.commit().await?;
@@ -317,8 +320,6 @@ pub async fn create_user(
             content((User = "application/json"), (User = "application/xml"))),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "A username is taken or repeated"),
-        (status = 413, description = "Body too large"),
-        (status = 415, description = "Unsupported media type"),
         (status = 422, description = "Validation exception"),
     ),
 )]
@@ -329,10 +330,7 @@ pub async fn create_users_with_list_input(
 ) -> Result<Reply<User>, ApiError> {
     let mut hashes = Vec::with_capacity(users.len());
     for user in &users {
-        hashes.push(match user.password.clone() {
-            Some(password) => Some(hash_password(password).await?),
-            None => None,
-        });
+        hashes.push(hash_if_given(user.password.clone()).await?);
     }
     // All or none: one transaction, and the first conflict rolls it back.
     let mut tx = state.db.begin_write().await?;
@@ -533,8 +531,6 @@ pub async fn get_user_by_name(
         (status = 400, description = "bad request"),
         (status = 404, description = "user not found"),
         (status = 409, description = "The new username is taken"),
-        (status = 413, description = "Body too large"),
-        (status = 415, description = "Unsupported media type"),
         (status = 422, description = "Validation exception"),
     ),
 )]
@@ -544,10 +540,7 @@ pub async fn update_user(
     PathParams(username): PathParams<String>,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, ApiError> {
-    let new_hash = match user.password.clone() {
-        Some(password) => Some(hash_password(password).await?),
-        None => None,
-    };
+    let new_hash = hash_if_given(user.password.clone()).await?;
     let mut tx = state.db.begin_write().await?;
     let existing = load_user(tx.conn(), &username)
         .await?

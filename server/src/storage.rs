@@ -27,9 +27,9 @@ pub enum Backend {
 pub struct Database {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite lets one writer in at a time and fails (rather than waits) when two
-    /// deferred transactions both try to upgrade to writing. Writers therefore
-    /// queue here first; readers never take this lock. PostgreSQL needs none.
+    /// SQLite lets one writer in at a time. Writers queue here (readers never
+    /// take this lock), so that they wait their turn in order instead of
+    /// polling SQLite's lock. PostgreSQL needs none.
     sqlite_writer: Option<Arc<Mutex<()>>>,
 }
 
@@ -130,12 +130,20 @@ impl Database {
     }
 
     /// Starts a transaction that will write.
+    ///
+    /// On SQLite it is `BEGIN IMMEDIATE`: it takes the write lock at once,
+    /// waiting for it if need be. A deferred transaction would take it only at
+    /// its first write, after reading, and SQLite fails such an upgrade at once
+    /// (no waiting) while another connection holds the lock - as one does
+    /// briefly while a dropped transaction's rollback is still under way.
     pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
-        let writer_turn = match &self.sqlite_writer {
-            Some(lock) => Some(lock.clone().lock_owned().await),
-            None => None,
+        let (writer_turn, tx) = match &self.sqlite_writer {
+            Some(lock) => {
+                let turn = lock.clone().lock_owned().await;
+                (Some(turn), self.pool.begin_with("BEGIN IMMEDIATE").await?)
+            }
+            None => (None, self.pool.begin().await?),
         };
-        let tx = self.pool.begin().await?;
         Ok(WriteTx {
             tx,
             _writer_turn: writer_turn,

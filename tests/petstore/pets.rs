@@ -16,6 +16,7 @@ on_every_database!(
     delete_pet_then_it_is_gone,
     bad_pet_input_is_refused_and_changes_nothing,
     concurrent_adds_get_distinct_ids,
+    concurrent_writes_that_fail_do_not_block_others,
 );
 
 async fn add_then_get_pet(db: Db) {
@@ -569,5 +570,54 @@ async fn concurrent_adds_get_distinct_ids(db: Db) {
         .send()
         .await;
     assert_eq!(crowd.unwrap_or_else(|e| panic!("{e}")).len(), 24);
+    server.stop().await;
+}
+
+/// Writes that fail part-way (a taken username: the insert is tried, the
+/// transaction dropped) racing with writes that read before they write (a
+/// pet replaced): every one gets its proper answer, none a 500.
+async fn concurrent_writes_that_fail_do_not_block_others(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let mut rex = pet("Rex", &[]);
+    rex.id = Some(7);
+    client
+        .add_pet()
+        .body(rex.clone())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let user = serde_json::json!({"username": "taken"}).to_string();
+    let requests = (0..60).map(|i| {
+        let client = client.clone();
+        let raw = http();
+        let (url, user, mut rex) = (server.at("/v2/user"), user.clone(), rex.clone());
+        async move {
+            if i % 2 == 0 {
+                rex.name = format!("Rex {i}").parse().unwrap_or_else(|e| panic!("{e}"));
+                client
+                    .add_pet()
+                    .body(rex)
+                    .send()
+                    .await
+                    .map(|_| 200)
+                    .unwrap_or_else(|e| e.status().map(|s| s.as_u16()).unwrap_or_default())
+            } else {
+                let response = raw
+                    .post(url)
+                    .header("content-type", "application/json")
+                    .body(user)
+                    .send()
+                    .await;
+                response.map(|r| r.status().as_u16()).unwrap_or_default()
+            }
+        }
+    });
+    let statuses = futures::future::join_all(requests).await;
+    let replaced = statuses.iter().step_by(2).filter(|s| **s == 200).count();
+    let users: Vec<u16> = statuses.iter().skip(1).step_by(2).copied().collect();
+    assert_eq!(replaced, 30, "every replacement succeeds: {statuses:?}");
+    assert_eq!(users.iter().filter(|s| **s == 200).count(), 1, "{users:?}");
+    assert_eq!(users.iter().filter(|s| **s == 409).count(), 29, "{users:?}");
     server.stop().await;
 }

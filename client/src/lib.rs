@@ -17,3 +17,4 @@
 //! ```
 
 pub mod petstore;
+pub mod portfolio;

@@ -21,6 +21,7 @@ use tower_http::trace::TraceLayer;
 use crate::config::{AuthMode, Config};
 use crate::docs;
 use crate::petstore::{self, PetstoreState, demo_data, wire::ApiError};
+use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioError};
 use crate::storage::{Database, redact_url};
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -94,7 +95,16 @@ impl Server {
                 Duration::from_secs(secs),
             ));
         }
-        let router = build_router(&config, petstore_state)?;
+        portfolio::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
+            .await
+            .context("cannot load the portfolio content")?;
+        let portfolio_state = PortfolioState {
+            db: db.clone(),
+            keys: Arc::new(ApiKeys::new(&config.portfolio.api_keys)),
+            config: Arc::new(config.portfolio.clone()),
+            started: std::time::Instant::now(),
+        };
+        let router = build_router(&config, petstore_state, portfolio_state)?;
         Ok(Self {
             listener,
             router,
@@ -138,30 +148,52 @@ impl Server {
 
 /// The whole HTTP application: both services' routes, docs, and the tower-http
 /// plumbing around them.
-pub fn build_router(config: &Config, petstore_state: PetstoreState) -> anyhow::Result<Router> {
-    let (petstore_routes, _petstore_doc) = petstore::router(&petstore_state.config)
+pub fn build_router(
+    config: &Config,
+    petstore_state: PetstoreState,
+    portfolio_state: PortfolioState,
+) -> anyhow::Result<Router> {
+    let timeout = Duration::from_secs(config.http.request_timeout_secs);
+    // Each service renders its own errors, including axum's (no route, wrong
+    // method, body limits), a caught panic and the timeout: those layers sit
+    // inside its renderer.
+    let (petstore_routes, _) = petstore::router(&petstore_state.config)
         .with_state(petstore_state)
         .split_for_parts();
     let petstore_routes = petstore_routes
         .fallback(petstore_no_route)
-        .layer(CatchPanicLayer::custom(panic_response));
+        .layer(CatchPanicLayer::custom(petstore_panic))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            timeout,
+        ))
+        .layer(middleware::from_fn(petstore::wire::render_errors));
+    let (portfolio_routes, _) = portfolio::router()
+        .with_state(portfolio_state)
+        .split_for_parts();
+    let portfolio_routes = portfolio_routes
+        .layer(CatchPanicLayer::custom(portfolio_panic))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            timeout,
+        ))
+        .layer(middleware::from_fn(portfolio::error::render_errors));
 
     let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
+    let portfolio_doc =
+        docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
+    let docs_routes = docs::router(petstore_doc, portfolio_doc)
+        .layer(middleware::from_fn(portfolio::error::render_errors));
 
     let router = Router::new()
         .nest("/v2", petstore_routes)
-        .merge(docs::router(petstore_doc))
-        .fallback(petstore_no_route)
-        // Every error, including axum's own (no route, wrong method, body
-        // limits) and a caught panic, leaves as an ApiResponse.
-        .layer(middleware::from_fn(petstore::wire::render_errors))
+        .merge(portfolio_routes)
+        .merge(docs_routes)
+        // Outside both services: the portfolio's envelope, the general one.
+        .fallback(no_route)
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
         .layer(CompressionLayer::new())
         .layer(cors_layer(&config.http.cors_allowed_origins))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Duration::from_secs(config.http.request_timeout_secs),
-        ))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
             let request_id = request
@@ -179,9 +211,22 @@ async fn petstore_no_route() -> ApiError {
     ApiError::not_found("no such route; the pet store's operations are listed at /docs")
 }
 
+async fn no_route() -> PortfolioError {
+    PortfolioError::not_found(
+        "no such route: the pet store is under /v2, the portfolio under /api; see /docs",
+    )
+}
+
 /// A handler panicked: log it, answer 500 without internals.
-fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+fn petstore_panic(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
     axum::response::IntoResponse::into_response(ApiError::internal("handler panicked", "panic"))
+}
+
+fn portfolio_panic(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    axum::response::IntoResponse::into_response(PortfolioError::internal(
+        "handler panicked",
+        "panic",
+    ))
 }
 
 fn cors_layer(origins: &[String]) -> CorsLayer {

@@ -33,6 +33,7 @@ pub struct Config {
     pub public_url: Option<String>,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
+    pub portfolio: PortfolioConfig,
     pub log: LogConfig,
 }
 
@@ -45,6 +46,7 @@ impl Default for Config {
             public_url: None,
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
+            portfolio: PortfolioConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -110,6 +112,18 @@ impl Default for PetstoreConfig {
             login_rate_limit_per_hour: 5000,
         }
     }
+}
+
+/// Portfolio service settings.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PortfolioConfig {
+    /// TOML file with the site's content, loaded into an empty database on
+    /// first start; default: the sample that ships with the server.
+    pub content_file: Option<PathBuf>,
+    /// API keys the operator hands out, each with its scopes. Give the keys
+    /// through the configuration file or the environment, never flags.
+    pub api_keys: Vec<crate::portfolio::auth::ConfiguredApiKey>,
 }
 
 /// Logging.

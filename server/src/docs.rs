@@ -13,6 +13,12 @@ pub const PETSTORE_YAML: &str = include_str!("../../openapi/petstore.yaml");
 /// Where the pet store document is served.
 pub const PETSTORE_JSON_PATH: &str = "/openapi/petstore.json";
 
+/// `openapi/portfolio.yaml`, as written.
+pub const PORTFOLIO_YAML: &str = include_str!("../../openapi/portfolio.yaml");
+
+/// Where the portfolio document is served.
+pub const PORTFOLIO_JSON_PATH: &str = "/openapi/portfolio.json";
+
 /// Where Swagger UI is served.
 pub const SWAGGER_UI_PATH: &str = "/docs";
 
@@ -21,11 +27,15 @@ pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
     Ok(serde_norway::from_str(yaml)?)
 }
 
-/// Swagger UI at `/docs`, offering the documents it is given, and a route
-/// for each document's JSON.
-pub fn router(petstore: serde_json::Value) -> Router {
-    Router::new().merge(SwaggerUi::new(SWAGGER_UI_PATH).external_url_unchecked(
-        Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
-        petstore,
-    ))
+/// Swagger UI at `/docs`, offering both documents, and a route for each
+/// document's JSON.
+pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
+    Router::new().merge(
+        SwaggerUi::new(SWAGGER_UI_PATH)
+            .external_url_unchecked(
+                Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
+                petstore,
+            )
+            .external_url_unchecked(Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH), portfolio),
+    )
 }

@@ -9,6 +9,7 @@ pub mod config;
 pub mod docs;
 pub mod error;
 pub mod petstore;
+pub mod portfolio;
 pub mod storage;
 pub mod telemetry;
 

@@ -10,13 +10,41 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::Context as _;
-use petstore_portfolio_client::petstore;
+use petstore_portfolio_client::{petstore, portfolio};
+use petstore_portfolio_server::portfolio::auth::{ConfiguredApiKey, Scope};
 use petstore_portfolio_server::{Config, Server};
 use tokio::sync::oneshot;
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/postgres`.
 pub const POSTGRES_URL_VAR: &str = "POSTGRES_TEST_URL";
+
+/// API keys every test server accepts.
+pub mod keys {
+    /// Every scope (`admin`).
+    pub const ADMIN: &str = "test-admin-key-0123456789";
+    /// Only `context:read`.
+    pub const CONTEXT_READER: &str = "test-context-reader-key";
+    /// No scope at all.
+    pub const NO_SCOPE: &str = "test-no-scope-key";
+}
+
+fn test_api_keys() -> Vec<ConfiguredApiKey> {
+    let key = |name: &str, key: &str, scopes: Vec<Scope>| ConfiguredApiKey {
+        name: name.to_owned(),
+        key: key.to_owned(),
+        scopes,
+    };
+    vec![
+        key("admin", keys::ADMIN, vec![Scope::Admin]),
+        key(
+            "context-reader",
+            keys::CONTEXT_READER,
+            vec![Scope::ContextRead],
+        ),
+        key("no-scope", keys::NO_SCOPE, vec![]),
+    ]
+}
 
 /// Which database a test runs on.
 #[derive(Debug, Clone)]
@@ -119,6 +147,7 @@ impl TestServer {
             ..Config::default()
         };
         config.petstore.demo_data = false;
+        config.portfolio.api_keys = test_api_keys();
         let postgres = match db {
             Db::Sqlite => None,
             Db::Postgres(server_url) => Some(PostgresDatabase::create(&server_url).await?),
@@ -147,6 +176,23 @@ impl TestServer {
     /// A pet store client without credentials.
     pub fn petstore(&self) -> petstore::Client {
         match petstore::ClientBuilder::new(&self.url).build() {
+            Ok(client) => client,
+            Err(e) => panic!("cannot build the client: {e}"),
+        }
+    }
+
+    /// A portfolio client without a key.
+    pub fn portfolio(&self) -> portfolio::Client {
+        self.portfolio_with_key(None)
+    }
+
+    /// A portfolio client that sends `key` (see [`keys`]).
+    pub fn portfolio_with_key(&self, key: Option<&str>) -> portfolio::Client {
+        let mut builder = portfolio::ClientBuilder::new(&self.url);
+        if let Some(key) = key {
+            builder = builder.api_key(key);
+        }
+        match builder.build() {
             Ok(client) => client,
             Err(e) => panic!("cannot build the client: {e}"),
         }

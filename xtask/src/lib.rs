@@ -17,11 +17,18 @@ pub struct Service {
     pub code_document: fn() -> utoipa::openapi::OpenApi,
 }
 
-pub const SERVICES: [Service; 1] = [Service {
-    name: "pet store",
-    document: "openapi/petstore.yaml",
-    code_document: petstore_portfolio_server::petstore::openapi,
-}];
+pub const SERVICES: [Service; 2] = [
+    Service {
+        name: "pet store",
+        document: "openapi/petstore.yaml",
+        code_document: petstore_portfolio_server::petstore::openapi,
+    },
+    Service {
+        name: "portfolio",
+        document: "openapi/portfolio.yaml",
+        code_document: petstore_portfolio_server::portfolio::openapi,
+    },
+];
 
 /// The drift between one service's document and its code.
 pub fn check_service(root: &Path, service: Service) -> anyhow::Result<Vec<contract::Drift>> {

@@ -1,0 +1,225 @@
+//! Access levels (DESIGN 4.2): API keys with scopes.
+//!
+//! Until the full key and token system lands, the keys are those the operator
+//! lists in the configuration (`[[portfolio.api_keys]]`). Only a SHA-256 of each
+//! is kept in memory, and a presented key is compared with every one in
+//! constant time, so neither timing nor an early exit tells how close a guess was.
+
+use std::collections::BTreeSet;
+
+use axum::http::HeaderMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+
+use super::error::PortfolioError;
+use crate::error::ErrorCode;
+
+/// The header that carries an API key.
+pub const API_KEY_HEADER: &str = "X-API-Key";
+
+/// What a credential may do.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum Scope {
+    #[serde(rename = "context:read")]
+    ContextRead,
+    #[serde(rename = "contact:write")]
+    ContactWrite,
+    #[serde(rename = "analytics:read")]
+    AnalyticsRead,
+    #[serde(rename = "social:publish")]
+    SocialPublish,
+    #[serde(rename = "subscribers:notify")]
+    SubscribersNotify,
+    #[serde(rename = "admin")]
+    Admin,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::ContextRead => "context:read",
+            Scope::ContactWrite => "contact:write",
+            Scope::AnalyticsRead => "analytics:read",
+            Scope::SocialPublish => "social:publish",
+            Scope::SubscribersNotify => "subscribers:notify",
+            Scope::Admin => "admin",
+        }
+    }
+}
+
+/// An API key the operator configured.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfiguredApiKey {
+    /// Who the key belongs to; shown in analytics, never the key itself.
+    pub name: String,
+    /// The key. Give it through the configuration file or the environment.
+    pub key: String,
+    /// What it may do.
+    pub scopes: Vec<Scope>,
+}
+
+impl std::fmt::Debug for ConfiguredApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfiguredApiKey")
+            .field("name", &self.name)
+            .field("key", &"***")
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// Who made a request, once its key was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub key_name: String,
+}
+
+struct KeyEntry {
+    name: String,
+    digest: [u8; 32],
+    scopes: BTreeSet<Scope>,
+}
+
+/// The keys the server accepts.
+pub struct ApiKeys {
+    keys: Vec<KeyEntry>,
+}
+
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKeys")
+            .field("count", &self.keys.len())
+            .finish()
+    }
+}
+
+fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+impl ApiKeys {
+    pub fn new(configured: &[ConfiguredApiKey]) -> Self {
+        let keys = configured
+            .iter()
+            .map(|k| KeyEntry {
+                name: k.name.clone(),
+                digest: digest(&k.key),
+                scopes: k.scopes.iter().copied().collect(),
+            })
+            .collect();
+        Self { keys }
+    }
+
+    /// The caller, if the request carries a known key that has `scope`:
+    /// 401 (`details.required_header`) without a known key, 403
+    /// (`details.required_scope`) when the key lacks the scope.
+    pub fn authorize(&self, headers: &HeaderMap, scope: Scope) -> Result<Caller, PortfolioError> {
+        let presented = headers
+            .get(API_KEY_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim);
+        let unauthorized = |message: &str| {
+            PortfolioError::new(ErrorCode::Unauthorized, message)
+                .with_detail("required_header", API_KEY_HEADER)
+        };
+        let presented = match presented {
+            Some(key) if !key.is_empty() => digest(key),
+            _ => {
+                return Err(unauthorized(
+                    "this operation needs an API key in the X-API-Key header",
+                ));
+            }
+        };
+        // Compare with every key; remember the match without leaving early.
+        let mut found: Option<&KeyEntry> = None;
+        for entry in &self.keys {
+            if bool::from(entry.digest.ct_eq(&presented)) {
+                found = Some(entry);
+            }
+        }
+        let entry = found.ok_or_else(|| unauthorized("the API key is not valid"))?;
+        if !entry.scopes.contains(&scope) && !entry.scopes.contains(&Scope::Admin) {
+            return Err(PortfolioError::new(
+                ErrorCode::Forbidden,
+                format!("the API key lacks the scope {}", scope.as_str()),
+            )
+            .with_detail("required_scope", scope.as_str()));
+        }
+        Ok(Caller {
+            key_name: entry.name.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn keys() -> ApiKeys {
+        ApiKeys::new(&[
+            ConfiguredApiKey {
+                name: "reader".into(),
+                key: "k-read".into(),
+                scopes: vec![Scope::ContextRead],
+            },
+            ConfiguredApiKey {
+                name: "root".into(),
+                key: "k-admin".into(),
+                scopes: vec![Scope::Admin],
+            },
+        ])
+    }
+
+    fn with_key(key: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            API_KEY_HEADER,
+            HeaderValue::from_str(key).unwrap_or(HeaderValue::from_static("")),
+        );
+        headers
+    }
+
+    #[test]
+    fn keys_and_scopes_are_checked() {
+        let keys = keys();
+        let ok = keys.authorize(&with_key("k-read"), Scope::ContextRead);
+        assert_eq!(ok.ok().map(|c| c.key_name), Some("reader".to_owned()));
+        let missing = keys.authorize(&HeaderMap::new(), Scope::ContextRead).err();
+        assert_eq!(
+            missing.map(|e| e.body().error.details["required_header"].clone()),
+            Some("X-API-Key".into())
+        );
+        let wrong = keys
+            .authorize(&with_key("k-reed"), Scope::ContextRead)
+            .err();
+        assert_eq!(wrong.map(|e| e.code()), Some(ErrorCode::Unauthorized));
+        let scope = keys
+            .authorize(&with_key("k-read"), Scope::ContactWrite)
+            .err();
+        assert_eq!(
+            scope.map(|e| e.body().error.details["required_scope"].clone()),
+            Some("contact:write".into())
+        );
+        assert!(
+            keys.authorize(&with_key("k-admin"), Scope::ContactWrite)
+                .is_ok(),
+            "admin may do anything"
+        );
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let key = ConfiguredApiKey {
+            name: "n".into(),
+            key: "s3cret".into(),
+            scopes: vec![],
+        };
+        assert!(!format!("{key:?}").contains("s3cret"));
+    }
+}

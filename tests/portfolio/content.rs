@@ -1,0 +1,229 @@
+//! Content, LLM context and liveness: served from the database, filled from
+//! the content file.
+
+use end_to_end_tests::{Db, TestServer, keys, on_every_database};
+use petstore_portfolio_client::portfolio::types;
+
+use crate::support::{api_error, assert_envelope, send_json};
+
+on_every_database!(
+    site_info_projects_achievements_and_posts,
+    unknown_and_malformed_slugs,
+    llm_context_needs_a_key_with_its_scope,
+    health_says_alive,
+    a_content_file_of_ones_own,
+    routing_errors_are_envelopes,
+);
+
+async fn site_info_projects_achievements_and_posts(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.portfolio();
+    let site = client
+        .get_site_info()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    assert_eq!(site.name, "Ada Example");
+    assert_eq!(site.links.len(), 2);
+
+    let projects = client
+        .list_projects()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    let slugs: Vec<&str> = projects.iter().map(|p| p.slug.as_str()).collect();
+    assert_eq!(
+        slugs,
+        ["petstore-portfolio", "tide-tables"],
+        "featured first"
+    );
+    let project = client
+        .get_project()
+        .slug("tide-tables")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(project.title, "Tide tables");
+    assert!(!project.featured);
+
+    let achievements = client
+        .list_achievements()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    assert_eq!(
+        achievements.first().map(|a| a.slug.as_str()),
+        Some("talk-contracts-2026"),
+        "newest first"
+    );
+
+    let posts = client
+        .list_posts()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    let slugs: Vec<&str> = posts.iter().map(|p| p.slug.as_str()).collect();
+    assert_eq!(
+        slugs,
+        ["outbox-pattern", "why-contract-first"],
+        "newest first"
+    );
+    let post = client
+        .get_post()
+        .slug("outbox-pattern")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(post.body.contains("same transaction"));
+    server.stop().await;
+}
+
+async fn unknown_and_malformed_slugs(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.portfolio();
+    let (status, error) = api_error(client.get_project().slug("no-such-project").send().await);
+    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
+    let (status, error) = api_error(client.get_post().slug("no-such-post").send().await);
+    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
+    // The SDK checks the slug pattern itself; raw HTTP reaches the server.
+    for bad in ["Not_A_Slug", "a--b", &"a".repeat(101)] {
+        let (status, _, body) =
+            send_json(reqwest::Client::new().get(server.at(&format!("/api/posts/{bad}")))).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_envelope(&body, "BAD_REQUEST");
+    }
+    server.stop().await;
+}
+
+async fn llm_context_needs_a_key_with_its_scope(db: Db) {
+    let server = TestServer::start(db).await;
+    let (status, error) = api_error(server.portfolio().get_llm_context().send().await);
+    assert_eq!((status, error.code.as_str()), (401, "UNAUTHORIZED"));
+    assert_eq!(
+        error.details.get("required_header"),
+        Some(&serde_json::json!("X-API-Key"))
+    );
+
+    let (status, error) = api_error(
+        server
+            .portfolio_with_key(Some("wrong-key"))
+            .get_llm_context()
+            .send()
+            .await,
+    );
+    assert_eq!((status, error.code.as_str()), (401, "UNAUTHORIZED"));
+    assert_eq!(
+        error.details.get("required_header"),
+        Some(&serde_json::json!("X-API-Key"))
+    );
+
+    let (status, error) = api_error(
+        server
+            .portfolio_with_key(Some(keys::NO_SCOPE))
+            .get_llm_context()
+            .send()
+            .await,
+    );
+    assert_eq!((status, error.code.as_str()), (403, "FORBIDDEN"));
+    assert_eq!(
+        error.details.get("required_scope"),
+        Some(&serde_json::json!("context:read"))
+    );
+
+    let before = chrono::Utc::now();
+    let context = server
+        .portfolio_with_key(Some(keys::CONTEXT_READER))
+        .get_llm_context()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    assert!(context.generated_at >= before - chrono::Duration::seconds(1));
+    assert_eq!(context.site.name, "Ada Example");
+    assert_eq!(context.projects.len(), 2);
+    assert_eq!(context.achievements.len(), 2);
+    assert_eq!(context.recent_posts.len(), 2);
+    assert!(
+        context.recent_posts.iter().all(|p| !p.body.is_empty()),
+        "posts come with their bodies"
+    );
+    server.stop().await;
+}
+
+async fn health_says_alive(db: Db) {
+    let server = TestServer::start(db).await;
+    let health = server
+        .portfolio()
+        .get_health()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_inner();
+    assert_eq!(health.status, types::HealthStatus::Ok);
+    assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
+    server.stop().await;
+}
+
+async fn a_content_file_of_ones_own(db: Db) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("content.toml");
+    std::fs::write(
+        &file,
+        "[site]\nname = \"Bo\"\nheadline = \"h\"\nbio = \"b\"\nlinks = []\n\n[[posts]]\nslug = \"hello\"\n\
+         title = \"Hello\"\nsummary = \"s\"\nbody = \"Hi.\"\ntags = []\npublished_at = \"2026-01-01T00:00:00Z\"\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let server = TestServer::start_with(db, |c| c.portfolio.content_file = Some(file)).await;
+    let client = server.portfolio();
+    let site = client
+        .get_site_info()
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(site.name, "Bo");
+    assert!(
+        client
+            .list_projects()
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
+    );
+    let post = client
+        .get_post()
+        .slug("hello")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(post.body, "Hi.");
+    server.stop().await;
+}
+
+async fn routing_errors_are_envelopes(db: Db) {
+    let server = TestServer::start(db).await;
+    let http = reqwest::Client::new();
+    for (request, status, code) in [
+        (http.get(server.at("/api/nothing-here")), 404, "NOT_FOUND"),
+        (http.get(server.at("/elsewhere")), 404, "NOT_FOUND"),
+        (
+            http.post(server.at("/api/site-info")),
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        (
+            http.delete(server.at("/api/posts/why-contract-first")),
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+    ] {
+        let (got, content_type, body) = send_json(request).await;
+        assert_eq!(got, status, "{body}");
+        assert!(content_type.starts_with("application/json"));
+        assert_envelope(&body, code);
+    }
+    server.stop().await;
+}

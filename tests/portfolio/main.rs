@@ -1,0 +1,5 @@
+//! The portfolio service end to end, through the SDK.
+
+mod content;
+mod docs;
+mod support;

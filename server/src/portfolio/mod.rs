@@ -102,14 +102,14 @@ impl Modify for ErrorResponses {
                 }
                 for (status, response) in responses.iter_mut() {
                     let is_error = status.starts_with('4') || status.starts_with('5');
-                    if let (true, RefOr::T(response)) = (is_error, response) {
-                        if response.content.is_empty() {
-                            let schema = RefOr::Ref(Ref::from_schema_name("ErrorBody"));
-                            response.content.insert(
-                                "application/json".to_owned(),
-                                RefOr::T(Content::new(Some(schema))),
-                            );
-                        }
+                    if let (true, RefOr::T(response)) = (is_error, response)
+                        && response.content.is_empty()
+                    {
+                        let schema = RefOr::Ref(Ref::from_schema_name("ErrorBody"));
+                        response.content.insert(
+                            "application/json".to_owned(),
+                            RefOr::T(Content::new(Some(schema))),
+                        );
                     }
                 }
             }

@@ -20,6 +20,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::config::{AuthMode, Config};
 use crate::docs;
+use crate::mail::Mailer;
 use crate::petstore::{self, PetstoreState, demo_data, wire::ApiError};
 use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioError};
 use crate::storage::{Database, redact_url};
@@ -98,10 +99,15 @@ impl Server {
         portfolio::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
             .await
             .context("cannot load the portfolio content")?;
+        let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
+        background.push(mailer.spawn_worker());
         let portfolio_state = PortfolioState {
             db: db.clone(),
             keys: Arc::new(ApiKeys::new(&config.portfolio.api_keys)),
             config: Arc::new(config.portfolio.clone()),
+            mail: Arc::new(config.mail.clone()),
+            mailer,
+            public_url: Arc::from(public_url.as_str()),
             started: std::time::Instant::now(),
         };
         let router = build_router(&config, petstore_state, portfolio_state)?;

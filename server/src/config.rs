@@ -34,6 +34,7 @@ pub struct Config {
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
+    pub mail: crate::mail::MailConfig,
     pub log: LogConfig,
 }
 
@@ -47,6 +48,7 @@ impl Default for Config {
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
+            mail: crate::mail::MailConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -124,6 +126,30 @@ pub struct PortfolioConfig {
     /// API keys the operator hands out, each with its scopes. Give the keys
     /// through the configuration file or the environment, never flags.
     pub api_keys: Vec<crate::portfolio::auth::ConfiguredApiKey>,
+    pub newsletter: NewsletterConfig,
+}
+
+/// Newsletter settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewsletterConfig {
+    /// Ask new subscribers to confirm by a link first (double opt-in).
+    pub double_opt_in: bool,
+    /// How long a confirmation link works (hours).
+    pub confirmation_ttl_hours: u64,
+    /// A repeated subscription sends no email to the same address within this
+    /// many minutes (against floods aimed at one inbox).
+    pub resend_after_minutes: u64,
+}
+
+impl Default for NewsletterConfig {
+    fn default() -> Self {
+        Self {
+            double_opt_in: false,
+            confirmation_ttl_hours: 48,
+            resend_after_minutes: 10,
+        }
+    }
 }
 
 /// Logging.

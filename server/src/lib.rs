@@ -8,9 +8,12 @@ pub mod app;
 pub mod config;
 pub mod docs;
 pub mod error;
+pub mod mail;
+pub mod openapi_errors;
 pub mod petstore;
 pub mod portfolio;
 pub mod storage;
+pub mod strict_json;
 pub mod telemetry;
 
 pub use app::Server;

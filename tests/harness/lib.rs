@@ -6,6 +6,8 @@
 //! database of its own. Without the URL the PostgreSQL runs say loudly that
 //! they were skipped; under CI (`CI=true`) a missing URL is a failure.
 
+pub mod smtp;
+
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -106,6 +108,7 @@ pub struct TestServer {
     /// `http://127.0.0.1:<port>`
     pub url: String,
     database_url: String,
+    config: Config,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     _data_dir: tempfile::TempDir,
@@ -156,8 +159,11 @@ impl TestServer {
             config.database_url = Some(pg.url.clone());
         }
         adjust(&mut config);
+        // Email leaves quickly in tests: short retries, frequent passes.
+        config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);
+        config.mail.poll_interval_ms = config.mail.poll_interval_ms.min(50);
         let database_url = config.database_url();
-        let server = Server::bind(config).await?;
+        let server = Server::bind(config.clone()).await?;
         let url = format!("http://{}", server.local_addr());
         let (shutdown, stop) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
@@ -166,6 +172,7 @@ impl TestServer {
         Ok(TestServer {
             url,
             database_url,
+            config,
             shutdown: Some(shutdown),
             task: Some(task),
             _data_dir: data_dir,
@@ -218,6 +225,41 @@ impl TestServer {
         result
             .await
             .unwrap_or_else(|e| panic!("cannot count {table}: {e}"))
+    }
+
+    /// The server's data directory (SQLite file, `.eml` files).
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.config.data_dir
+    }
+
+    /// Stops the server and starts it again on the same database and data
+    /// directory (with `adjust` applied), as an operator's restart would.
+    pub async fn restart(mut self, adjust: impl FnOnce(&mut Config)) -> TestServer {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        let mut config = self.config.clone();
+        adjust(&mut config);
+        let server = Server::bind(config.clone())
+            .await
+            .unwrap_or_else(|e| panic!("cannot restart: {e:#}"));
+        let url = format!("http://{}", server.local_addr());
+        let (shutdown, stop) = oneshot::channel::<()>();
+        self.task = Some(tokio::spawn(server.run(async {
+            let _ = stop.await;
+        })));
+        self.shutdown = Some(shutdown);
+        self.url = url;
+        self.config = config;
+        self
+    }
+
+    /// Like [`count`](Self::count), for the rows that match `condition`.
+    pub async fn count_where(&self, table: &str, condition: &str) -> i64 {
+        self.count(&format!("{table} WHERE {condition}")).await
     }
 
     /// Stops the server, waiting for requests in flight.

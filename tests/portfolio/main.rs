@@ -2,4 +2,5 @@
 
 mod content;
 mod docs;
+mod mail;
 mod support;

@@ -26,6 +26,355 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`Check`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct Check {
+        pub detail: ::std::string::String,
+        pub ok: bool,
+    }
+    impl Check {
+        pub fn builder() -> builder::Check {
+            Default::default()
+        }
+    }
+    #[doc = "`ConfirmNewsletterToken`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ConfirmNewsletterToken(::std::string::String);
+    impl ::std::ops::Deref for ConfirmNewsletterToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ConfirmNewsletterToken> for ::std::string::String {
+        fn from(value: ConfirmNewsletterToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ConfirmNewsletterToken {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ConfirmNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ConfirmNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ConfirmNewsletterToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ContactReceipt`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ContactReceipt {
+        pub id: i64,
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl ContactReceipt {
+        pub fn builder() -> builder::ContactReceipt {
+            Default::default()
+        }
+    }
+    #[doc = "`ContactRequest`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ContactRequest {
+        pub email: ContactRequestEmail,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub message: ::std::option::Option<ContactRequestMessage>,
+        pub name: ContactRequestName,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subject: ::std::option::Option<ContactRequestSubject>,
+    }
+    impl ContactRequest {
+        pub fn builder() -> builder::ContactRequest {
+            Default::default()
+        }
+    }
+    #[doc = "`ContactRequestEmail`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ContactRequestEmail(::std::string::String);
+    impl ::std::ops::Deref for ContactRequestEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ContactRequestEmail> for ::std::string::String {
+        fn from(value: ContactRequestEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ContactRequestEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ContactRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ContactRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ContactRequestEmail {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ContactRequestMessage`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ContactRequestMessage(::std::string::String);
+    impl ::std::ops::Deref for ContactRequestMessage {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ContactRequestMessage> for ::std::string::String {
+        fn from(value: ContactRequestMessage) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ContactRequestMessage {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 5000usize {
+                return Err("longer than 5000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ContactRequestMessage {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ContactRequestMessage {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ContactRequestMessage {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ContactRequestName`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ContactRequestName(::std::string::String);
+    impl ::std::ops::Deref for ContactRequestName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ContactRequestName> for ::std::string::String {
+        fn from(value: ContactRequestName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ContactRequestName {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ContactRequestName {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ContactRequestName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ContactRequestName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ContactRequestSubject`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ContactRequestSubject(::std::string::String);
+    impl ::std::ops::Deref for ContactRequestSubject {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ContactRequestSubject> for ::std::string::String {
+        fn from(value: ContactRequestSubject) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ContactRequestSubject {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ContactRequestSubject {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ContactRequestSubject {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ContactRequestSubject {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`ErrorBody`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -279,6 +628,115 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`NotifyRequest`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct NotifyRequest {
+        #[doc = "The post to announce."]
+        pub post_slug: NotifyRequestPostSlug,
+    }
+    impl NotifyRequest {
+        pub fn builder() -> builder::NotifyRequest {
+            Default::default()
+        }
+    }
+    #[doc = "The post to announce."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct NotifyRequestPostSlug(::std::string::String);
+    impl ::std::ops::Deref for NotifyRequestPostSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NotifyRequestPostSlug> for ::std::string::String {
+        fn from(value: NotifyRequestPostSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NotifyRequestPostSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NotifyRequestPostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NotifyRequestPostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NotifyRequestPostSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`NotifyResult`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct NotifyResult {
+        pub already_notified: bool,
+        pub post_slug: ::std::string::String,
+        pub queued: i64,
+    }
+    impl NotifyResult {
+        pub fn builder() -> builder::NotifyResult {
+            Default::default()
+        }
+    }
+    #[doc = "`OutboxCheck`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct OutboxCheck {
+        pub failed: i64,
+        pub ok: bool,
+        pub oldest_due_seconds: i64,
+        pub pending: i64,
+    }
+    impl OutboxCheck {
+        pub fn builder() -> builder::OutboxCheck {
+            Default::default()
+        }
+    }
     #[doc = "`Post`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -334,6 +792,81 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`Readiness`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct Readiness {
+        pub checks: ReadinessChecks,
+        pub status: ReadinessStatus,
+    }
+    impl Readiness {
+        pub fn builder() -> builder::Readiness {
+            Default::default()
+        }
+    }
+    #[doc = "`ReadinessChecks`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ReadinessChecks {
+        pub database: Check,
+        pub mail: Check,
+        pub outbox: OutboxCheck,
+    }
+    impl ReadinessChecks {
+        pub fn builder() -> builder::ReadinessChecks {
+            Default::default()
+        }
+    }
+    #[doc = "`ReadinessStatus`"]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum ReadinessStatus {
+        #[serde(rename = "ready")]
+        Ready,
+    }
+    impl ::std::fmt::Display for ReadinessStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ready => f.write_str("ready"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReadinessStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ready" => Ok(Self::Ready),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReadinessStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReadinessStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     #[doc = "`SiteInfo`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -353,6 +886,329 @@ pub mod types {
     impl SiteInfo {
         pub fn builder() -> builder::SiteInfo {
             Default::default()
+        }
+    }
+    #[doc = "`SubscribeAccepted`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct SubscribeAccepted {
+        pub message: ::std::string::String,
+        pub status: SubscribeAcceptedStatus,
+    }
+    impl SubscribeAccepted {
+        pub fn builder() -> builder::SubscribeAccepted {
+            Default::default()
+        }
+    }
+    #[doc = "`SubscribeAcceptedStatus`"]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum SubscribeAcceptedStatus {
+        #[serde(rename = "accepted")]
+        Accepted,
+    }
+    impl ::std::fmt::Display for SubscribeAcceptedStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Accepted => f.write_str("accepted"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscribeAcceptedStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "accepted" => Ok(Self::Accepted),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscribeAcceptedStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscribeAcceptedStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    #[doc = "`SubscribeRequest`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct SubscribeRequest {
+        pub email: SubscribeRequestEmail,
+    }
+    impl SubscribeRequest {
+        pub fn builder() -> builder::SubscribeRequest {
+            Default::default()
+        }
+    }
+    #[doc = "`SubscribeRequestEmail`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SubscribeRequestEmail(::std::string::String);
+    impl ::std::ops::Deref for SubscribeRequestEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscribeRequestEmail> for ::std::string::String {
+        fn from(value: SubscribeRequestEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscribeRequestEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscribeRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscribeRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscribeRequestEmail {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SubscriptionState`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct SubscriptionState {
+        pub status: SubscriptionStateStatus,
+    }
+    impl SubscriptionState {
+        pub fn builder() -> builder::SubscriptionState {
+            Default::default()
+        }
+    }
+    #[doc = "`SubscriptionStateStatus`"]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum SubscriptionStateStatus {
+        #[serde(rename = "subscribed")]
+        Subscribed,
+        #[serde(rename = "unsubscribed")]
+        Unsubscribed,
+    }
+    impl ::std::fmt::Display for SubscriptionStateStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscribed => f.write_str("subscribed"),
+                Self::Unsubscribed => f.write_str("unsubscribed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionStateStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "subscribed" => Ok(Self::Subscribed),
+                "unsubscribed" => Ok(Self::Unsubscribed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionStateStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionStateStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    #[doc = "`UnsubscribeNewsletterOneClickToken`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct UnsubscribeNewsletterOneClickToken(::std::string::String);
+    impl ::std::ops::Deref for UnsubscribeNewsletterOneClickToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UnsubscribeNewsletterOneClickToken> for ::std::string::String {
+        fn from(value: UnsubscribeNewsletterOneClickToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UnsubscribeNewsletterOneClickToken {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UnsubscribeNewsletterOneClickToken {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UnsubscribeNewsletterOneClickToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UnsubscribeNewsletterOneClickToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`UnsubscribeNewsletterToken`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct UnsubscribeNewsletterToken(::std::string::String);
+    impl ::std::ops::Deref for UnsubscribeNewsletterToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UnsubscribeNewsletterToken> for ::std::string::String {
+        fn from(value: UnsubscribeNewsletterToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UnsubscribeNewsletterToken {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UnsubscribeNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UnsubscribeNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UnsubscribeNewsletterToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = " Types for composing complex structures."]
@@ -453,6 +1309,205 @@ pub mod types {
                     slug: Ok(value.slug),
                     title: Ok(value.title),
                     url: Ok(value.url),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Check {
+            detail: ::std::result::Result<::std::string::String, ::std::string::String>,
+            ok: ::std::result::Result<bool, ::std::string::String>,
+        }
+        impl ::std::default::Default for Check {
+            fn default() -> Self {
+                Self {
+                    detail: Err("no value supplied for detail".to_string()),
+                    ok: Err("no value supplied for ok".to_string()),
+                }
+            }
+        }
+        impl Check {
+            pub fn detail<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.detail = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for detail: {e}"));
+                self
+            }
+            pub fn ok<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.ok = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for ok: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Check> for super::Check {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Check,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    detail: value.detail?,
+                    ok: value.ok?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Check> for Check {
+            fn from(value: super::Check) -> Self {
+                Self {
+                    detail: Ok(value.detail),
+                    ok: Ok(value.ok),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ContactReceipt {
+            id: ::std::result::Result<i64, ::std::string::String>,
+            received_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ContactReceipt {
+            fn default() -> Self {
+                Self {
+                    id: Err("no value supplied for id".to_string()),
+                    received_at: Err("no value supplied for received_at".to_string()),
+                }
+            }
+        }
+        impl ContactReceipt {
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn received_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.received_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for received_at: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ContactReceipt> for super::ContactReceipt {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ContactReceipt,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    id: value.id?,
+                    received_at: value.received_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ContactReceipt> for ContactReceipt {
+            fn from(value: super::ContactReceipt) -> Self {
+                Self {
+                    id: Ok(value.id),
+                    received_at: Ok(value.received_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ContactRequest {
+            email: ::std::result::Result<super::ContactRequestEmail, ::std::string::String>,
+            message: ::std::result::Result<
+                ::std::option::Option<super::ContactRequestMessage>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<super::ContactRequestName, ::std::string::String>,
+            subject: ::std::result::Result<
+                ::std::option::Option<super::ContactRequestSubject>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ContactRequest {
+            fn default() -> Self {
+                Self {
+                    email: Err("no value supplied for email".to_string()),
+                    message: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    subject: Ok(Default::default()),
+                }
+            }
+        }
+        impl ContactRequest {
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ContactRequestEmail>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for email: {e}"));
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::ContactRequestMessage>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for message: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ContactRequestName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn subject<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::ContactRequestSubject>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.subject = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for subject: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ContactRequest> for super::ContactRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ContactRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    email: value.email?,
+                    message: value.message?,
+                    name: value.name?,
+                    subject: value.subject?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ContactRequest> for ContactRequest {
+            fn from(value: super::ContactRequest) -> Self {
+                Self {
+                    email: Ok(value.email),
+                    message: Ok(value.message),
+                    name: Ok(value.name),
+                    subject: Ok(value.subject),
                 }
             }
         }
@@ -787,6 +1842,196 @@ pub mod types {
                     projects: Ok(value.projects),
                     recent_posts: Ok(value.recent_posts),
                     site: Ok(value.site),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct NotifyRequest {
+            post_slug: ::std::result::Result<super::NotifyRequestPostSlug, ::std::string::String>,
+        }
+        impl ::std::default::Default for NotifyRequest {
+            fn default() -> Self {
+                Self {
+                    post_slug: Err("no value supplied for post_slug".to_string()),
+                }
+            }
+        }
+        impl NotifyRequest {
+            pub fn post_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::NotifyRequestPostSlug>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.post_slug = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for post_slug: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<NotifyRequest> for super::NotifyRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: NotifyRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    post_slug: value.post_slug?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::NotifyRequest> for NotifyRequest {
+            fn from(value: super::NotifyRequest) -> Self {
+                Self {
+                    post_slug: Ok(value.post_slug),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct NotifyResult {
+            already_notified: ::std::result::Result<bool, ::std::string::String>,
+            post_slug: ::std::result::Result<::std::string::String, ::std::string::String>,
+            queued: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for NotifyResult {
+            fn default() -> Self {
+                Self {
+                    already_notified: Err("no value supplied for already_notified".to_string()),
+                    post_slug: Err("no value supplied for post_slug".to_string()),
+                    queued: Err("no value supplied for queued".to_string()),
+                }
+            }
+        }
+        impl NotifyResult {
+            pub fn already_notified<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.already_notified = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for already_notified: {e}")
+                });
+                self
+            }
+            pub fn post_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.post_slug = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for post_slug: {e}"));
+                self
+            }
+            pub fn queued<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.queued = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for queued: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<NotifyResult> for super::NotifyResult {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: NotifyResult,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    already_notified: value.already_notified?,
+                    post_slug: value.post_slug?,
+                    queued: value.queued?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::NotifyResult> for NotifyResult {
+            fn from(value: super::NotifyResult) -> Self {
+                Self {
+                    already_notified: Ok(value.already_notified),
+                    post_slug: Ok(value.post_slug),
+                    queued: Ok(value.queued),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct OutboxCheck {
+            failed: ::std::result::Result<i64, ::std::string::String>,
+            ok: ::std::result::Result<bool, ::std::string::String>,
+            oldest_due_seconds: ::std::result::Result<i64, ::std::string::String>,
+            pending: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for OutboxCheck {
+            fn default() -> Self {
+                Self {
+                    failed: Err("no value supplied for failed".to_string()),
+                    ok: Err("no value supplied for ok".to_string()),
+                    oldest_due_seconds: Err("no value supplied for oldest_due_seconds".to_string()),
+                    pending: Err("no value supplied for pending".to_string()),
+                }
+            }
+        }
+        impl OutboxCheck {
+            pub fn failed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.failed = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for failed: {e}"));
+                self
+            }
+            pub fn ok<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.ok = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for ok: {e}"));
+                self
+            }
+            pub fn oldest_due_seconds<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.oldest_due_seconds = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for oldest_due_seconds: {e}")
+                });
+                self
+            }
+            pub fn pending<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.pending = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for pending: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<OutboxCheck> for super::OutboxCheck {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: OutboxCheck,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    failed: value.failed?,
+                    ok: value.ok?,
+                    oldest_due_seconds: value.oldest_due_seconds?,
+                    pending: value.pending?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::OutboxCheck> for OutboxCheck {
+            fn from(value: super::OutboxCheck) -> Self {
+                Self {
+                    failed: Ok(value.failed),
+                    ok: Ok(value.ok),
+                    oldest_due_seconds: Ok(value.oldest_due_seconds),
+                    pending: Ok(value.pending),
                 }
             }
         }
@@ -1154,6 +2399,128 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct Readiness {
+            checks: ::std::result::Result<super::ReadinessChecks, ::std::string::String>,
+            status: ::std::result::Result<super::ReadinessStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for Readiness {
+            fn default() -> Self {
+                Self {
+                    checks: Err("no value supplied for checks".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl Readiness {
+            pub fn checks<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ReadinessChecks>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.checks = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for checks: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ReadinessStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Readiness> for super::Readiness {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Readiness,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    checks: value.checks?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Readiness> for Readiness {
+            fn from(value: super::Readiness) -> Self {
+                Self {
+                    checks: Ok(value.checks),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ReadinessChecks {
+            database: ::std::result::Result<super::Check, ::std::string::String>,
+            mail: ::std::result::Result<super::Check, ::std::string::String>,
+            outbox: ::std::result::Result<super::OutboxCheck, ::std::string::String>,
+        }
+        impl ::std::default::Default for ReadinessChecks {
+            fn default() -> Self {
+                Self {
+                    database: Err("no value supplied for database".to_string()),
+                    mail: Err("no value supplied for mail".to_string()),
+                    outbox: Err("no value supplied for outbox".to_string()),
+                }
+            }
+        }
+        impl ReadinessChecks {
+            pub fn database<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Check>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.database = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for database: {e}"));
+                self
+            }
+            pub fn mail<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Check>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.mail = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for mail: {e}"));
+                self
+            }
+            pub fn outbox<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::OutboxCheck>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.outbox = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for outbox: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ReadinessChecks> for super::ReadinessChecks {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ReadinessChecks,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    database: value.database?,
+                    mail: value.mail?,
+                    outbox: value.outbox?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ReadinessChecks> for ReadinessChecks {
+            fn from(value: super::ReadinessChecks) -> Self {
+                Self {
+                    database: Ok(value.database),
+                    mail: Ok(value.mail),
+                    outbox: Ok(value.outbox),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct SiteInfo {
             bio: ::std::result::Result<::std::string::String, ::std::string::String>,
             contact_email: ::std::result::Result<
@@ -1286,6 +2653,140 @@ pub mod types {
                 }
             }
         }
+        #[derive(Clone, Debug)]
+        pub struct SubscribeAccepted {
+            message: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<super::SubscribeAcceptedStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for SubscribeAccepted {
+            fn default() -> Self {
+                Self {
+                    message: Err("no value supplied for message".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl SubscribeAccepted {
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for message: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SubscribeAcceptedStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SubscribeAccepted> for super::SubscribeAccepted {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SubscribeAccepted,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    message: value.message?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SubscribeAccepted> for SubscribeAccepted {
+            fn from(value: super::SubscribeAccepted) -> Self {
+                Self {
+                    message: Ok(value.message),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct SubscribeRequest {
+            email: ::std::result::Result<super::SubscribeRequestEmail, ::std::string::String>,
+        }
+        impl ::std::default::Default for SubscribeRequest {
+            fn default() -> Self {
+                Self {
+                    email: Err("no value supplied for email".to_string()),
+                }
+            }
+        }
+        impl SubscribeRequest {
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SubscribeRequestEmail>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for email: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SubscribeRequest> for super::SubscribeRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SubscribeRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    email: value.email?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SubscribeRequest> for SubscribeRequest {
+            fn from(value: super::SubscribeRequest) -> Self {
+                Self {
+                    email: Ok(value.email),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct SubscriptionState {
+            status: ::std::result::Result<super::SubscriptionStateStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for SubscriptionState {
+            fn default() -> Self {
+                Self {
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl SubscriptionState {
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SubscriptionStateStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SubscriptionState> for super::SubscriptionState {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SubscriptionState,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SubscriptionState> for SubscriptionState {
+            fn from(value: super::SubscriptionState) -> Self {
+                Self {
+                    status: Ok(value.status),
+                }
+            }
+        }
     }
     #[doc = " Error types."]
     pub mod error {
@@ -1315,7 +2816,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts,\nwith health checks.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
+#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\nhealth checks.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1371,13 +2872,41 @@ impl Client {
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
     }
+    #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email (queued in the\nsame transaction, delivered by the mail worker).\n\nSends a `POST` request to `/api/contact`\n\n```text\nlet response = client.submit_contact()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn submit_contact(&self) -> builder::SubmitContact<'_> {
+        builder::SubmitContact::new(self)
+    }
     #[doc = "Liveness\n\nAnswers as long as the process serves requests.\n\nSends a `GET` request to `/api/health`\n\n```text\nlet response = client.get_health()\n    .send()\n    .await;\n```"]
     pub fn get_health(&self) -> builder::GetHealth<'_> {
         builder::GetHealth::new(self)
     }
+    #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers,\nor the `.eml` folder is writable) and no due email has waited over 15 minutes.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
+    pub fn get_readiness(&self) -> builder::GetReadiness<'_> {
+        builder::GetReadiness::new(self)
+    }
     #[doc = "Everything about the site, for a language model\n\nOne document with the owner's profile, the projects, the achievements and\nthe most recent posts (with bodies), and when it was generated.\n\nSends a `GET` request to `/api/llm-context`\n\n```text\nlet response = client.get_llm_context()\n    .send()\n    .await;\n```"]
     pub fn get_llm_context(&self) -> builder::GetLlmContext<'_> {
         builder::GetLlmContext::new(self)
+    }
+    #[doc = "Subscribes to the newsletter\n\nIdempotent, and the answer is the same for a new, a known and an\nunsubscribed address. A welcome email follows (or, with double opt-in, a\nconfirmation link); every newsletter email has an unsubscribe link and\n`List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058). No second\nemail goes to the same address within a few minutes.\n\nSends a `POST` request to `/api/newsletter`\n\n```text\nlet response = client.subscribe_newsletter()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn subscribe_newsletter(&self) -> builder::SubscribeNewsletter<'_> {
+        builder::SubscribeNewsletter::new(self)
+    }
+    #[doc = "Confirms a subscription (double opt-in)\n\nThe link in the confirmation email. A welcome email follows.\n\nSends a `GET` request to `/api/newsletter/confirm`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.confirm_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    pub fn confirm_newsletter(&self) -> builder::ConfirmNewsletter<'_> {
+        builder::ConfirmNewsletter::new(self)
+    }
+    #[doc = "Unsubscribes (the link in every newsletter email)\n\nSends a `GET` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.unsubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    pub fn unsubscribe_newsletter(&self) -> builder::UnsubscribeNewsletter<'_> {
+        builder::UnsubscribeNewsletter::new(self)
+    }
+    #[doc = "Unsubscribes in one click (RFC 8058)\n\nWhat mail clients send to the `List-Unsubscribe` URL, with the body\n`List-Unsubscribe=One-Click`; the body is not needed.\n\nSends a `POST` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.unsubscribe_newsletter_one_click()\n    .token(token)\n    .send()\n    .await;\n```"]
+    pub fn unsubscribe_newsletter_one_click(&self) -> builder::UnsubscribeNewsletterOneClick<'_> {
+        builder::UnsubscribeNewsletterOneClick::new(self)
+    }
+    #[doc = "Emails every subscriber about a post\n\nQueues one email per subscribed address, through the outbox. Once per\npost: calling again queues nothing and answers with the first count.\n\nSends a `POST` request to `/api/notify-subscribers`\n\n```text\nlet response = client.notify_subscribers()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn notify_subscribers(&self) -> builder::NotifySubscribers<'_> {
+        builder::NotifySubscribers::new(self)
     }
     #[doc = "Lists the posts\n\nNewest first, without their bodies.\n\nSends a `GET` request to `/api/posts`\n\n```text\nlet response = client.list_posts()\n    .send()\n    .await;\n```"]
     pub fn list_posts(&self) -> builder::ListPosts<'_> {
@@ -1459,6 +2988,99 @@ pub mod builder {
             }
         }
     }
+    #[doc = "Builder for [`Client::submit_contact`]\n\n[`Client::submit_contact`]: super::Client::submit_contact"]
+    #[derive(Debug, Clone)]
+    pub struct SubmitContact<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::ContactRequest, String>,
+    }
+    impl<'a> SubmitContact<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ContactRequest>,
+            <V as std::convert::TryInto<types::ContactRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `ContactRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::ContactRequest) -> types::builder::ContactRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/contact`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ContactReceipt>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::ContactRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/contact", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "submit_contact",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     #[doc = "Builder for [`Client::get_health`]\n\n[`Client::get_health`]: super::Client::get_health"]
     #[derive(Debug, Clone)]
     pub struct GetHealth<'a> {
@@ -1489,6 +3111,55 @@ pub mod builder {
                 .build()?;
             let info = OperationInfo {
                 operation_id: "get_health",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::get_readiness`]\n\n[`Client::get_readiness`]: super::Client::get_readiness"]
+    #[derive(Debug, Clone)]
+    pub struct GetReadiness<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetReadiness<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        #[doc = "Sends a `GET` request to `/api/health/ready`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Readiness>, Error<types::ErrorBody>> {
+            let Self { client } = self;
+            let url = format!("{}/api/health/ready", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_readiness",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;
@@ -1549,6 +3220,398 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::subscribe_newsletter`]\n\n[`Client::subscribe_newsletter`]: super::Client::subscribe_newsletter"]
+    #[derive(Debug, Clone)]
+    pub struct SubscribeNewsletter<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::SubscribeRequest, String>,
+    }
+    impl<'a> SubscribeNewsletter<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubscribeRequest>,
+            <V as std::convert::TryInto<types::SubscribeRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `SubscribeRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                    types::builder::SubscribeRequest,
+                ) -> types::builder::SubscribeRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/newsletter`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::SubscribeRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/newsletter", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "subscribe_newsletter",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::confirm_newsletter`]\n\n[`Client::confirm_newsletter`]: super::Client::confirm_newsletter"]
+    #[derive(Debug, Clone)]
+    pub struct ConfirmNewsletter<'a> {
+        client: &'a super::Client,
+        token: Result<types::ConfirmNewsletterToken, String>,
+    }
+    impl<'a> ConfirmNewsletter<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                token: Err("token was not initialized".to_string()),
+            }
+        }
+        pub fn token<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ConfirmNewsletterToken>,
+        {
+            self.token = value
+                .try_into()
+                .map_err(|_| "conversion to `ConfirmNewsletterToken` for token failed".to_string());
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/newsletter/confirm`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
+            let Self { client, token } = self;
+            let token = token.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/newsletter/confirm", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("token", &token))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "confirm_newsletter",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::unsubscribe_newsletter`]\n\n[`Client::unsubscribe_newsletter`]: super::Client::unsubscribe_newsletter"]
+    #[derive(Debug, Clone)]
+    pub struct UnsubscribeNewsletter<'a> {
+        client: &'a super::Client,
+        token: Result<types::UnsubscribeNewsletterToken, String>,
+    }
+    impl<'a> UnsubscribeNewsletter<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                token: Err("token was not initialized".to_string()),
+            }
+        }
+        pub fn token<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::UnsubscribeNewsletterToken>,
+        {
+            self.token = value.try_into().map_err(|_| {
+                "conversion to `UnsubscribeNewsletterToken` for token failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/newsletter/unsubscribe`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
+            let Self { client, token } = self;
+            let token = token.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/newsletter/unsubscribe", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("token", &token))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "unsubscribe_newsletter",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::unsubscribe_newsletter_one_click`]\n\n[`Client::unsubscribe_newsletter_one_click`]: super::Client::unsubscribe_newsletter_one_click"]
+    #[derive(Debug, Clone)]
+    pub struct UnsubscribeNewsletterOneClick<'a> {
+        client: &'a super::Client,
+        token: Result<types::UnsubscribeNewsletterOneClickToken, String>,
+    }
+    impl<'a> UnsubscribeNewsletterOneClick<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                token: Err("token was not initialized".to_string()),
+            }
+        }
+        pub fn token<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::UnsubscribeNewsletterOneClickToken>,
+        {
+            self.token = value.try_into().map_err(|_| {
+                "conversion to `UnsubscribeNewsletterOneClickToken` for token failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/newsletter/unsubscribe`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
+            let Self { client, token } = self;
+            let token = token.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/newsletter/unsubscribe", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("token", &token))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "unsubscribe_newsletter_one_click",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::notify_subscribers`]\n\n[`Client::notify_subscribers`]: super::Client::notify_subscribers"]
+    #[derive(Debug, Clone)]
+    pub struct NotifySubscribers<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::NotifyRequest, String>,
+    }
+    impl<'a> NotifySubscribers<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::NotifyRequest>,
+            <V as std::convert::TryInto<types::NotifyRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `NotifyRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::NotifyRequest) -> types::builder::NotifyRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/notify-subscribers`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::NotifyRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/notify-subscribers", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "notify_subscribers",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(

@@ -14,13 +14,11 @@ pub mod wire;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use utoipa::openapi::path::Operation;
-use utoipa::openapi::response::{Response as OpenApiResponse, ResponseBuilder};
+use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Flow, HttpAuthScheme, HttpBuilder, Implicit, OAuth2, Scopes,
     SecurityScheme,
 };
-use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
@@ -98,74 +96,31 @@ struct ErrorResponses;
 
 impl Modify for ErrorResponses {
     fn modify(&self, openapi: &mut OpenApiDoc) {
-        let error_body = || {
-            let schema = RefOr::Ref(Ref::from_schema_name("ApiResponse"));
-            [
-                (
-                    "application/json".to_owned(),
-                    RefOr::T(Content::new(Some(schema.clone()))),
-                ),
-                (
-                    "application/xml".to_owned(),
-                    RefOr::T(Content::new(Some(schema))),
-                ),
-            ]
-        };
         let components = openapi.components.get_or_insert_with(Default::default);
         components
             .schemas
             .entry("ApiResponse".to_owned())
             .or_insert_with(<wire::ApiResponse as utoipa::PartialSchema>::schema);
-        for item in openapi.paths.paths.values_mut() {
-            let operations: [&mut Option<Operation>; 5] = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
-                let has_body = operation.request_body.is_some();
-                let responses = &mut operation.responses.responses;
-                if has_body {
-                    for (status, description) in [
-                        ("413", "The body is larger than the server accepts."),
-                        (
-                            "415",
-                            "The body's media type is not one the operation reads.",
-                        ),
-                    ] {
-                        responses.entry(status.to_owned()).or_insert_with(|| {
-                            RefOr::T(ResponseBuilder::new().description(description).build())
-                        });
-                    }
-                }
-                for (status, description) in [
-                    ("406", "The `Accept` header allows neither JSON nor XML."),
-                    (
-                        "500",
-                        "Something went wrong on the server; the message carries no internals.",
-                    ),
-                    ("503", "The request took longer than the server allows."),
-                ] {
-                    responses.entry(status.to_owned()).or_insert_with(|| {
-                        RefOr::T(ResponseBuilder::new().description(description).build())
-                    });
-                }
-                for (status, response) in responses.iter_mut() {
-                    let is_error = status.starts_with('4') || status.starts_with('5');
-                    if let (true, RefOr::T(response)) = (is_error, response) {
-                        add_error_body(response, error_body());
-                    }
-                }
-            }
+        crate::openapi_errors::ErrorResponses {
+            always: &[
+                ("406", "The `Accept` header allows neither JSON nor XML."),
+                (
+                    "500",
+                    "Something went wrong on the server; the message carries no internals.",
+                ),
+                ("503", "The request took longer than the server allows."),
+            ],
+            with_body: &[
+                ("413", "The body is larger than the server accepts."),
+                (
+                    "415",
+                    "The body's media type is not one the operation reads.",
+                ),
+            ],
+            media_types: &["application/json", "application/xml"],
+            schema: "ApiResponse",
         }
-    }
-}
-
-fn add_error_body(response: &mut OpenApiResponse, body: [(String, RefOr<Content>); 2]) {
-    if response.content.is_empty() {
-        response.content.extend(body);
+        .apply(openapi);
     }
 }
 

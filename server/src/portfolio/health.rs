@@ -36,3 +36,120 @@ pub async fn get_health(State(state): State<PortfolioState>) -> axum::Json<Healt
         uptime_seconds: i64::try_from(state.started.elapsed().as_secs()).unwrap_or(i64::MAX),
     })
 }
+
+/// How long the oldest due email may wait before the service reports not ready.
+const MAX_OUTBOX_DELAY_SECS: i64 = 15 * 60;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Readiness {
+    #[schema(inline)]
+    pub status: ReadyStatus,
+    pub checks: ReadinessChecks,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadyStatus {
+    Ready,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReadinessChecks {
+    pub database: Check,
+    pub mail: Check,
+    pub outbox: OutboxCheck,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Check {
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OutboxCheck {
+    pub ok: bool,
+    /// Emails waiting for delivery.
+    #[schema(minimum = 0)]
+    pub pending: i64,
+    /// Emails given up on (see the server log for why).
+    #[schema(minimum = 0)]
+    pub failed: i64,
+    /// How long the oldest due email has waited.
+    #[schema(minimum = 0)]
+    pub oldest_due_seconds: i64,
+}
+
+/// Readiness: the database answers, email can leave, and the outbox is not
+/// falling behind.
+#[utoipa::path(
+    get,
+    path = "/api/health/ready",
+    operation_id = "getReadiness",
+    tag = "health",
+    responses(
+        (status = 200, description = "Ready", body = Readiness),
+        (status = 503, description = "Not ready; details.checks says what is wrong"),
+    ),
+)]
+pub async fn get_readiness(
+    State(state): State<PortfolioState>,
+) -> Result<axum::Json<Readiness>, super::error::PortfolioError> {
+    let database = match sqlx::query_scalar::<_, i32>("SELECT 1")
+        .fetch_one(state.db.pool())
+        .await
+    {
+        Ok(_) => Check {
+            ok: true,
+            detail: "answers".to_owned(),
+        },
+        Err(e) => Check {
+            ok: false,
+            detail: format!("does not answer: {e}"),
+        },
+    };
+    let (mail, outbox) = match state.mailer.health().await {
+        Ok(health) => (
+            Check {
+                ok: health.transport_ok,
+                detail: health.transport_detail,
+            },
+            OutboxCheck {
+                ok: health.oldest_due_secs <= MAX_OUTBOX_DELAY_SECS,
+                pending: health.pending,
+                failed: health.failed,
+                oldest_due_seconds: health.oldest_due_secs,
+            },
+        ),
+        Err(e) => (
+            Check {
+                ok: false,
+                detail: format!("cannot read the outbox: {e}"),
+            },
+            OutboxCheck {
+                ok: false,
+                pending: 0,
+                failed: 0,
+                oldest_due_seconds: 0,
+            },
+        ),
+    };
+    let checks = ReadinessChecks {
+        database,
+        mail,
+        outbox,
+    };
+    if checks.database.ok && checks.mail.ok && checks.outbox.ok {
+        Ok(axum::Json(Readiness {
+            status: ReadyStatus::Ready,
+            checks,
+        }))
+    } else {
+        let details = serde_json::to_value(&checks).unwrap_or_default();
+        Err(super::error::PortfolioError::new(
+            crate::error::ErrorCode::ServiceUnavailable,
+            "not ready; details.checks says what is wrong",
+        )
+        .with_detail("checks", details))
+    }
+}

@@ -5,25 +5,31 @@
 //! with `openapi/portfolio.yaml`.
 
 pub mod auth;
+pub mod contact;
 pub mod content;
 pub mod error;
 pub mod health;
+pub mod newsletter;
+pub mod notify;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::FromRequestParts;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use utoipa::openapi::path::Operation;
-use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
-use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::config::PortfolioConfig;
+use crate::error::ErrorCode;
+use crate::mail::{MailConfig, Mailer};
 use crate::storage::Database;
 use auth::ApiKeys;
 use error::PortfolioError;
@@ -34,6 +40,10 @@ pub struct PortfolioState {
     pub db: Database,
     pub keys: Arc<ApiKeys>,
     pub config: Arc<PortfolioConfig>,
+    pub mail: Arc<MailConfig>,
+    pub mailer: Mailer,
+    /// Base URL for links in emails, without a trailing slash.
+    pub public_url: Arc<str>,
     pub started: Instant,
 }
 
@@ -44,7 +54,9 @@ pub struct PortfolioState {
     servers((url = "/")),
     tags(
         (name = "content", description = "Site information, projects, achievements and posts"),
-        (name = "health", description = "Liveness"),
+        (name = "contact", description = "The contact form"),
+        (name = "newsletter", description = "Subscriptions and notifications"),
+        (name = "health", description = "Liveness and readiness"),
     ),
     components(schemas(content::Link, error::ErrorDetail)),
     modifiers(&SecuritySchemes),
@@ -68,8 +80,9 @@ impl Modify for SecuritySchemes {
 }
 
 /// Every portfolio error is the envelope ([`error::render_errors`] sees to
-/// it); any operation can answer 500 and 503 (the request timeout). Handlers
-/// list the statuses particular to them; this adds the rest and the bodies.
+/// it); any operation can answer 500 and 503 (the request timeout), and any
+/// that reads a body 413 and 415. Handlers list the statuses particular to
+/// them; this adds the rest and the bodies.
 struct ErrorResponses;
 
 impl Modify for ErrorResponses {
@@ -79,41 +92,22 @@ impl Modify for ErrorResponses {
             .schemas
             .entry("ErrorBody".to_owned())
             .or_insert_with(<error::ErrorBody as utoipa::PartialSchema>::schema);
-        for item in openapi.paths.paths.values_mut() {
-            let operations: [&mut Option<Operation>; 5] = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
-                let responses = &mut operation.responses.responses;
-                for (status, description) in [
-                    (
-                        "500",
-                        "Something went wrong on the server; the message carries no internals.",
-                    ),
-                    ("503", "The service cannot answer now."),
-                ] {
-                    responses.entry(status.to_owned()).or_insert_with(|| {
-                        RefOr::T(ResponseBuilder::new().description(description).build())
-                    });
-                }
-                for (status, response) in responses.iter_mut() {
-                    let is_error = status.starts_with('4') || status.starts_with('5');
-                    if let (true, RefOr::T(response)) = (is_error, response)
-                        && response.content.is_empty()
-                    {
-                        let schema = RefOr::Ref(Ref::from_schema_name("ErrorBody"));
-                        response.content.insert(
-                            "application/json".to_owned(),
-                            RefOr::T(Content::new(Some(schema))),
-                        );
-                    }
-                }
-            }
+        crate::openapi_errors::ErrorResponses {
+            always: &[
+                (
+                    "500",
+                    "Something went wrong on the server; the message carries no internals.",
+                ),
+                ("503", "The service cannot answer now."),
+            ],
+            with_body: &[
+                ("413", "The body is larger than the server accepts."),
+                ("415", "The body is not application/json."),
+            ],
+            media_types: &["application/json"],
+            schema: "ErrorBody",
         }
+        .apply(openapi);
     }
 }
 
@@ -132,6 +126,94 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathPar
     }
 }
 
+/// A JSON request body, read as strictly as the document is written
+/// ([`crate::strict_json`]): 415 unless the body is JSON, 413 over the limit,
+/// 400 when it cannot be read as `T`.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBody<T> {
+    type Rejection = PortfolioError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<mime::Mime>().ok())
+            .is_some_and(|m| m.essence_str() == "application/json");
+        if !is_json {
+            return Err(PortfolioError::new(
+                ErrorCode::UnsupportedMediaType,
+                "the request body must be application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                PortfolioError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
+            } else {
+                PortfolioError::bad_request(format!(
+                    "cannot read the request body: {}",
+                    rejection.body_text()
+                ))
+            }
+        })?;
+        crate::strict_json::parse(&bytes)
+            .map(JsonBody)
+            .map_err(|e| PortfolioError::bad_request(format!("invalid JSON body: {e}")))
+    }
+}
+
+/// Collects field problems for a 422 (`details.fields`: field -> problem).
+#[derive(Debug, Default)]
+pub struct Fields(Vec<(String, String)>);
+
+impl Fields {
+    /// A text field: present if `required`, at most `max` characters.
+    pub fn text(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        required: bool,
+        max: usize,
+    ) -> Option<String> {
+        match value {
+            None | Some("") if required => {
+                self.0.push((name.to_owned(), "required".to_owned()));
+                None
+            }
+            Some(text) if text.chars().count() > max => {
+                self.0
+                    .push((name.to_owned(), format!("at most {max} characters")));
+                None
+            }
+            other => other.map(str::to_owned),
+        }
+    }
+
+    /// An email address (RFC 5321 syntax, at most 254 characters).
+    pub fn email(&mut self, name: &str, value: Option<&str>, required: bool) -> Option<String> {
+        let text = self.text(name, value, required, 254)?;
+        match text.parse::<lettre::Address>() {
+            Ok(_) => Some(text),
+            Err(_) => {
+                self.0
+                    .push((name.to_owned(), "not an email address".to_owned()));
+                None
+            }
+        }
+    }
+
+    /// 422 if any field broke its rule.
+    pub fn check(self) -> Result<(), PortfolioError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(PortfolioError::validation(self.0))
+        }
+    }
+}
+
 /// The portfolio's routes and their documentation, before state is given.
 pub fn router() -> OpenApiRouter<PortfolioState> {
     OpenApiRouter::with_openapi(PortfolioDoc::openapi())
@@ -142,7 +224,16 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(content::list_posts))
         .routes(routes!(content::get_post))
         .routes(routes!(content::get_llm_context))
+        .routes(routes!(contact::submit_contact))
+        .routes(routes!(newsletter::subscribe_newsletter))
+        .routes(routes!(newsletter::confirm_newsletter))
+        .routes(routes!(
+            newsletter::unsubscribe_newsletter,
+            newsletter::unsubscribe_newsletter_one_click
+        ))
+        .routes(routes!(notify::notify_subscribers))
         .routes(routes!(health::get_health))
+        .routes(routes!(health::get_readiness))
 }
 
 /// The portfolio's document as the handlers' annotations describe it.

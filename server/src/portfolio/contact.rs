@@ -1,0 +1,99 @@
+//! The contact form: stored, and the site owner notified by email.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use chrono::{SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::auth::Scope;
+use super::error::PortfolioError;
+use super::{Fields, JsonBody, PortfolioState};
+use crate::mail::{self, OutgoingEmail};
+
+/// A contact-form submission.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ContactRequest {
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    pub email: Option<String>,
+    #[schema(max_length = 200, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[schema(max_length = 5000, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The stored submission.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ContactReceipt {
+    pub id: i64,
+    pub received_at: chrono::DateTime<Utc>,
+}
+
+/// Submits the contact form.
+#[utoipa::path(
+    post,
+    path = "/api/contact",
+    operation_id = "submitContact",
+    tag = "contact",
+    request_body(content((ContactRequest = "application/json"))),
+    responses(
+        (status = 201, description = "Stored; the site owner is notified", body = ContactReceipt),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid API key"),
+        (status = 403, description = "The key lacks contact:write"),
+        (status = 422, description = "A field breaks its rule; details.fields says which"),
+    ),
+    security(("api_key" = [])),
+)]
+pub async fn submit_contact(
+    State(state): State<PortfolioState>,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<ContactRequest>,
+) -> Result<(StatusCode, axum::Json<ContactReceipt>), PortfolioError> {
+    state.keys.authorize(&headers, Scope::ContactWrite)?;
+    let mut fields = Fields::default();
+    let name = fields.text("name", request.name.as_deref(), true, 100);
+    let email = fields.email("email", request.email.as_deref(), true);
+    fields.text("subject", request.subject.as_deref(), false, 200);
+    fields.text("message", request.message.as_deref(), false, 5000);
+    fields.check()?;
+    let (name, email) = (name.unwrap_or_default(), email.unwrap_or_default());
+
+    let received_at = Utc::now();
+    let notification = OutgoingEmail {
+        to: state.mail.owner_address.clone(),
+        subject: format!(
+            "Contact form: {}",
+            request.subject.as_deref().unwrap_or("(no subject)")
+        ),
+        body: format!(
+            "{name} <{email}> wrote through the contact form:\n\n{}\n",
+            request.message.as_deref().unwrap_or("(no message)")
+        ),
+        list_unsubscribe: None,
+    };
+    // The submission and its notification commit together.
+    let mut tx = state.db.begin_write().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO contact_submissions (name, email, subject, message, created_at) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(&name)
+    .bind(&email)
+    .bind(&request.subject)
+    .bind(&request.message)
+    .bind(received_at.to_rfc3339_opts(SecondsFormat::Millis, true))
+    .fetch_one(tx.conn())
+    .await?;
+    mail::enqueue(tx.conn(), &notification).await?;
+    tx.commit().await?;
+    state.mailer.wake();
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(ContactReceipt { id, received_at }),
+    ))
+}

@@ -1,0 +1,183 @@
+//! A real SMTP server for the tests: Debian's aiosmtpd, run by
+//! `smtp_server.py` beside this file. It keeps every message it accepts as a
+//! JSON file, which [`SmtpServer::messages`] reads back.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use petstore_portfolio_server::mail::{SmtpConfig, SmtpTls};
+use serde::Deserialize;
+
+/// The Python that has aiosmtpd: `SMTP_TEST_PYTHON`, else Debian's.
+fn python() -> String {
+    std::env::var("SMTP_TEST_PYTHON").unwrap_or_else(|_| {
+        if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3".to_owned()
+        } else {
+            "python3".to_owned()
+        }
+    })
+}
+
+/// A message the SMTP server accepted.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReceivedMessage {
+    pub mail_from: String,
+    pub rcpt_tos: Vec<String>,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl ReceivedMessage {
+    /// The first header of that name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The first line of the body that starts with `prefix`.
+    pub fn link(&self, prefix: &str) -> Option<String> {
+        self.body
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+            .map(str::to_owned)
+    }
+}
+
+/// A running SMTP server on 127.0.0.1; stopped when dropped.
+pub struct SmtpServer {
+    pub port: u16,
+    folder: PathBuf,
+    _folder_guard: Option<tempfile::TempDir>,
+    child: Child,
+}
+
+impl std::fmt::Debug for SmtpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpServer")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A port nothing listens on (yet).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+impl SmtpServer {
+    pub fn start() -> SmtpServer {
+        Self::start_on(free_port())
+    }
+
+    /// Starts on a given port (to bring a "down" server up).
+    pub fn start_on(port: u16) -> SmtpServer {
+        let folder = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = folder.path().to_path_buf();
+        Self::spawn(port, path, Some(folder))
+    }
+
+    fn spawn(port: u16, folder: PathBuf, guard: Option<tempfile::TempDir>) -> SmtpServer {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/smtp_server.py");
+        let mut child = Command::new(python())
+            .arg(&script)
+            .arg(&folder)
+            .arg(port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("cannot start the test SMTP server ({} with aiosmtpd; apt-get install python3-aiosmtpd): {e}", python())
+            });
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = ready_tx.send(line);
+        });
+        match ready_rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.trim() == "READY" => {}
+            other => {
+                let _ = child.kill();
+                panic!(
+                    "the test SMTP server did not start (is python3-aiosmtpd installed?): {other:?}"
+                );
+            }
+        }
+        SmtpServer {
+            port,
+            folder,
+            _folder_guard: guard,
+            child,
+        }
+    }
+
+    /// The server's configuration for `mail.smtp`.
+    pub fn config(&self) -> SmtpConfig {
+        smtp_config(self.port)
+    }
+
+    /// Every message received so far, in arrival order.
+    pub fn messages(&self) -> Vec<ReceivedMessage> {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&self.folder)
+            .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        names.retain(|p| p.extension().is_some_and(|e| e == "json"));
+        names.sort();
+        names
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{e}"));
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            })
+            .collect()
+    }
+
+    /// Waits (polling, at most `within`) until `count` messages arrived.
+    pub async fn wait_for(&self, count: usize, within: Duration) -> Vec<ReceivedMessage> {
+        let deadline = Instant::now() + within;
+        loop {
+            let messages = self.messages();
+            if messages.len() >= count {
+                return messages;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "expected {count} messages within {within:?}, got {}: {messages:#?}",
+                messages.len()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for SmtpServer {
+    fn drop(&mut self) {
+        // Closing stdin stops it; kill in case it does not.
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `mail.smtp` for a plain-text server on 127.0.0.1 at `port`.
+pub fn smtp_config(port: u16) -> SmtpConfig {
+    SmtpConfig {
+        host: "127.0.0.1".to_owned(),
+        port,
+        tls: SmtpTls::None,
+        username: None,
+        password: None,
+        timeout_secs: 5,
+    }
+}

@@ -48,6 +48,10 @@ impl Server {
     /// Connects the database (running migrations), binds the address, loads
     /// the demo data if configured, and builds the router.
     pub async fn bind(config: Config) -> anyhow::Result<Self> {
+        // TLS for outgoing HTTPS (the social network) uses ring, like lettre's
+        // SMTP TLS; reqwest takes the process-wide default. A second install
+        // (tests start many servers) fails harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         if config.petstore.auth_mode == AuthMode::Enforce {
             // The seam is in place (the setting, the documented security
             // schemes); the checks come with the auth issue. Refusing beats

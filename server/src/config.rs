@@ -127,6 +127,9 @@ pub struct PortfolioConfig {
     /// through the configuration file or the environment, never flags.
     pub api_keys: Vec<crate::portfolio::auth::ConfiguredApiKey>,
     pub newsletter: NewsletterConfig,
+    /// The social network to publish posts to; without one, publishing is a
+    /// dry run that says so.
+    pub mastodon: Option<crate::portfolio::social::MastodonConfig>,
 }
 
 /// Newsletter settings.

@@ -3,4 +3,5 @@
 mod content;
 mod docs;
 mod mail;
+mod social;
 mod support;

@@ -792,6 +792,162 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`PublishRequest`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct PublishRequest {
+        #[doc = "The post to publish."]
+        pub post_slug: PublishRequestPostSlug,
+    }
+    impl PublishRequest {
+        pub fn builder() -> builder::PublishRequest {
+            Default::default()
+        }
+    }
+    #[doc = "The post to publish."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PublishRequestPostSlug(::std::string::String);
+    impl ::std::ops::Deref for PublishRequestPostSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PublishRequestPostSlug> for ::std::string::String {
+        fn from(value: PublishRequestPostSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PublishRequestPostSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PublishRequestPostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PublishRequestPostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PublishRequestPostSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`PublishResult`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct PublishResult {
+        #[doc = "True when an earlier call published the post; nothing was sent again."]
+        pub already_published: bool,
+        #[doc = "True when nothing was sent because no social network is configured."]
+        pub dry_run: bool,
+        pub post_slug: ::std::string::String,
+        #[doc = "The status on the social network."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remote_id: ::std::option::Option<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remote_url: ::std::option::Option<::std::string::String>,
+        pub status: PublishResultStatus,
+        #[doc = "The text that was (or, in a dry run, would have been) published."]
+        pub text: ::std::string::String,
+    }
+    impl PublishResult {
+        pub fn builder() -> builder::PublishResult {
+            Default::default()
+        }
+    }
+    #[doc = "`PublishResultStatus`"]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum PublishResultStatus {
+        #[serde(rename = "published")]
+        Published,
+        #[serde(rename = "dry_run")]
+        DryRun,
+    }
+    impl ::std::fmt::Display for PublishResultStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Published => f.write_str("published"),
+                Self::DryRun => f.write_str("dry_run"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PublishResultStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "published" => Ok(Self::Published),
+                "dry_run" => Ok(Self::DryRun),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PublishResultStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PublishResultStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     #[doc = "`Readiness`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -2399,6 +2555,176 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct PublishRequest {
+            post_slug: ::std::result::Result<super::PublishRequestPostSlug, ::std::string::String>,
+        }
+        impl ::std::default::Default for PublishRequest {
+            fn default() -> Self {
+                Self {
+                    post_slug: Err("no value supplied for post_slug".to_string()),
+                }
+            }
+        }
+        impl PublishRequest {
+            pub fn post_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::PublishRequestPostSlug>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.post_slug = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for post_slug: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PublishRequest> for super::PublishRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PublishRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    post_slug: value.post_slug?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PublishRequest> for PublishRequest {
+            fn from(value: super::PublishRequest) -> Self {
+                Self {
+                    post_slug: Ok(value.post_slug),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct PublishResult {
+            already_published: ::std::result::Result<bool, ::std::string::String>,
+            dry_run: ::std::result::Result<bool, ::std::string::String>,
+            post_slug: ::std::result::Result<::std::string::String, ::std::string::String>,
+            remote_id: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            remote_url: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            status: ::std::result::Result<super::PublishResultStatus, ::std::string::String>,
+            text: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for PublishResult {
+            fn default() -> Self {
+                Self {
+                    already_published: Err("no value supplied for already_published".to_string()),
+                    dry_run: Err("no value supplied for dry_run".to_string()),
+                    post_slug: Err("no value supplied for post_slug".to_string()),
+                    remote_id: Ok(Default::default()),
+                    remote_url: Ok(Default::default()),
+                    status: Err("no value supplied for status".to_string()),
+                    text: Err("no value supplied for text".to_string()),
+                }
+            }
+        }
+        impl PublishResult {
+            pub fn already_published<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.already_published = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for already_published: {e}")
+                });
+                self
+            }
+            pub fn dry_run<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<bool>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.dry_run = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for dry_run: {e}"));
+                self
+            }
+            pub fn post_slug<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.post_slug = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for post_slug: {e}"));
+                self
+            }
+            pub fn remote_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.remote_id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for remote_id: {e}"));
+                self
+            }
+            pub fn remote_url<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.remote_url = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for remote_url: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::PublishResultStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+            pub fn text<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.text = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for text: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PublishResult> for super::PublishResult {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PublishResult,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    already_published: value.already_published?,
+                    dry_run: value.dry_run?,
+                    post_slug: value.post_slug?,
+                    remote_id: value.remote_id?,
+                    remote_url: value.remote_url?,
+                    status: value.status?,
+                    text: value.text?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PublishResult> for PublishResult {
+            fn from(value: super::PublishResult) -> Self {
+                Self {
+                    already_published: Ok(value.already_published),
+                    dry_run: Ok(value.dry_run),
+                    post_slug: Ok(value.post_slug),
+                    remote_id: Ok(value.remote_id),
+                    remote_url: Ok(value.remote_url),
+                    status: Ok(value.status),
+                    text: Ok(value.text),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Readiness {
             checks: ::std::result::Result<super::ReadinessChecks, ::std::string::String>,
             status: ::std::result::Result<super::ReadinessStatus, ::std::string::String>,
@@ -2816,7 +3142,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\nhealth checks.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
+#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\npublishing posts to a social network; health checks.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the\nservice catalogue lists) answer as deprecated aliases of their `/api/...` paths.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -2927,6 +3253,22 @@ impl Client {
     #[doc = "Site information\n\nThe site owner's profile.\n\nSends a `GET` request to `/api/site-info`\n\n```text\nlet response = client.get_site_info()\n    .send()\n    .await;\n```"]
     pub fn get_site_info(&self) -> builder::GetSiteInfo<'_> {
         builder::GetSiteInfo::new(self)
+    }
+    #[doc = "Publishes a post to the social network\n\nPublishes the post (title, summary, link) to the configured\nMastodon-compatible account, with an `Idempotency-Key`. Once per post:\ncalling again reports the first publication. With no account configured it\nis a dry run: nothing is sent, and the answer says so.\n\nSends a `POST` request to `/api/social-publish`\n\n```text\nlet response = client.social_publish()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn social_publish(&self) -> builder::SocialPublish<'_> {
+        builder::SocialPublish::new(self)
+    }
+    #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter`, at the path the service catalogue lists.\n\nSends a `POST` request to `/newsletter`\n\n```text\nlet response = client.subscribe_newsletter_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn subscribe_newsletter_alias(&self) -> builder::SubscribeNewsletterAlias<'_> {
+        builder::SubscribeNewsletterAlias::new(self)
+    }
+    #[doc = "Emails every subscriber about a post (deprecated alias)\n\nDeprecated alias of `POST /api/notify-subscribers`, at the path the service catalogue lists.\n\nSends a `POST` request to `/notify-subscribers`\n\n```text\nlet response = client.notify_subscribers_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn notify_subscribers_alias(&self) -> builder::NotifySubscribersAlias<'_> {
+        builder::NotifySubscribersAlias::new(self)
+    }
+    #[doc = "Publishes a post to the social network (deprecated alias)\n\nDeprecated alias of `POST /api/social-publish`, at the path the service catalogue lists.\n\nSends a `POST` request to `/social-publish`\n\n```text\nlet response = client.social_publish_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn social_publish_alias(&self) -> builder::SocialPublishAlias<'_> {
+        builder::SocialPublishAlias::new(self)
     }
 }
 #[doc = r" Types for composing operation parameters."]
@@ -3903,6 +4245,374 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::social_publish`]\n\n[`Client::social_publish`]: super::Client::social_publish"]
+    #[derive(Debug, Clone)]
+    pub struct SocialPublish<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::PublishRequest, String>,
+    }
+    impl<'a> SocialPublish<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PublishRequest>,
+            <V as std::convert::TryInto<types::PublishRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `PublishRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::PublishRequest) -> types::builder::PublishRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/social-publish`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::PublishRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/social-publish", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "social_publish",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::subscribe_newsletter_alias`]\n\n[`Client::subscribe_newsletter_alias`]: super::Client::subscribe_newsletter_alias"]
+    #[derive(Debug, Clone)]
+    pub struct SubscribeNewsletterAlias<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::SubscribeRequest, String>,
+    }
+    impl<'a> SubscribeNewsletterAlias<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubscribeRequest>,
+            <V as std::convert::TryInto<types::SubscribeRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `SubscribeRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(
+                    types::builder::SubscribeRequest,
+                ) -> types::builder::SubscribeRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/newsletter`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::SubscribeRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/newsletter", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "subscribe_newsletter_alias",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::notify_subscribers_alias`]\n\n[`Client::notify_subscribers_alias`]: super::Client::notify_subscribers_alias"]
+    #[derive(Debug, Clone)]
+    pub struct NotifySubscribersAlias<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::NotifyRequest, String>,
+    }
+    impl<'a> NotifySubscribersAlias<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::NotifyRequest>,
+            <V as std::convert::TryInto<types::NotifyRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `NotifyRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::NotifyRequest) -> types::builder::NotifyRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/notify-subscribers`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::NotifyRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/notify-subscribers", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "notify_subscribers_alias",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::social_publish_alias`]\n\n[`Client::social_publish_alias`]: super::Client::social_publish_alias"]
+    #[derive(Debug, Clone)]
+    pub struct SocialPublishAlias<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::PublishRequest, String>,
+    }
+    impl<'a> SocialPublishAlias<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PublishRequest>,
+            <V as std::convert::TryInto<types::PublishRequest>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `PublishRequest` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::PublishRequest) -> types::builder::PublishRequest,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/social-publish`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::PublishRequest::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/social-publish", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "social_publish_alias",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),

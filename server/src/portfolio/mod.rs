@@ -11,6 +11,7 @@ pub mod error;
 pub mod health;
 pub mod newsletter;
 pub mod notify;
+pub mod social;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,6 +57,7 @@ pub struct PortfolioState {
         (name = "content", description = "Site information, projects, achievements and posts"),
         (name = "contact", description = "The contact form"),
         (name = "newsletter", description = "Subscriptions and notifications"),
+        (name = "social", description = "Publishing posts to a social network"),
         (name = "health", description = "Liveness and readiness"),
     ),
     components(schemas(content::Link, error::ErrorDetail)),
@@ -232,13 +234,31 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
             newsletter::unsubscribe_newsletter_one_click
         ))
         .routes(routes!(notify::notify_subscribers))
+        .routes(routes!(social::social_publish))
+        .routes(routes!(newsletter::subscribe_newsletter_alias))
+        .routes(routes!(notify::notify_subscribers_alias))
+        .routes(routes!(social::social_publish_alias))
         .routes(routes!(health::get_health))
         .routes(routes!(health::get_readiness))
 }
+
+/// The paths the catalogue lists without `/api`: served, and documented as
+/// deprecated aliases.
+pub const DEPRECATED_ALIASES: [&str; 3] = ["/newsletter", "/social-publish", "/notify-subscribers"];
 
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
     ErrorResponses.modify(&mut doc);
+    for alias in DEPRECATED_ALIASES {
+        if let Some(operation) = doc
+            .paths
+            .paths
+            .get_mut(alias)
+            .and_then(|item| item.post.as_mut())
+        {
+            operation.deprecated = Some(utoipa::openapi::Deprecated::True);
+        }
+    }
     doc
 }

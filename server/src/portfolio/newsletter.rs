@@ -367,3 +367,23 @@ pub async fn unsubscribe_newsletter_one_click(
     let token = token_from(query)?;
     Ok(axum::Json(unsubscribe(&state, &token).await?))
 }
+
+/// Deprecated alias of `POST /api/newsletter`, at the path the catalogue lists.
+#[utoipa::path(
+    post,
+    path = "/newsletter",
+    operation_id = "subscribeNewsletterAlias",
+    tag = "newsletter",
+    request_body(content((SubscribeRequest = "application/json"))),
+    responses(
+        (status = 202, description = "Accepted; the same answer for every address", body = SubscribeAccepted),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 422, description = "Not an email address"),
+    ),
+)]
+pub async fn subscribe_newsletter_alias(
+    state: State<PortfolioState>,
+    body: JsonBody<SubscribeRequest>,
+) -> Result<(StatusCode, axum::Json<SubscribeAccepted>), PortfolioError> {
+    subscribe_newsletter(state, body).await
+}

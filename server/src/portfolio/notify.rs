@@ -118,3 +118,27 @@ pub async fn notify_subscribers(
         }),
     ))
 }
+
+/// Deprecated alias of `POST /api/notify-subscribers`, at the path the catalogue lists.
+#[utoipa::path(
+    post,
+    path = "/notify-subscribers",
+    operation_id = "notifySubscribersAlias",
+    tag = "newsletter",
+    request_body(content((NotifyRequest = "application/json"))),
+    responses(
+        (status = 202, description = "Queued (or queued before)", body = NotifyResult),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid API key"),
+        (status = 403, description = "The key lacks subscribers:notify"),
+        (status = 404, description = "No such post"),
+    ),
+    security(("api_key" = [])),
+)]
+pub async fn notify_subscribers_alias(
+    state: State<PortfolioState>,
+    headers: HeaderMap,
+    body: JsonBody<NotifyRequest>,
+) -> Result<(StatusCode, axum::Json<NotifyResult>), PortfolioError> {
+    notify_subscribers(state, headers, body).await
+}

@@ -1,0 +1,333 @@
+//! Publishing posts to a Mastodon-compatible social network
+//! (`POST /api/v1/statuses`, bearer token, `Idempotency-Key`).
+//!
+//! Once per post: the first successful publication is recorded and every
+//! later call reports it. With no network configured, publishing is a dry
+//! run that says so and sends nothing; a later call with a network configured
+//! publishes for real.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use chrono::{SecondsFormat, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::auth::Scope;
+use super::content::{Post, is_slug, load_post};
+use super::error::PortfolioError;
+use super::{JsonBody, PortfolioState};
+use crate::error::ErrorCode;
+
+/// Mastodon's limit on a status.
+const MAX_STATUS_CHARS: usize = 500;
+
+/// A Mastodon-compatible account to publish to.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MastodonConfig {
+    /// The instance, e.g. `https://mastodon.social`.
+    pub instance_url: String,
+    /// An access token with `write:statuses`. Give it through the
+    /// configuration file or the environment.
+    pub access_token: String,
+    /// `public`, `unlisted`, `private` or `direct`.
+    #[serde(default = "default_visibility")]
+    pub visibility: String,
+    /// Seconds before a request to the instance gives up.
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_visibility() -> String {
+    "public".to_owned()
+}
+
+fn default_timeout() -> u64 {
+    10
+}
+
+impl std::fmt::Debug for MastodonConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MastodonConfig")
+            .field("instance_url", &self.instance_url)
+            .field("access_token", &"***")
+            .field("visibility", &self.visibility)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PublishRequest {
+    /// The post to publish.
+    #[schema(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
+    pub post_slug: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PublicationStatus {
+    Published,
+    DryRun,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PublishResult {
+    pub post_slug: String,
+    #[schema(inline)]
+    pub status: PublicationStatus,
+    /// True when nothing was sent because no social network is configured.
+    pub dry_run: bool,
+    /// True when an earlier call published the post; nothing was sent again.
+    pub already_published: bool,
+    /// The status on the social network.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_id: Option<String>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_url: Option<String>,
+    /// The text that was (or, in a dry run, would have been) published.
+    pub text: String,
+}
+
+/// What a Mastodon instance answers to a new status.
+#[derive(Debug, Deserialize)]
+struct MastodonStatus {
+    id: String,
+    url: Option<String>,
+}
+
+/// The status text: title, summary (shortened to fit) and link.
+fn status_text(post: &Post, post_url: &str) -> String {
+    let fixed = post.title.chars().count() + post_url.chars().count() + 4;
+    let room = MAX_STATUS_CHARS.saturating_sub(fixed);
+    let mut summary: String = post.summary.chars().take(room).collect();
+    if summary.chars().count() < post.summary.chars().count() {
+        summary.pop();
+        summary.push('…');
+    }
+    format!("{}\n\n{summary}\n\n{post_url}", post.title)
+}
+
+fn upstream_error(message: &str, status: Option<u16>) -> PortfolioError {
+    let mut error = PortfolioError::new(ErrorCode::ServiceUnavailable, message.to_owned());
+    if let Some(status) = status {
+        error = error.with_detail("upstream_status", status);
+    }
+    error
+}
+
+async fn publish_to_mastodon(
+    config: &MastodonConfig,
+    slug: &str,
+    text: &str,
+) -> Result<MastodonStatus, PortfolioError> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(config.timeout_secs))
+        .build()
+        .map_err(|e| PortfolioError::internal("cannot build the HTTP client", e))?;
+    let url = format!(
+        "{}/api/v1/statuses",
+        config.instance_url.trim_end_matches('/')
+    );
+    let response = client
+        .post(&url)
+        .bearer_auth(&config.access_token)
+        // The instance answers a repeat of this key with the status it made
+        // the first time, so a retry after a lost answer posts nothing twice.
+        .header("Idempotency-Key", format!("petstore-portfolio-post-{slug}"))
+        .json(&serde_json::json!({"status": text, "visibility": config.visibility}))
+        .send()
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "the social network did not answer");
+            upstream_error("the social network did not answer; try again later", None)
+        })?;
+    let status = response.status();
+    if !status.is_success() {
+        let message = match status.as_u16() {
+            401 | 403 => "the social network refused the access token; the operator must fix it",
+            422 => "the social network refused the status",
+            _ => "the social network failed; try again later",
+        };
+        tracing::warn!(
+            upstream_status = status.as_u16(),
+            "the social network refused a status"
+        );
+        return Err(upstream_error(message, Some(status.as_u16())));
+    }
+    response.json::<MastodonStatus>().await.map_err(|_| {
+        upstream_error(
+            "the social network answered something else than a status",
+            Some(status.as_u16()),
+        )
+    })
+}
+
+/// Publishes a post to the social network.
+#[utoipa::path(
+    post,
+    path = "/api/social-publish",
+    operation_id = "socialPublish",
+    tag = "social",
+    request_body(content((PublishRequest = "application/json"))),
+    responses(
+        (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid API key"),
+        (status = 403, description = "The key lacks social:publish"),
+        (status = 404, description = "No such post"),
+        (status = 503, description = "The social network failed or refused; details.upstream_status"),
+    ),
+    security(("api_key" = [])),
+)]
+pub async fn social_publish(
+    State(state): State<PortfolioState>,
+    headers: HeaderMap,
+    JsonBody(request): JsonBody<PublishRequest>,
+) -> Result<axum::Json<PublishResult>, PortfolioError> {
+    state.keys.authorize(&headers, Scope::SocialPublish)?;
+    let slug = request.post_slug;
+    if !is_slug(&slug) {
+        return Err(PortfolioError::bad_request(format!(
+            "{slug:?} is not a slug"
+        )));
+    }
+    let mut conn = state.db.pool().acquire().await?;
+    let post = load_post(&mut conn, &slug)
+        .await?
+        .ok_or_else(|| PortfolioError::not_found(format!("no post {slug:?}")))?;
+    let text = status_text(&post, &format!("{}/api/posts/{slug}", state.public_url));
+    let earlier: Option<(String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT status, remote_id, remote_url FROM social_publications WHERE post_slug = $1",
+    )
+    .bind(&slug)
+    .fetch_optional(&mut *conn)
+    .await?;
+    drop(conn);
+    if let Some(("published", remote_id, remote_url)) = earlier
+        .as_ref()
+        .map(|(s, id, url)| (s.as_str(), id.clone(), url.clone()))
+    {
+        return Ok(axum::Json(PublishResult {
+            post_slug: slug,
+            status: PublicationStatus::Published,
+            dry_run: false,
+            already_published: true,
+            remote_id,
+            remote_url,
+            text,
+        }));
+    }
+    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let Some(mastodon) = &state.config.mastodon else {
+        sqlx::query(
+            "INSERT INTO social_publications (post_slug, status, published_at) VALUES ($1, 'dry_run', $2) \
+             ON CONFLICT (post_slug) DO NOTHING",
+        )
+        .bind(&slug)
+        .bind(&now)
+        .execute(state.db.pool())
+        .await?;
+        return Ok(axum::Json(PublishResult {
+            post_slug: slug,
+            status: PublicationStatus::DryRun,
+            dry_run: true,
+            already_published: false,
+            remote_id: None,
+            remote_url: None,
+            text,
+        }));
+    };
+    let published = publish_to_mastodon(mastodon, &slug, &text).await?;
+    // Two racing calls both reach the instance (which folds them by the
+    // idempotency key); the first record stands.
+    let mut tx = state.db.begin_write().await?;
+    sqlx::query(
+        "INSERT INTO social_publications (post_slug, status, remote_id, remote_url, published_at) \
+         VALUES ($1, 'published', $2, $3, $4) \
+         ON CONFLICT (post_slug) DO UPDATE SET status = 'published', remote_id = excluded.remote_id, \
+         remote_url = excluded.remote_url, published_at = excluded.published_at \
+         WHERE social_publications.status = 'dry_run'",
+    )
+    .bind(&slug)
+    .bind(&published.id)
+    .bind(&published.url)
+    .bind(&now)
+    .execute(tx.conn())
+    .await?;
+    tx.commit().await?;
+    Ok(axum::Json(PublishResult {
+        post_slug: slug,
+        status: PublicationStatus::Published,
+        dry_run: false,
+        already_published: false,
+        remote_id: Some(published.id),
+        remote_url: published.url,
+        text,
+    }))
+}
+
+/// Deprecated alias of `POST /api/social-publish`, at the path the catalogue lists.
+#[utoipa::path(
+    post,
+    path = "/social-publish",
+    operation_id = "socialPublishAlias",
+    tag = "social",
+    request_body(content((PublishRequest = "application/json"))),
+    responses(
+        (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid API key"),
+        (status = 403, description = "The key lacks social:publish"),
+        (status = 404, description = "No such post"),
+        (status = 503, description = "The social network failed or refused; details.upstream_status"),
+    ),
+    security(("api_key" = [])),
+)]
+pub async fn social_publish_alias(
+    state: State<PortfolioState>,
+    headers: HeaderMap,
+    body: JsonBody<PublishRequest>,
+) -> Result<axum::Json<PublishResult>, PortfolioError> {
+    social_publish(state, headers, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_summaries_are_shortened_to_fit() {
+        let post = Post {
+            slug: "s".into(),
+            title: "Title".into(),
+            summary: "x".repeat(1000),
+            body: String::new(),
+            tags: vec![],
+            published_at: Utc::now(),
+        };
+        let text = status_text(&post, "https://example.test/api/posts/s");
+        assert!(
+            text.chars().count() <= MAX_STATUS_CHARS,
+            "{}",
+            text.chars().count()
+        );
+        assert!(text.ends_with("https://example.test/api/posts/s"));
+        assert!(text.contains('…'));
+    }
+
+    #[test]
+    fn the_token_never_shows_in_debug_output() {
+        let config = MastodonConfig {
+            instance_url: "https://m.example".into(),
+            access_token: "s3cret".into(),
+            visibility: default_visibility(),
+            timeout_secs: 1,
+        };
+        assert!(!format!("{config:?}").contains("s3cret"));
+    }
+}

@@ -105,6 +105,11 @@ impl Server {
             .context("cannot load the portfolio content")?;
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         background.push(mailer.spawn_worker());
+        let (analytics, analytics_writer) = portfolio::analytics::Recorder::start(
+            db.clone(),
+            Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
+        );
+        background.push(analytics_writer);
         let portfolio_state = PortfolioState {
             db: db.clone(),
             keys: Arc::new(ApiKeys::new(&config.portfolio.api_keys)),
@@ -112,6 +117,7 @@ impl Server {
             mail: Arc::new(config.mail.clone()),
             mailer,
             public_url: Arc::from(public_url.as_str()),
+            analytics,
             started: std::time::Instant::now(),
         };
         let router = build_router(&config, petstore_state, portfolio_state)?;
@@ -178,10 +184,19 @@ pub fn build_router(
             timeout,
         ))
         .layer(middleware::from_fn(petstore::wire::render_errors));
+    let counting = (
+        portfolio_state.analytics.clone(),
+        portfolio_state.keys.clone(),
+    );
     let (portfolio_routes, _) = portfolio::router()
         .with_state(portfolio_state)
         .split_for_parts();
     let portfolio_routes = portfolio_routes
+        // A route layer: it runs once the route is known (MatchedPath).
+        .route_layer(middleware::from_fn_with_state(
+            counting,
+            portfolio::analytics::record_requests,
+        ))
         .layer(CatchPanicLayer::custom(portfolio_panic))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,

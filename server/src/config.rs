@@ -117,7 +117,7 @@ impl Default for PetstoreConfig {
 }
 
 /// Portfolio service settings.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PortfolioConfig {
     /// TOML file with the site's content, loaded into an empty database on
@@ -130,6 +130,20 @@ pub struct PortfolioConfig {
     /// The social network to publish posts to; without one, publishing is a
     /// dry run that says so.
     pub mastodon: Option<crate::portfolio::social::MastodonConfig>,
+    /// How often counted requests and page views are written (milliseconds).
+    pub analytics_flush_interval_ms: u64,
+}
+
+impl Default for PortfolioConfig {
+    fn default() -> Self {
+        Self {
+            content_file: None,
+            api_keys: Vec::new(),
+            newsletter: NewsletterConfig::default(),
+            mastodon: None,
+            analytics_flush_interval_ms: 1000,
+        }
+    }
 }
 
 /// Newsletter settings.

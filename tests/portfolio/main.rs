@@ -1,5 +1,6 @@
 //! The portfolio service end to end, through the SDK.
 
+mod analytics;
 mod content;
 mod docs;
 mod mail;

@@ -26,6 +26,23 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`AnalyticsSummary`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct AnalyticsSummary {
+        pub by_api_key: ::std::vec::Vec<KeyStats>,
+        pub from: ::chrono::naive::NaiveDate,
+        pub page_views: ::std::vec::Vec<PageViewStats>,
+        pub requests: ::std::vec::Vec<RequestStats>,
+        pub to: ::chrono::naive::NaiveDate,
+        pub total_requests: i64,
+    }
+    impl AnalyticsSummary {
+        pub fn builder() -> builder::AnalyticsSummary {
+            Default::default()
+        }
+    }
     #[doc = "`Check`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -599,6 +616,20 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "`KeyStats`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct KeyStats {
+        #[doc = "The key's name, or `anonymous`."]
+        pub api_key: ::std::string::String,
+        pub count: i64,
+    }
+    impl KeyStats {
+        pub fn builder() -> builder::KeyStats {
+            Default::default()
+        }
+    }
     #[doc = "`Link`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -734,6 +765,98 @@ pub mod types {
     }
     impl OutboxCheck {
         pub fn builder() -> builder::OutboxCheck {
+            Default::default()
+        }
+    }
+    #[doc = "`PageView`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct PageView {
+        #[doc = "The page's path on the site, e.g. `/posts/why-contract-first`."]
+        pub path: PageViewPath,
+    }
+    impl PageView {
+        pub fn builder() -> builder::PageView {
+            Default::default()
+        }
+    }
+    #[doc = "The page's path on the site, e.g. `/posts/why-contract-first`."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PageViewPath(::std::string::String);
+    impl ::std::ops::Deref for PageViewPath {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PageViewPath> for ::std::string::String {
+        fn from(value: PageViewPath) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PageViewPath {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^/").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^/\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PageViewPath {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PageViewPath {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PageViewPath {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`PageViewStats`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct PageViewStats {
+        pub count: i64,
+        pub day: ::chrono::naive::NaiveDate,
+        pub path: ::std::string::String,
+    }
+    impl PageViewStats {
+        pub fn builder() -> builder::PageViewStats {
             Default::default()
         }
     }
@@ -1021,6 +1144,24 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    #[doc = "`RequestStats`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct RequestStats {
+        pub average_ms: i64,
+        pub count: i64,
+        pub day: ::chrono::naive::NaiveDate,
+        pub max_ms: i64,
+        pub method: ::std::string::String,
+        pub route: ::std::string::String,
+        pub status: i32,
+    }
+    impl RequestStats {
+        pub fn builder() -> builder::RequestStats {
+            Default::default()
         }
     }
     #[doc = "`SiteInfo`"]
@@ -1469,6 +1610,119 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct AnalyticsSummary {
+            by_api_key:
+                ::std::result::Result<::std::vec::Vec<super::KeyStats>, ::std::string::String>,
+            from: ::std::result::Result<::chrono::naive::NaiveDate, ::std::string::String>,
+            page_views:
+                ::std::result::Result<::std::vec::Vec<super::PageViewStats>, ::std::string::String>,
+            requests:
+                ::std::result::Result<::std::vec::Vec<super::RequestStats>, ::std::string::String>,
+            to: ::std::result::Result<::chrono::naive::NaiveDate, ::std::string::String>,
+            total_requests: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for AnalyticsSummary {
+            fn default() -> Self {
+                Self {
+                    by_api_key: Err("no value supplied for by_api_key".to_string()),
+                    from: Err("no value supplied for from".to_string()),
+                    page_views: Err("no value supplied for page_views".to_string()),
+                    requests: Err("no value supplied for requests".to_string()),
+                    to: Err("no value supplied for to".to_string()),
+                    total_requests: Err("no value supplied for total_requests".to_string()),
+                }
+            }
+        }
+        impl AnalyticsSummary {
+            pub fn by_api_key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::KeyStats>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.by_api_key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for by_api_key: {e}"));
+                self
+            }
+            pub fn from<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.from = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for from: {e}"));
+                self
+            }
+            pub fn page_views<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::PageViewStats>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page_views = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for page_views: {e}"));
+                self
+            }
+            pub fn requests<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::RequestStats>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requests = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for requests: {e}"));
+                self
+            }
+            pub fn to<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.to = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for to: {e}"));
+                self
+            }
+            pub fn total_requests<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total_requests = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for total_requests: {e}")
+                });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AnalyticsSummary> for super::AnalyticsSummary {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AnalyticsSummary,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    by_api_key: value.by_api_key?,
+                    from: value.from?,
+                    page_views: value.page_views?,
+                    requests: value.requests?,
+                    to: value.to?,
+                    total_requests: value.total_requests?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AnalyticsSummary> for AnalyticsSummary {
+            fn from(value: super::AnalyticsSummary) -> Self {
+                Self {
+                    by_api_key: Ok(value.by_api_key),
+                    from: Ok(value.from),
+                    page_views: Ok(value.page_views),
+                    requests: Ok(value.requests),
+                    to: Ok(value.to),
+                    total_requests: Ok(value.total_requests),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Check {
             detail: ::std::result::Result<::std::string::String, ::std::string::String>,
             ok: ::std::result::Result<bool, ::std::string::String>,
@@ -1849,6 +2103,60 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct KeyStats {
+            api_key: ::std::result::Result<::std::string::String, ::std::string::String>,
+            count: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for KeyStats {
+            fn default() -> Self {
+                Self {
+                    api_key: Err("no value supplied for api_key".to_string()),
+                    count: Err("no value supplied for count".to_string()),
+                }
+            }
+        }
+        impl KeyStats {
+            pub fn api_key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.api_key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for api_key: {e}"));
+                self
+            }
+            pub fn count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.count = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for count: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<KeyStats> for super::KeyStats {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: KeyStats,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    api_key: value.api_key?,
+                    count: value.count?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::KeyStats> for KeyStats {
+            fn from(value: super::KeyStats) -> Self {
+                Self {
+                    api_key: Ok(value.api_key),
+                    count: Ok(value.count),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Link {
             label: ::std::result::Result<::std::string::String, ::std::string::String>,
             url: ::std::result::Result<::std::string::String, ::std::string::String>,
@@ -2188,6 +2496,112 @@ pub mod types {
                     ok: Ok(value.ok),
                     oldest_due_seconds: Ok(value.oldest_due_seconds),
                     pending: Ok(value.pending),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct PageView {
+            path: ::std::result::Result<super::PageViewPath, ::std::string::String>,
+        }
+        impl ::std::default::Default for PageView {
+            fn default() -> Self {
+                Self {
+                    path: Err("no value supplied for path".to_string()),
+                }
+            }
+        }
+        impl PageView {
+            pub fn path<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::PageViewPath>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.path = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for path: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PageView> for super::PageView {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PageView,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { path: value.path? })
+            }
+        }
+        impl ::std::convert::From<super::PageView> for PageView {
+            fn from(value: super::PageView) -> Self {
+                Self {
+                    path: Ok(value.path),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct PageViewStats {
+            count: ::std::result::Result<i64, ::std::string::String>,
+            day: ::std::result::Result<::chrono::naive::NaiveDate, ::std::string::String>,
+            path: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for PageViewStats {
+            fn default() -> Self {
+                Self {
+                    count: Err("no value supplied for count".to_string()),
+                    day: Err("no value supplied for day".to_string()),
+                    path: Err("no value supplied for path".to_string()),
+                }
+            }
+        }
+        impl PageViewStats {
+            pub fn count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.count = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for count: {e}"));
+                self
+            }
+            pub fn day<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.day = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for day: {e}"));
+                self
+            }
+            pub fn path<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.path = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for path: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<PageViewStats> for super::PageViewStats {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: PageViewStats,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    count: value.count?,
+                    day: value.day?,
+                    path: value.path?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::PageViewStats> for PageViewStats {
+            fn from(value: super::PageViewStats) -> Self {
+                Self {
+                    count: Ok(value.count),
+                    day: Ok(value.day),
+                    path: Ok(value.path),
                 }
             }
         }
@@ -2847,6 +3261,130 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct RequestStats {
+            average_ms: ::std::result::Result<i64, ::std::string::String>,
+            count: ::std::result::Result<i64, ::std::string::String>,
+            day: ::std::result::Result<::chrono::naive::NaiveDate, ::std::string::String>,
+            max_ms: ::std::result::Result<i64, ::std::string::String>,
+            method: ::std::result::Result<::std::string::String, ::std::string::String>,
+            route: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<i32, ::std::string::String>,
+        }
+        impl ::std::default::Default for RequestStats {
+            fn default() -> Self {
+                Self {
+                    average_ms: Err("no value supplied for average_ms".to_string()),
+                    count: Err("no value supplied for count".to_string()),
+                    day: Err("no value supplied for day".to_string()),
+                    max_ms: Err("no value supplied for max_ms".to_string()),
+                    method: Err("no value supplied for method".to_string()),
+                    route: Err("no value supplied for route".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl RequestStats {
+            pub fn average_ms<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.average_ms = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for average_ms: {e}"));
+                self
+            }
+            pub fn count<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.count = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for count: {e}"));
+                self
+            }
+            pub fn day<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::naive::NaiveDate>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.day = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for day: {e}"));
+                self
+            }
+            pub fn max_ms<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.max_ms = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for max_ms: {e}"));
+                self
+            }
+            pub fn method<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.method = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for method: {e}"));
+                self
+            }
+            pub fn route<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.route = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for route: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<RequestStats> for super::RequestStats {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: RequestStats,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    average_ms: value.average_ms?,
+                    count: value.count?,
+                    day: value.day?,
+                    max_ms: value.max_ms?,
+                    method: value.method?,
+                    route: value.route?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::RequestStats> for RequestStats {
+            fn from(value: super::RequestStats) -> Self {
+                Self {
+                    average_ms: Ok(value.average_ms),
+                    count: Ok(value.count),
+                    day: Ok(value.day),
+                    max_ms: Ok(value.max_ms),
+                    method: Ok(value.method),
+                    route: Ok(value.route),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct SiteInfo {
             bio: ::std::result::Result<::std::string::String, ::std::string::String>,
             contact_email: ::std::result::Result<
@@ -3142,7 +3680,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\npublishing posts to a social network; health checks.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the\nservice catalogue lists) answer as deprecated aliases of their `/api/...` paths.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
+#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\npublishing posts to a social network; analytics; health checks.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the\nservice catalogue lists) answer as deprecated aliases of their `/api/...` paths.\n\nAccess levels:\n- **public**: no credentials;\n- **protected**: an API key in the `X-API-Key` header, with the scope the\n  operation names (keys are obtained from the operator).\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -3197,6 +3735,14 @@ impl Client {
     #[doc = "Lists the achievements\n\nNewest first.\n\nSends a `GET` request to `/api/achievements`\n\n```text\nlet response = client.list_achievements()\n    .send()\n    .await;\n```"]
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
+    }
+    #[doc = "Counts a page view\n\nThe beacon the site's pages call. Public; counted per day and path, off\nthe request path. No client address is stored.\n\nSends a `POST` request to `/api/analytics/pageview`\n\n```text\nlet response = client.record_page_view()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn record_page_view(&self) -> builder::RecordPageView<'_> {
+        builder::RecordPageView::new(self)
+    }
+    #[doc = "Analytics for a date range\n\nRequest counts and latencies per day, route, method and status; counts per\nAPI key (by name; `anonymous` without one); page views per day and path.\nDays are UTC; a range covers at most 366 days.\n\nSends a `GET` request to `/api/analytics/summary`\n\nArguments:\n- `from`: First day (UTC), inclusive; default 30 days before `to`.\n- `to`: Last day (UTC), inclusive; default today.\n```text\nlet response = client.get_analytics_summary()\n    .from(from)\n    .to(to)\n    .send()\n    .await;\n```"]
+    pub fn get_analytics_summary(&self) -> builder::GetAnalyticsSummary<'_> {
+        builder::GetAnalyticsSummary::new(self)
     }
     #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email (queued in the\nsame transaction, delivered by the mail worker).\n\nSends a `POST` request to `/api/contact`\n\n```text\nlet response = client.submit_contact()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn submit_contact(&self) -> builder::SubmitContact<'_> {
@@ -3320,6 +3866,177 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::record_page_view`]\n\n[`Client::record_page_view`]: super::Client::record_page_view"]
+    #[derive(Debug, Clone)]
+    pub struct RecordPageView<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::PageView, String>,
+    }
+    impl<'a> RecordPageView<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PageView>,
+            <V as std::convert::TryInto<types::PageView>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `PageView` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::PageView) -> types::builder::PageView,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/analytics/pageview`"]
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::PageView::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/analytics/pageview", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "record_page_view",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => Ok(ResponseValue::empty(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::get_analytics_summary`]\n\n[`Client::get_analytics_summary`]: super::Client::get_analytics_summary"]
+    #[derive(Debug, Clone)]
+    pub struct GetAnalyticsSummary<'a> {
+        client: &'a super::Client,
+        from: Result<Option<::chrono::naive::NaiveDate>, String>,
+        to: Result<Option<::chrono::naive::NaiveDate>, String>,
+    }
+    impl<'a> GetAnalyticsSummary<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                from: Ok(None),
+                to: Ok(None),
+            }
+        }
+        pub fn from<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::naive::NaiveDate>,
+        {
+            self.from = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: chrono :: naive :: NaiveDate` for from failed".to_string()
+            });
+            self
+        }
+        pub fn to<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::chrono::naive::NaiveDate>,
+        {
+            self.to = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: chrono :: naive :: NaiveDate` for to failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/analytics/summary`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::AnalyticsSummary>, Error<types::ErrorBody>> {
+            let Self { client, from, to } = self;
+            let from = from.map_err(Error::InvalidRequest)?;
+            let to = to.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/analytics/summary", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("from", &from))
+                .query(&progenitor_client::QueryParam::new("to", &to))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_analytics_summary",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 500u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),

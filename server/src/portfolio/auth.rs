@@ -115,6 +115,25 @@ impl ApiKeys {
         Self { keys }
     }
 
+    /// The name of the known key the request carries, if any (for analytics).
+    pub fn identify(&self, headers: &HeaderMap) -> Option<String> {
+        let presented = headers.get(API_KEY_HEADER)?.to_str().ok()?.trim();
+        self.find(&digest(presented))
+            .map(|entry| entry.name.clone())
+    }
+
+    /// The entry whose digest matches, compared with every entry in constant
+    /// time, without leaving early.
+    fn find(&self, presented: &[u8; 32]) -> Option<&KeyEntry> {
+        let mut found = None;
+        for entry in &self.keys {
+            if bool::from(entry.digest.ct_eq(presented)) {
+                found = Some(entry);
+            }
+        }
+        found
+    }
+
     /// The caller, if the request carries a known key that has `scope`:
     /// 401 (`details.required_header`) without a known key, 403
     /// (`details.required_scope`) when the key lacks the scope.
@@ -135,14 +154,9 @@ impl ApiKeys {
                 ));
             }
         };
-        // Compare with every key; remember the match without leaving early.
-        let mut found: Option<&KeyEntry> = None;
-        for entry in &self.keys {
-            if bool::from(entry.digest.ct_eq(&presented)) {
-                found = Some(entry);
-            }
-        }
-        let entry = found.ok_or_else(|| unauthorized("the API key is not valid"))?;
+        let entry = self
+            .find(&presented)
+            .ok_or_else(|| unauthorized("the API key is not valid"))?;
         if !entry.scopes.contains(&scope) && !entry.scopes.contains(&Scope::Admin) {
             return Err(PortfolioError::new(
                 ErrorCode::Forbidden,

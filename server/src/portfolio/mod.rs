@@ -4,6 +4,7 @@
 //! `#[utoipa::path]` documentation; `cargo xtask check` compares the result
 //! with `openapi/portfolio.yaml`.
 
+pub mod analytics;
 pub mod auth;
 pub mod contact;
 pub mod content;
@@ -45,6 +46,7 @@ pub struct PortfolioState {
     pub mailer: Mailer,
     /// Base URL for links in emails, without a trailing slash.
     pub public_url: Arc<str>,
+    pub analytics: analytics::Recorder,
     pub started: Instant,
 }
 
@@ -58,6 +60,7 @@ pub struct PortfolioState {
         (name = "contact", description = "The contact form"),
         (name = "newsletter", description = "Subscriptions and notifications"),
         (name = "social", description = "Publishing posts to a social network"),
+        (name = "analytics", description = "Request counts and page views"),
         (name = "health", description = "Liveness and readiness"),
     ),
     components(schemas(content::Link, error::ErrorDetail)),
@@ -235,6 +238,8 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         ))
         .routes(routes!(notify::notify_subscribers))
         .routes(routes!(social::social_publish))
+        .routes(routes!(analytics::record_page_view))
+        .routes(routes!(analytics::get_analytics_summary))
         .routes(routes!(newsletter::subscribe_newsletter_alias))
         .routes(routes!(notify::notify_subscribers_alias))
         .routes(routes!(social::social_publish_alias))

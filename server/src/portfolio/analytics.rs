@@ -1,0 +1,402 @@
+//! Analytics: request counts and latencies per route, status and day, and
+//! per API key; page views from a public beacon; a summary for a date range.
+//!
+//! Recording stays off the request path: the middleware hands each event to
+//! a bounded channel (never waiting; when the channel is full the event is
+//! dropped and counted in the log) and a background task adds them up and
+//! writes them in batches. No client address is stored.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use chrono::{NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::{ApiKeys, Scope};
+use super::error::PortfolioError;
+use super::{Fields, JsonBody, PortfolioState};
+use crate::storage::Database;
+
+/// Events waiting to be written, at most.
+const CHANNEL_CAPACITY: usize = 10_000;
+/// The longest date range a summary covers.
+const MAX_RANGE_DAYS: i64 = 366;
+/// The name requests without a known key are counted under.
+pub const ANONYMOUS: &str = "anonymous";
+
+#[derive(Debug)]
+enum Event {
+    Request {
+        route: String,
+        method: String,
+        status: u16,
+        api_key: String,
+        millis: u64,
+    },
+    PageView {
+        path: String,
+    },
+}
+
+/// Where the middleware and the beacon send events.
+#[derive(Clone)]
+pub struct Recorder {
+    events: mpsc::Sender<Event>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// The recorder and its writer task, which flushes every `flush_every`.
+    pub fn start(db: Database, flush_every: Duration) -> (Recorder, tokio::task::JoinHandle<()>) {
+        let (events, receiver) = mpsc::channel(CHANNEL_CAPACITY);
+        let recorder = Recorder {
+            events,
+            dropped: Arc::new(AtomicU64::new(0)),
+        };
+        let task = tokio::spawn(write_batches(
+            db,
+            receiver,
+            flush_every,
+            recorder.dropped.clone(),
+        ));
+        (recorder, task)
+    }
+
+    fn record(&self, event: Event) {
+        if self.events.try_send(event).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    count: i64,
+    total_ms: i64,
+    max_ms: i64,
+}
+
+type RequestKey = (String, String, String, u16, String);
+
+async fn write_batches(
+    db: Database,
+    mut receiver: mpsc::Receiver<Event>,
+    flush_every: Duration,
+    dropped: Arc<AtomicU64>,
+) {
+    let mut requests: HashMap<RequestKey, Totals> = HashMap::new();
+    let mut views: HashMap<(String, String), i64> = HashMap::new();
+    let mut ticker = tokio::time::interval(flush_every);
+    loop {
+        tokio::select! {
+            event = receiver.recv() => {
+                let day = Utc::now().date_naive().to_string();
+                match event {
+                    Some(Event::Request { route, method, status, api_key, millis }) => {
+                        let totals = requests.entry((day, route, method, status, api_key)).or_default();
+                        let millis = i64::try_from(millis).unwrap_or(i64::MAX);
+                        totals.count += 1;
+                        totals.total_ms = totals.total_ms.saturating_add(millis);
+                        totals.max_ms = totals.max_ms.max(millis);
+                    }
+                    Some(Event::PageView { path }) => *views.entry((day, path)).or_default() += 1,
+                    None => {
+                        flush(&db, &mut requests, &mut views).await;
+                        return;
+                    }
+                }
+            }
+            _ = ticker.tick() => {
+                flush(&db, &mut requests, &mut views).await;
+                let lost = dropped.swap(0, Ordering::Relaxed);
+                if lost > 0 {
+                    tracing::warn!(lost, "analytics events dropped: the writer fell behind");
+                }
+            }
+        }
+    }
+}
+
+async fn flush(
+    db: &Database,
+    requests: &mut HashMap<RequestKey, Totals>,
+    views: &mut HashMap<(String, String), i64>,
+) {
+    if requests.is_empty() && views.is_empty() {
+        return;
+    }
+    let result = async {
+        let mut tx = db.begin_write().await?;
+        for ((day, route, method, status, api_key), totals) in requests.iter() {
+            sqlx::query(
+                "INSERT INTO analytics_requests (day, route, method, status, api_key, count, total_ms, max_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 ON CONFLICT (day, route, method, status, api_key) DO UPDATE SET \
+                 count = analytics_requests.count + excluded.count, \
+                 total_ms = analytics_requests.total_ms + excluded.total_ms, \
+                 max_ms = CASE WHEN excluded.max_ms > analytics_requests.max_ms \
+                          THEN excluded.max_ms ELSE analytics_requests.max_ms END",
+            )
+            .bind(day)
+            .bind(route)
+            .bind(method)
+            .bind(i32::from(*status))
+            .bind(api_key)
+            .bind(totals.count)
+            .bind(totals.total_ms)
+            .bind(totals.max_ms)
+            .execute(tx.conn())
+            .await?;
+        }
+        for ((day, path), count) in views.iter() {
+            sqlx::query(
+                "INSERT INTO analytics_page_views (day, path, count) VALUES ($1, $2, $3) \
+                 ON CONFLICT (day, path) DO UPDATE SET count = analytics_page_views.count + excluded.count",
+            )
+            .bind(day)
+            .bind(path)
+            .bind(count)
+            .execute(tx.conn())
+            .await?;
+        }
+        tx.commit().await
+    }
+    .await;
+    match result {
+        Ok(()) => {
+            requests.clear();
+            views.clear();
+        }
+        // Kept for the next flush: nothing is lost to a passing fault.
+        Err(e) => tracing::error!(error = %e, "cannot write analytics; will retry"),
+    }
+}
+
+/// Middleware over the portfolio's routes: counts each request.
+pub async fn record_requests(
+    State((recorder, keys)): State<(Recorder, Arc<ApiKeys>)>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "(no route)".to_owned());
+    let method = request.method().as_str().to_owned();
+    let api_key = keys
+        .identify(request.headers())
+        .unwrap_or_else(|| ANONYMOUS.to_owned());
+    let response = next.run(request).await;
+    recorder.record(Event::Request {
+        route,
+        method,
+        status: response.status().as_u16(),
+        api_key,
+        millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    });
+    response
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PageView {
+    /// The page's path on the site, e.g. `/posts/why-contract-first`.
+    #[schema(pattern = "^/", max_length = 512)]
+    pub path: String,
+}
+
+/// Counts a page view (the site's pages call this beacon).
+#[utoipa::path(
+    post,
+    path = "/api/analytics/pageview",
+    operation_id = "recordPageView",
+    tag = "analytics",
+    request_body(content((PageView = "application/json"))),
+    responses(
+        (status = 202, description = "Counted"),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 422, description = "The path is not a site path"),
+    ),
+)]
+pub async fn record_page_view(
+    State(state): State<PortfolioState>,
+    JsonBody(view): JsonBody<PageView>,
+) -> Result<StatusCode, PortfolioError> {
+    let mut fields = Fields::default();
+    let path = fields.text("path", Some(&view.path), true, 512);
+    if path.as_ref().is_some_and(|p| !p.starts_with('/')) {
+        return Err(PortfolioError::validation([(
+            "path".to_owned(),
+            "must start with /".to_owned(),
+        )]));
+    }
+    fields.check()?;
+    state.analytics.record(Event::PageView {
+        path: path.unwrap_or_default(),
+    });
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SummaryQuery {
+    /// First day (UTC), inclusive; default: 30 days before `to`.
+    from: Option<NaiveDate>,
+    /// Last day (UTC), inclusive; default: today.
+    to: Option<NaiveDate>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RequestStats {
+    pub day: NaiveDate,
+    pub route: String,
+    pub method: String,
+    pub status: i32,
+    #[schema(minimum = 0)]
+    pub count: i64,
+    #[schema(minimum = 0)]
+    pub average_ms: i64,
+    #[schema(minimum = 0)]
+    pub max_ms: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct KeyStats {
+    /// The key's name, or `anonymous`.
+    pub api_key: String,
+    #[schema(minimum = 0)]
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PageViewStats {
+    pub day: NaiveDate,
+    pub path: String,
+    #[schema(minimum = 0)]
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct AnalyticsSummary {
+    pub from: NaiveDate,
+    pub to: NaiveDate,
+    #[schema(minimum = 0)]
+    pub total_requests: i64,
+    pub requests: Vec<RequestStats>,
+    pub by_api_key: Vec<KeyStats>,
+    pub page_views: Vec<PageViewStats>,
+}
+
+/// Analytics for a date range.
+#[utoipa::path(
+    get,
+    path = "/api/analytics/summary",
+    operation_id = "getAnalyticsSummary",
+    tag = "analytics",
+    params(SummaryQuery),
+    responses(
+        (status = 200, description = "The summary", body = AnalyticsSummary),
+        (status = 400, description = "A date is malformed, or the range is reversed or over 366 days"),
+        (status = 401, description = "No valid API key"),
+        (status = 403, description = "The key lacks analytics:read"),
+    ),
+    security(("api_key" = [])),
+)]
+pub async fn get_analytics_summary(
+    State(state): State<PortfolioState>,
+    headers: HeaderMap,
+    query: Result<Query<SummaryQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<axum::Json<AnalyticsSummary>, PortfolioError> {
+    state.keys.authorize(&headers, Scope::AnalyticsRead)?;
+    let Query(query) = query.map_err(|e| PortfolioError::bad_request(e.body_text()))?;
+    let to = query.to.unwrap_or_else(|| Utc::now().date_naive());
+    let from = query.from.unwrap_or(to - chrono::Duration::days(30));
+    if from > to {
+        return Err(PortfolioError::bad_request("from is after to"));
+    }
+    if (to - from).num_days() > MAX_RANGE_DAYS {
+        return Err(PortfolioError::bad_request(format!(
+            "a summary covers at most {MAX_RANGE_DAYS} days"
+        )));
+    }
+    let (from_text, to_text) = (from.to_string(), to.to_string());
+    let mut conn = state.db.pool().acquire().await?;
+    let rows: Vec<(String, String, String, i32, i64, i64, i64)> = sqlx::query_as(
+        "SELECT day, route, method, status, CAST(SUM(count) AS BIGINT), CAST(SUM(total_ms) AS BIGINT), \
+         CAST(MAX(max_ms) AS BIGINT) FROM analytics_requests \
+         WHERE day >= $1 AND day <= $2 GROUP BY day, route, method, status ORDER BY day, route, method, status",
+    )
+    .bind(&from_text)
+    .bind(&to_text)
+    .fetch_all(&mut *conn)
+    .await?;
+    let by_key: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT api_key, CAST(SUM(count) AS BIGINT) FROM analytics_requests WHERE day >= $1 AND day <= $2 \
+         GROUP BY api_key ORDER BY api_key",
+    )
+    .bind(&from_text)
+    .bind(&to_text)
+    .fetch_all(&mut *conn)
+    .await?;
+    let views: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT day, path, count FROM analytics_page_views WHERE day >= $1 AND day <= $2 ORDER BY day, path",
+    )
+    .bind(&from_text)
+    .bind(&to_text)
+    .fetch_all(&mut *conn)
+    .await?;
+    let day = |text: &str| {
+        text.parse::<NaiveDate>()
+            .map_err(|e| PortfolioError::internal("corrupt analytics day", e))
+    };
+    let requests = rows
+        .into_iter()
+        .map(|(d, route, method, status, count, total_ms, max_ms)| {
+            Ok(RequestStats {
+                day: day(&d)?,
+                route,
+                method,
+                status,
+                count,
+                average_ms: if count > 0 { total_ms / count } else { 0 },
+                max_ms,
+            })
+        })
+        .collect::<Result<Vec<_>, PortfolioError>>()?;
+    let page_views = views
+        .into_iter()
+        .map(|(d, path, count)| {
+            Ok(PageViewStats {
+                day: day(&d)?,
+                path,
+                count,
+            })
+        })
+        .collect::<Result<Vec<_>, PortfolioError>>()?;
+    Ok(axum::Json(AnalyticsSummary {
+        from,
+        to,
+        total_requests: requests.iter().map(|r| r.count).sum(),
+        requests,
+        by_api_key: by_key
+            .into_iter()
+            .map(|(api_key, count)| KeyStats { api_key, count })
+            .collect(),
+        page_views,
+    }))
+}

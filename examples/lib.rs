@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use petstore_portfolio_client::petstore::{self, types};
+use petstore_portfolio_client::portfolio;
 
 /// A first walk through the pet store: add a pet, find it, upload an image,
 /// place an order for it, and see the inventory change. Writes what it does
@@ -105,6 +106,70 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
             "asking for a missing pet: {:?} {:?}",
             body.type_, body.message
         )?;
+    }
+    Ok(())
+}
+
+/// A first walk through the portfolio: read the site information and the
+/// projects, subscribe to the newsletter, and send the contact form with an
+/// API key (the operator hands keys out; keep them in the environment).
+pub async fn portfolio_tour(
+    server_url: &str,
+    api_key: &str,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    // Public operations need no key.
+    let public = portfolio::ClientBuilder::new(server_url).build()?;
+    let site = public
+        .get_site_info()
+        .send()
+        .await
+        .context("getSiteInfo")?
+        .into_inner();
+    writeln!(out, "site: {} - {}", site.name, site.headline)?;
+    let projects = public
+        .list_projects()
+        .send()
+        .await
+        .context("listProjects")?
+        .into_inner();
+    for project in &projects {
+        writeln!(out, "project {}: {}", project.slug, project.summary)?;
+    }
+
+    // The newsletter answers the same for every address: no enumeration.
+    let subscription = portfolio::types::SubscribeRequest {
+        email: "tour@example.test".parse()?,
+    };
+    let accepted = public
+        .subscribe_newsletter()
+        .body(subscription)
+        .send()
+        .await?
+        .into_inner();
+    writeln!(out, "newsletter: {}", accepted.message)?;
+
+    // The contact form is protected: it needs a key with contact:write.
+    let protected = portfolio::ClientBuilder::new(server_url)
+        .api_key(api_key)
+        .build()?;
+    let message = portfolio::types::ContactRequest {
+        name: "Tour".parse()?,
+        email: "tour@example.test".parse()?,
+        subject: Some("Hello from the tour".parse()?),
+        message: Some("The SDK works.".parse()?),
+    };
+    match protected.submit_contact().body(message).send().await {
+        Ok(receipt) => writeln!(out, "contact form sent: submission {}", receipt.id)?,
+        // The envelope says why: 401 names the header, 403 the scope.
+        Err(error) => match portfolio::error_body(&error) {
+            Some(body) => writeln!(
+                out,
+                "contact form refused: {} {:?}",
+                body.error.code, body.error.details
+            )?,
+            None => return Err(error.into()),
+        },
     }
     Ok(())
 }

@@ -123,6 +123,8 @@ pub struct PortfolioConfig {
     /// TOML file with the site's content, loaded into an empty database on
     /// first start; default: the sample that ships with the server.
     pub content_file: Option<PathBuf>,
+    /// Folder whose files `/api/static/{file}` serves; none by default.
+    pub static_dir: Option<PathBuf>,
     /// API keys the operator hands out, each with its scopes. Give the keys
     /// through the configuration file or the environment, never flags.
     pub api_keys: Vec<crate::portfolio::auth::ConfiguredApiKey>,
@@ -138,6 +140,7 @@ impl Default for PortfolioConfig {
     fn default() -> Self {
         Self {
             content_file: None,
+            static_dir: None,
             api_keys: Vec::new(),
             newsletter: NewsletterConfig::default(),
             mastodon: None,

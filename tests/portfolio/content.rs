@@ -227,3 +227,132 @@ async fn routing_errors_are_envelopes(db: Db) {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn static_files_from_the_configured_folder() {
+    use futures::TryStreamExt as _;
+    let folder = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(folder.path().join("hello.txt"), "hello, static world\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(folder.path().join(".secret"), "no").unwrap_or_else(|e| panic!("{e}"));
+    let dir = folder.path().to_path_buf();
+    let server =
+        TestServer::start_with(Db::Sqlite, move |c| c.portfolio.static_dir = Some(dir)).await;
+    let client = server.portfolio();
+    let file = client
+        .get_static_file()
+        .file("hello.txt")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        file.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("text/plain"))
+    );
+    let chunks: Vec<bytes::Bytes> = file
+        .into_inner()
+        .into_inner()
+        .try_collect()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(chunks.concat(), b"hello, static world\n");
+
+    let (status, error) = api_error(client.get_static_file().file("missing.txt").send().await);
+    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
+    for (path, status, code) in [
+        ("/api/static/.secret", 400, "BAD_REQUEST"),
+        ("/api/static/..%2Fsecret", 400, "BAD_REQUEST"),
+        ("/api/static/sub%2Fhello.txt", 400, "BAD_REQUEST"),
+    ] {
+        let (got, _, body) = send_json(reqwest::Client::new().get(server.at(path))).await;
+        assert_eq!(got, status, "{path}: {body}");
+        assert_envelope(&body, code);
+    }
+    server.stop().await;
+
+    // Without a folder, there are no static files.
+    let server = TestServer::start(Db::Sqlite).await;
+    let (status, _) = api_error(
+        server
+            .portfolio()
+            .get_static_file()
+            .file("hello.txt")
+            .send()
+            .await,
+    );
+    assert_eq!(status, 404);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn error_bodies_snapshot() {
+    let server = TestServer::start(Db::Sqlite).await;
+    let http = reqwest::Client::new();
+    let json_post = |path: &str, key: Option<&str>, body: serde_json::Value| {
+        let mut request = http
+            .post(server.at(path))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        request
+    };
+    let mut bodies = Vec::new();
+    for (name, request) in [
+        ("unknown_route", http.get(server.at("/api/nothing"))),
+        (
+            "method_not_allowed",
+            http.delete(server.at("/api/site-info")),
+        ),
+        (
+            "unknown_post",
+            http.get(server.at("/api/posts/no-such-post")),
+        ),
+        ("bad_slug", http.get(server.at("/api/posts/Not_A_Slug"))),
+        ("missing_key", http.get(server.at("/api/llm-context"))),
+        (
+            "wrong_key",
+            http.get(server.at("/api/llm-context"))
+                .header("x-api-key", "wrong"),
+        ),
+        (
+            "missing_scope",
+            http.get(server.at("/api/llm-context"))
+                .header("x-api-key", keys::NO_SCOPE),
+        ),
+        (
+            "invalid_fields",
+            json_post(
+                "/api/contact",
+                Some(keys::ADMIN),
+                serde_json::json!({"email": "not an address"}),
+            ),
+        ),
+        (
+            "malformed_json",
+            http.post(server.at("/api/newsletter"))
+                .header("content-type", "application/json")
+                .body("{"),
+        ),
+        (
+            "not_json",
+            http.post(server.at("/api/newsletter"))
+                .header("content-type", "text/plain")
+                .body("x"),
+        ),
+        (
+            "unknown_token",
+            http.get(server.at("/api/newsletter/unsubscribe?token=nope")),
+        ),
+    ] {
+        let (_, _, body) = send_json(request).await;
+        bodies.push(serde_json::json!({"case": name, "body": body}));
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_json_snapshot!("portfolio_error_bodies", bodies));
+    server.stop().await;
+}

@@ -3,6 +3,7 @@
 mod analytics;
 mod content;
 mod docs;
+mod example;
 mod mail;
 mod social;
 mod support;

@@ -554,6 +554,66 @@ pub mod types {
                 })
         }
     }
+    #[doc = "`GetStaticFileFile`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct GetStaticFileFile(::std::string::String);
+    impl ::std::ops::Deref for GetStaticFileFile {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<GetStaticFileFile> for ::std::string::String {
+        fn from(value: GetStaticFileFile) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for GetStaticFileFile {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for GetStaticFileFile {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for GetStaticFileFile {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for GetStaticFileFile {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`Health`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -3804,6 +3864,10 @@ impl Client {
     pub fn social_publish(&self) -> builder::SocialPublish<'_> {
         builder::SocialPublish::new(self)
     }
+    #[doc = "Returns a static file\n\nA file from the folder the operator configures (`portfolio.static_dir`),\none level deep, with the media type its name suggests.\n\nSends a `GET` request to `/api/static/{file}`\n\nArguments:\n- `file`: The file's name in the static folder.\n```text\nlet response = client.get_static_file()\n    .file(file)\n    .send()\n    .await;\n```"]
+    pub fn get_static_file(&self) -> builder::GetStaticFile<'_> {
+        builder::GetStaticFile::new(self)
+    }
     #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter`, at the path the service catalogue lists.\n\nSends a `POST` request to `/newsletter`\n\n```text\nlet response = client.subscribe_newsletter_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn subscribe_newsletter_alias(&self) -> builder::SubscribeNewsletterAlias<'_> {
         builder::SubscribeNewsletterAlias::new(self)
@@ -5053,6 +5117,69 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::get_static_file`]\n\n[`Client::get_static_file`]: super::Client::get_static_file"]
+    #[derive(Debug, Clone)]
+    pub struct GetStaticFile<'a> {
+        client: &'a super::Client,
+        file: Result<types::GetStaticFileFile, String>,
+    }
+    impl<'a> GetStaticFile<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                file: Err("file was not initialized".to_string()),
+            }
+        }
+        pub fn file<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::GetStaticFileFile>,
+        {
+            self.file = value
+                .try_into()
+                .map_err(|_| "conversion to `GetStaticFileFile` for file failed".to_string());
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/static/{file}`"]
+        pub async fn send(self) -> Result<ResponseValue<ByteStream>, Error<types::ErrorBody>> {
+            let Self { client, file } = self;
+            let file = file.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/static/{}",
+                client.baseurl,
+                encode_path(&file.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client.client.get(url).headers(header_map).build()?;
+            let info = OperationInfo {
+                operation_id: "get_static_file",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => Ok(ResponseValue::stream(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 500u16 => Err(Error::ErrorResponse(

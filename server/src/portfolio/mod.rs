@@ -13,6 +13,7 @@ pub mod health;
 pub mod newsletter;
 pub mod notify;
 pub mod social;
+pub mod static_files;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -229,6 +230,7 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(content::list_posts))
         .routes(routes!(content::get_post))
         .routes(routes!(content::get_llm_context))
+        .routes(routes!(static_files::get_static_file))
         .routes(routes!(contact::submit_contact))
         .routes(routes!(newsletter::subscribe_newsletter))
         .routes(routes!(newsletter::confirm_newsletter))

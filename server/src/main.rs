@@ -88,6 +88,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         "  pet store:  {base}/v2   (document: {base}{})",
         docs::PETSTORE_JSON_PATH
     );
+    println!(
+        "  portfolio:  {base}/api  (document: {base}{})",
+        docs::PORTFOLIO_JSON_PATH
+    );
     println!("  Swagger UI: {base}{}/", docs::SWAGGER_UI_PATH);
     server.run(shutdown_signal()).await
 }

@@ -21,6 +21,34 @@ fn python() -> String {
     })
 }
 
+/// Can this machine run the test SMTP server? If not, the test that asks
+/// says loudly that it is skipped (under CI, where it must run, it fails).
+pub fn available(test: &str) -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let available = *AVAILABLE.get_or_init(|| {
+        Command::new(python())
+            .args(["-c", "import aiosmtpd"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !available {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{} has no aiosmtpd under CI: the SMTP tests would not run",
+            python()
+        );
+        // Straight to the file descriptor: the test harness captures eprintln!.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED (no SMTP test server): {test} (apt-get install python3-aiosmtpd, or set SMTP_TEST_PYTHON)"
+        );
+    }
+    available
+}
+
 /// A message the SMTP server accepted.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReceivedMessage {

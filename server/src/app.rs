@@ -188,6 +188,11 @@ pub fn build_router(
         portfolio_state.analytics.clone(),
         portfolio_state.keys.clone(),
     );
+    let limits = portfolio::rate_limit::RateLimits {
+        limiter: Arc::default(),
+        keys: portfolio_state.keys.clone(),
+        config: portfolio_state.config.rate_limit.clone(),
+    };
     let (portfolio_routes, _) = portfolio::router()
         .with_state(portfolio_state)
         .split_for_parts();
@@ -201,6 +206,11 @@ pub fn build_router(
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
+        ))
+        // Outside the timeout, so that every answer carries the headers.
+        .layer(middleware::from_fn_with_state(
+            limits,
+            portfolio::rate_limit::limit_requests,
         ))
         .layer(middleware::from_fn(portfolio::error::render_errors));
 

@@ -134,6 +134,7 @@ pub struct PortfolioConfig {
     pub mastodon: Option<crate::portfolio::social::MastodonConfig>,
     /// How often counted requests and page views are written (milliseconds).
     pub analytics_flush_interval_ms: u64,
+    pub rate_limit: crate::portfolio::rate_limit::RateLimitConfig,
 }
 
 impl Default for PortfolioConfig {
@@ -145,6 +146,7 @@ impl Default for PortfolioConfig {
             newsletter: NewsletterConfig::default(),
             mastodon: None,
             analytics_flush_interval_ms: 1000,
+            rate_limit: crate::portfolio::rate_limit::RateLimitConfig::default(),
         }
     }
 }

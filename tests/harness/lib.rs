@@ -151,6 +151,9 @@ impl TestServer {
         };
         config.petstore.demo_data = false;
         config.portfolio.api_keys = test_api_keys();
+        // Tests send many requests from one address; the rate-limit tests lower these.
+        config.portfolio.rate_limit.per_key_per_minute = 1_000_000;
+        config.portfolio.rate_limit.anonymous_per_minute = 1_000_000;
         let postgres = match db {
             Db::Sqlite => None,
             Db::Postgres(server_url) => Some(PostgresDatabase::create(&server_url).await?),

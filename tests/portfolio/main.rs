@@ -5,5 +5,6 @@ mod content;
 mod docs;
 mod example;
 mod mail;
+mod rate_limit;
 mod social;
 mod support;

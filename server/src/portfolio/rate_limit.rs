@@ -1,0 +1,198 @@
+//! Rate limits (DESIGN 4.4): so many requests per minute per API key, and
+//! per client address for requests without a known key. Every response
+//! carries the limit's headers; a request over the limit is `429
+//! RATE_LIMITED` with `Retry-After`.
+//!
+//! The counters are fixed one-minute windows kept in memory, so each server
+//! process counts on its own: limits across replicas on one database are the
+//! auth and limits issue's (it can replace [`Limiter`] behind the same
+//! middleware).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::auth::ApiKeys;
+use super::error::PortfolioError;
+use crate::error::ErrorCode;
+
+const WINDOW_SECS: i64 = 60;
+/// Past this many counters, the ones of finished windows are dropped.
+const PRUNE_ABOVE: usize = 10_000;
+
+/// Rate-limit settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// Requests per minute for each API key.
+    pub per_key_per_minute: u32,
+    /// Requests per minute for each client address without a known key.
+    pub anonymous_per_minute: u32,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        Self {
+            per_key_per_minute: 100,
+            anonymous_per_minute: 100,
+        }
+    }
+}
+
+/// Where a request stands against its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    pub limit: u32,
+    pub remaining: u32,
+    /// Unix seconds when the window ends.
+    pub reset_at: i64,
+    pub allowed: bool,
+}
+
+/// Counts requests per caller and window.
+#[derive(Debug, Default)]
+pub struct Limiter {
+    counters: Mutex<HashMap<String, (i64, u32)>>,
+}
+
+impl Limiter {
+    /// Counts one request of `caller` at `now` (Unix seconds) against `limit`.
+    pub fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
+        let window = now - now.rem_euclid(WINDOW_SECS);
+        let reset_at = window + WINDOW_SECS;
+        let mut counters = match self.counters.lock() {
+            Ok(counters) => counters,
+            // A panic elsewhere while counting leaves counts that are still counts.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if counters.len() > PRUNE_ABOVE {
+            counters.retain(|_, (start, _)| *start == window);
+        }
+        let entry = counters.entry(caller.to_owned()).or_insert((window, 0));
+        if entry.0 != window {
+            *entry = (window, 0);
+        }
+        let allowed = entry.1 < limit;
+        if allowed {
+            entry.1 += 1;
+        }
+        Quota {
+            limit,
+            remaining: limit - entry.1,
+            reset_at,
+            allowed,
+        }
+    }
+}
+
+/// What the middleware needs.
+#[derive(Debug, Clone)]
+pub struct RateLimits {
+    pub limiter: Arc<Limiter>,
+    pub keys: Arc<ApiKeys>,
+    pub config: RateLimitConfig,
+}
+
+fn set(headers: &mut HeaderMap, name: &'static str, value: String) {
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        headers.insert(HeaderName::from_static(name), value);
+    }
+}
+
+/// The headers of DESIGN 4.4 (the X- trio and the IETF draft's fields).
+fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
+    let seconds_left = (quota.reset_at - now).max(0);
+    set(headers, "x-ratelimit-limit", quota.limit.to_string());
+    set(
+        headers,
+        "x-ratelimit-remaining",
+        quota.remaining.to_string(),
+    );
+    set(headers, "x-ratelimit-reset", quota.reset_at.to_string());
+    set(
+        headers,
+        "ratelimit-policy",
+        format!("\"default\";q={};w={WINDOW_SECS}", quota.limit),
+    );
+    set(
+        headers,
+        "ratelimit",
+        format!("\"default\";r={};t={seconds_left}", quota.remaining),
+    );
+}
+
+/// Middleware over the portfolio's routes.
+pub async fn limit_requests(
+    State(limits): State<RateLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let now = chrono::Utc::now().timestamp();
+    let (caller, limit) = match limits.keys.identify(request.headers()) {
+        Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),
+        None => {
+            let address = request
+                .extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(addr)| addr.ip().to_string())
+                .unwrap_or_else(|| "unknown".to_owned());
+            (
+                format!("address:{address}"),
+                limits.config.anonymous_per_minute,
+            )
+        }
+    };
+    let quota = limits.limiter.hit(&caller, limit, now);
+    let mut response = if quota.allowed {
+        next.run(request).await
+    } else {
+        let retry_after = (quota.reset_at - now).max(1);
+        let mut response = PortfolioError::new(
+            ErrorCode::RateLimited,
+            format!("over the limit of {limit} requests per minute; retry in {retry_after} s"),
+        )
+        .with_detail("limit", quota.limit)
+        .with_detail("retry_after_seconds", retry_after)
+        .into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        response
+    };
+    add_headers(response.headers_mut(), quota, now);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_allows_the_limit_then_refuses_until_it_ends() {
+        let limiter = Limiter::default();
+        let start = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
+        for n in 0..3 {
+            let quota = limiter.hit("k", 3, start + n);
+            assert!(quota.allowed);
+            assert_eq!(quota.remaining, 2 - u32::try_from(n).unwrap_or(0));
+        }
+        let over = limiter.hit("k", 3, start + 10);
+        assert!(!over.allowed);
+        assert_eq!((over.remaining, over.reset_at), (0, start + WINDOW_SECS));
+        assert!(
+            limiter.hit("other", 3, start + 10).allowed,
+            "callers count apart"
+        );
+        assert!(
+            limiter.hit("k", 3, start + WINDOW_SECS).allowed,
+            "a new window starts afresh"
+        );
+    }
+}

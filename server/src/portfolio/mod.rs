@@ -26,7 +26,9 @@ use axum::http::{StatusCode, header};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use utoipa::openapi::OpenApi as OpenApiDoc;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme,
+};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -75,6 +77,25 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut OpenApiDoc) {
         let components = openapi.components.get_or_insert_with(Default::default);
+        let scopes = Scopes::from_iter([
+            ("context:read", "read the LLM context"),
+            ("contact:write", "submit the contact form"),
+            ("analytics:read", "read analytics"),
+            ("social:publish", "publish posts to the social network"),
+            ("subscribers:notify", "email subscribers about a post"),
+            ("admin", "everything"),
+        ]);
+        let mut oauth = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
+            "/api/oauth/token",
+            scopes,
+        ))]);
+        oauth.description = Some(
+            "Bearer tokens (`Authorization: Bearer <token>`) for the private level and as an \
+             alternative to API keys. They come with the auth work: until then no operation \
+             accepts them, and protected operations take API keys."
+                .to_owned(),
+        );
+        components.add_security_scheme("oauth", SecurityScheme::OAuth2(oauth));
         components.add_security_scheme(
             "api_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(

@@ -34,6 +34,8 @@ pub struct Server {
     local_addr: SocketAddr,
     public_url: String,
     background: Vec<tokio::task::JoinHandle<()>>,
+    /// Stopped gracefully: it finishes the email in hand.
+    mail_worker: (Mailer, tokio::task::JoinHandle<()>),
 }
 
 impl std::fmt::Debug for Server {
@@ -104,7 +106,7 @@ impl Server {
             .await
             .context("cannot load the portfolio content")?;
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
-        background.push(mailer.spawn_worker());
+        let mail_worker = (mailer.clone(), mailer.spawn_worker());
         let (analytics, analytics_writer) = portfolio::analytics::Recorder::start(
             db.clone(),
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
@@ -127,6 +129,7 @@ impl Server {
             local_addr,
             public_url,
             background,
+            mail_worker,
         })
     }
 
@@ -149,12 +152,22 @@ impl Server {
             listener,
             router,
             background,
+            mail_worker: (mailer, mail_task),
             ..
         } = self;
         let service = router.into_make_service_with_connect_info::<SocketAddr>();
         let result = axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await;
+        // Let the mail worker finish the email in hand (bounded), so that no
+        // email stays leased; the other tasks hold nothing.
+        mailer.stop();
+        if tokio::time::timeout(Duration::from_secs(30), mail_task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the mail worker did not stop in time");
+        }
         for task in background {
             task.abort();
         }

@@ -206,6 +206,7 @@ struct Inner {
     from: Mailbox,
     config: MailConfig,
     wake: Notify,
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// Delivers the outbox.
@@ -290,6 +291,7 @@ impl Mailer {
                 from,
                 config: config.clone(),
                 wake: Notify::new(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -300,11 +302,12 @@ impl Mailer {
     }
 
     /// The delivery loop, until the process ends.
+    /// The delivery loop, until [`stop`](Self::stop).
     pub fn spawn_worker(&self) -> tokio::task::JoinHandle<()> {
         let mailer = self.clone();
         tokio::spawn(async move {
             let poll = Duration::from_millis(mailer.inner.config.poll_interval_ms.max(10));
-            loop {
+            while !mailer.stopping() {
                 match mailer.deliver_due().await {
                     Ok(0) => {}
                     Ok(n) => tracing::debug!(delivered = n, "outbox pass"),
@@ -316,6 +319,33 @@ impl Mailer {
                 }
             }
         })
+    }
+
+    /// Asks the worker to stop once the email in hand is delivered and
+    /// recorded, so that a graceful shutdown leaves no email leased.
+    pub fn stop(&self) {
+        self.inner
+            .stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.inner.wake.notify_one();
+    }
+
+    fn stopping(&self) -> bool {
+        self.inner
+            .stopping
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How long a claim holds: long enough for one delivery attempt. A worker
+    /// that dies mid-delivery leaves its email to others after this.
+    fn lease_ms(&self) -> i64 {
+        let smtp_timeout = self
+            .inner
+            .config
+            .smtp
+            .as_ref()
+            .map_or(0, |smtp| smtp.timeout_secs);
+        i64::try_from(smtp_timeout.saturating_mul(2).saturating_add(30)).unwrap_or(60) * 1000
     }
 
     /// One pass over the outbox: claims the due emails and tries each once.
@@ -332,8 +362,11 @@ impl Mailer {
         .await?;
         let mut handled = 0;
         for id in due {
+            if self.stopping() {
+                break;
+            }
             // Claim it: of several workers (replicas), one wins.
-            let lease_until = now_ms() + 5 * 60 * 1000;
+            let lease_until = now_ms() + self.lease_ms();
             let mut tx = db.begin_write().await?;
             let claimed = sqlx::query(
                 "UPDATE outbox SET lease_until_ms = $1 WHERE id = $2 AND status = 'pending' \

@@ -120,6 +120,10 @@ impl Server {
             mailer,
             public_url: Arc::from(public_url.as_str()),
             analytics,
+            http: reqwest::Client::builder()
+                .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
         };
         let router = build_router(&config, petstore_state, portfolio_state)?;

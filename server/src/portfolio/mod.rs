@@ -51,6 +51,8 @@ pub struct PortfolioState {
     /// Base URL for links in emails, without a trailing slash.
     pub public_url: Arc<str>,
     pub analytics: analytics::Recorder,
+    /// For calls to other services (the social network); one pool for all.
+    pub http: reqwest::Client,
     pub started: Instant,
 }
 

@@ -121,20 +121,18 @@ fn upstream_error(message: &str, status: Option<u16>) -> PortfolioError {
 }
 
 async fn publish_to_mastodon(
+    client: &reqwest::Client,
     config: &MastodonConfig,
     slug: &str,
     text: &str,
 ) -> Result<MastodonStatus, PortfolioError> {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(config.timeout_secs))
-        .build()
-        .map_err(|e| PortfolioError::internal("cannot build the HTTP client", e))?;
     let url = format!(
         "{}/api/v1/statuses",
         config.instance_url.trim_end_matches('/')
     );
     let response = client
         .post(&url)
+        .timeout(Duration::from_secs(config.timeout_secs))
         .bearer_auth(&config.access_token)
         // The instance answers a repeat of this key with the status it made
         // the first time, so a retry after a lost answer posts nothing twice.
@@ -242,7 +240,7 @@ pub async fn social_publish(
             text,
         }));
     };
-    let published = publish_to_mastodon(mastodon, &slug, &text).await?;
+    let published = publish_to_mastodon(&state.http, mastodon, &slug, &text).await?;
     // Two racing calls both reach the instance (which folds them by the
     // idempotency key); the first record stands.
     let mut tx = state.db.begin_write().await?;

@@ -170,6 +170,106 @@ pub async fn limit_requests(
     response
 }
 
+/// Documents what [`limit_requests`] does: every answer carries the limit's
+/// headers, any operation can answer 429, and a 429 also has `Retry-After`.
+pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let header = |ty: Type, format: Option<utoipa::openapi::KnownFormat>, description: &str| {
+        let mut schema = ObjectBuilder::new().schema_type(ty);
+        if let Some(format) = format {
+            schema = schema.format(Some(utoipa::openapi::SchemaFormat::KnownFormat(format)));
+        }
+        utoipa::openapi::RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(schema))
+                .description(Some(description))
+                .build(),
+        )
+    };
+    use utoipa::openapi::KnownFormat::{Int32, Int64};
+    let common = [
+        (
+            "X-RateLimit-Limit",
+            header(Type::Integer, Some(Int32), "Requests allowed per window."),
+        ),
+        (
+            "X-RateLimit-Remaining",
+            header(Type::Integer, Some(Int32), "Requests left in this window."),
+        ),
+        (
+            "X-RateLimit-Reset",
+            header(
+                Type::Integer,
+                Some(Int64),
+                "When the window ends (Unix seconds).",
+            ),
+        ),
+        (
+            "RateLimit-Policy",
+            header(
+                Type::String,
+                None,
+                "The policy, e.g. `\"default\";q=100;w=60`.",
+            ),
+        ),
+        (
+            "RateLimit",
+            header(
+                Type::String,
+                None,
+                "Where the caller stands, e.g. `\"default\";r=99;t=42`.",
+            ),
+        ),
+    ];
+    for item in openapi.paths.paths.values_mut() {
+        for operation in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let responses = &mut operation.responses.responses;
+            responses.entry("429".to_owned()).or_insert_with(|| {
+                let schema = utoipa::openapi::RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
+                    "ErrorBody",
+                ));
+                utoipa::openapi::RefOr::T(
+                    utoipa::openapi::response::ResponseBuilder::new()
+                        .description("Over the rate limit; retry after `Retry-After` seconds.")
+                        .content(
+                            "application/json",
+                            utoipa::openapi::Content::new(Some(schema)),
+                        )
+                        .build(),
+                )
+            });
+            for (status, response) in responses.iter_mut() {
+                if let utoipa::openapi::RefOr::T(response) = response {
+                    for (name, header) in &common {
+                        response
+                            .headers
+                            .entry((*name).to_owned())
+                            .or_insert_with(|| header.clone());
+                    }
+                    if status == "429" {
+                        response
+                            .headers
+                            .entry("Retry-After".to_owned())
+                            .or_insert_with(|| {
+                                header(Type::Integer, Some(Int32), "Seconds until the window ends.")
+                            });
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

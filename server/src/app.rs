@@ -36,6 +36,9 @@ pub struct Server {
     background: Vec<tokio::task::JoinHandle<()>>,
     /// Stopped gracefully: it finishes the email in hand.
     mail_worker: (Mailer, tokio::task::JoinHandle<()>),
+    /// Ends by itself once the router (and so every sender) is gone, after
+    /// writing what it still holds.
+    analytics_writer: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for Server {
@@ -111,7 +114,7 @@ impl Server {
             db.clone(),
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
         );
-        background.push(analytics_writer);
+
         let portfolio_state = PortfolioState {
             db: db.clone(),
             keys: Arc::new(ApiKeys::new(&config.portfolio.api_keys)),
@@ -134,6 +137,7 @@ impl Server {
             public_url,
             background,
             mail_worker,
+            analytics_writer,
         })
     }
 
@@ -157,20 +161,28 @@ impl Server {
             router,
             background,
             mail_worker: (mailer, mail_task),
+            analytics_writer,
             ..
         } = self;
         let service = router.into_make_service_with_connect_info::<SocketAddr>();
         let result = axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await;
-        // Let the mail worker finish the email in hand (bounded), so that no
-        // email stays leased; the other tasks hold nothing.
+        // Let the mail worker finish the email in hand, so that no email stays
+        // leased, and the analytics writer write what it holds (both bounded);
+        // the other tasks hold nothing.
         mailer.stop();
         if tokio::time::timeout(Duration::from_secs(30), mail_task)
             .await
             .is_err()
         {
             tracing::warn!("the mail worker did not stop in time");
+        }
+        if tokio::time::timeout(Duration::from_secs(10), analytics_writer)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the analytics writer did not finish in time");
         }
         for task in background {
             task.abort();

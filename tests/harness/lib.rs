@@ -165,8 +165,12 @@ impl TestServer {
         // Email leaves quickly in tests: short retries, frequent passes.
         config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);
         config.mail.poll_interval_ms = config.mail.poll_interval_ms.min(50);
-        config.portfolio.analytics_flush_interval_ms =
-            config.portfolio.analytics_flush_interval_ms.min(50);
+        // Analytics are written quickly, unless the test chose its own interval.
+        let default_flush = petstore_portfolio_server::config::PortfolioConfig::default()
+            .analytics_flush_interval_ms;
+        if config.portfolio.analytics_flush_interval_ms == default_flush {
+            config.portfolio.analytics_flush_interval_ms = 50;
+        }
         let database_url = config.database_url();
         let server = Server::bind(config.clone()).await?;
         let url = format!("http://{}", server.local_addr());

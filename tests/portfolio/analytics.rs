@@ -12,6 +12,7 @@ on_every_database!(
     requests_are_counted_per_route_status_and_key,
     page_views_are_counted,
     the_summary_needs_its_scope_and_a_sane_range,
+    a_graceful_stop_writes_what_is_not_written_yet,
 );
 
 /// Polls the summary (bounded) until `done` holds: the writer works in batches.
@@ -176,5 +177,31 @@ async fn the_summary_needs_its_scope_and_a_sane_range(db: Db) {
         assert_eq!(status, 400, "{query}: {body}");
         assert_envelope(&body, "BAD_REQUEST");
     }
+    server.stop().await;
+}
+
+async fn a_graceful_stop_writes_what_is_not_written_yet(db: Db) {
+    // A flush interval far longer than the test: only the stop can write.
+    let server =
+        TestServer::start_with(db, |c| c.portfolio.analytics_flush_interval_ms = 3_600_000).await;
+    let client = server.portfolio();
+    for _ in 0..3 {
+        let view = types::PageView {
+            path: "/stop".parse().unwrap_or_else(|e| panic!("{e}")),
+        };
+        client
+            .record_page_view()
+            .body(view)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let server = server.restart(|_| {}).await;
+    assert_eq!(
+        server
+            .count_where("analytics_page_views", "path = '/stop' AND count = 3")
+            .await,
+        1
+    );
     server.stop().await;
 }

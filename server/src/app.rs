@@ -213,10 +213,7 @@ pub fn build_router(
             timeout,
         ))
         .layer(middleware::from_fn(petstore::wire::render_errors));
-    let counting = (
-        portfolio_state.analytics.clone(),
-        portfolio_state.keys.clone(),
-    );
+    let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::default(),
         keys: portfolio_state.keys.clone(),

@@ -120,7 +120,8 @@ pub struct OutgoingEmail {
     pub list_unsubscribe: Option<String>,
 }
 
-fn now_ms() -> i64 {
+/// Now, in Unix milliseconds (the outbox's and the subscribers' clock).
+pub(crate) fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 

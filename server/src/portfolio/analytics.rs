@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::{ApiKeys, Scope};
+use super::auth::Scope;
 use super::error::PortfolioError;
+use super::rate_limit::KeyName;
 use super::{Fields, JsonBody, PortfolioState};
 use crate::storage::Database;
 
@@ -188,7 +189,7 @@ async fn flush(
 
 /// Middleware over the portfolio's routes: counts each request.
 pub async fn record_requests(
-    State((recorder, keys)): State<(Recorder, Arc<ApiKeys>)>,
+    State(recorder): State<Recorder>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -199,8 +200,10 @@ pub async fn record_requests(
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| "(no route)".to_owned());
     let method = request.method().as_str().to_owned();
-    let api_key = keys
-        .identify(request.headers())
+    let api_key = request
+        .extensions()
+        .get::<KeyName>()
+        .and_then(|KeyName(name)| name.clone())
         .unwrap_or_else(|| ANONYMOUS.to_owned());
     let response = next.run(request).await;
     recorder.record(Event::Request {

@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::error::PortfolioError;
 use super::{Fields, JsonBody, PortfolioState};
-use crate::mail::{self, OutgoingEmail};
+use crate::mail::{self, OutgoingEmail, now_ms};
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct SubscribeRequest {
@@ -61,10 +61,6 @@ fn new_token() -> String {
     let mut bytes = [0_u8; 24];
     rand::rng().fill_bytes(&mut bytes);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
 }
 
 fn now_text() -> String {

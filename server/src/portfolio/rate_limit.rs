@@ -92,6 +92,11 @@ impl Limiter {
     }
 }
 
+/// The name of the known API key a request carries (`None`: no known key),
+/// left in the request's extensions by [`limit_requests`].
+#[derive(Debug, Clone)]
+pub struct KeyName(pub Option<String>);
+
 /// What the middleware needs.
 #[derive(Debug, Clone)]
 pub struct RateLimits {
@@ -131,11 +136,14 @@ fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
 /// Middleware over the portfolio's routes.
 pub async fn limit_requests(
     State(limits): State<RateLimits>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let now = chrono::Utc::now().timestamp();
-    let (caller, limit) = match limits.keys.identify(request.headers()) {
+    let key_name = limits.keys.identify(request.headers());
+    // Identified once per request; analytics reads it from here.
+    request.extensions_mut().insert(KeyName(key_name.clone()));
+    let (caller, limit) = match key_name {
         Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),
         None => {
             let address = request

@@ -21,94 +21,11 @@ use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use rand::RngCore as _;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sqlx::{AnyConnection, FromRow};
 use tokio::sync::Notify;
 
+use crate::config::{MailConfig, SmtpTls};
 use crate::storage::Database;
-
-/// Email settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct MailConfig {
-    /// The sender of every email, e.g. `Portfolio <noreply@example.com>`.
-    pub from: String,
-    /// Where contact-form notifications go (the site owner).
-    pub owner_address: String,
-    /// The SMTP server; without one, emails are written as `.eml` files into
-    /// `<data_dir>/outbox`.
-    pub smtp: Option<SmtpConfig>,
-    /// Attempts before an email is marked failed.
-    pub max_attempts: u32,
-    /// Delay before the first retry (milliseconds); it doubles each time, up to an hour.
-    pub retry_base_ms: u64,
-    /// How often the worker looks for due emails when nothing wakes it (milliseconds).
-    pub poll_interval_ms: u64,
-}
-
-impl Default for MailConfig {
-    fn default() -> Self {
-        Self {
-            from: "Portfolio <noreply@localhost>".to_owned(),
-            owner_address: "owner@localhost".to_owned(),
-            smtp: None,
-            max_attempts: 8,
-            retry_base_ms: 1000,
-            poll_interval_ms: 1000,
-        }
-    }
-}
-
-/// An SMTP server.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SmtpConfig {
-    pub host: String,
-    #[serde(default = "default_smtp_port")]
-    pub port: u16,
-    #[serde(default)]
-    pub tls: SmtpTls,
-    pub username: Option<String>,
-    /// Give it through the configuration file or the environment.
-    pub password: Option<String>,
-    /// Seconds before a connection or command gives up.
-    #[serde(default = "default_smtp_timeout")]
-    pub timeout_secs: u64,
-}
-
-fn default_smtp_port() -> u16 {
-    587
-}
-
-fn default_smtp_timeout() -> u64 {
-    10
-}
-
-impl std::fmt::Debug for SmtpConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmtpConfig")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("tls", &self.tls)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .finish()
-    }
-}
-
-/// How the SMTP connection is secured.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SmtpTls {
-    /// Plain text (local relays and tests only).
-    None,
-    /// Upgrade with STARTTLS (port 587).
-    #[default]
-    Starttls,
-    /// TLS from the start (port 465).
-    Tls,
-}
 
 /// An email to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -526,23 +443,5 @@ impl Mailer {
             failed,
             oldest_due_secs,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_password_never_shows_in_debug_output() {
-        let smtp = SmtpConfig {
-            host: "smtp".into(),
-            port: 587,
-            tls: SmtpTls::Starttls,
-            username: Some("u".into()),
-            password: Some("s3cret".into()),
-            timeout_secs: 5,
-        };
-        assert!(!format!("{smtp:?}").contains("s3cret"));
     }
 }

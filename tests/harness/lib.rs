@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::Context as _;
 use petstore_portfolio_client::{petstore, portfolio};
-use petstore_portfolio_server::portfolio::auth::{ConfiguredApiKey, Scope};
+use petstore_portfolio_server::config::{ConfiguredApiKey, Scope};
 use petstore_portfolio_server::{Config, Server};
 use tokio::sync::oneshot;
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use petstore_portfolio_server::mail::{SmtpConfig, SmtpTls};
+use petstore_portfolio_server::config::{SmtpConfig, SmtpTls};
 use serde::Deserialize;
 
 /// The Python that has aiosmtpd: `SMTP_TEST_PYTHON`, else Debian's.

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use end_to_end_tests::{Db, TestServer, keys, on_every_database};
 use petstore_portfolio_client::portfolio::types;
-use petstore_portfolio_server::portfolio::social::MastodonConfig;
+use petstore_portfolio_server::config::MastodonConfig;
 use serde_json::json;
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -8,70 +8,16 @@
 use std::collections::BTreeSet;
 
 use axum::http::HeaderMap;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use super::error::PortfolioError;
+use crate::config::ConfiguredApiKey;
+pub use crate::config::Scope;
 use crate::error::ErrorCode;
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
-
-/// What a credential may do.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-pub enum Scope {
-    #[serde(rename = "context:read")]
-    ContextRead,
-    #[serde(rename = "contact:write")]
-    ContactWrite,
-    #[serde(rename = "analytics:read")]
-    AnalyticsRead,
-    #[serde(rename = "social:publish")]
-    SocialPublish,
-    #[serde(rename = "subscribers:notify")]
-    SubscribersNotify,
-    #[serde(rename = "admin")]
-    Admin,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::ContextRead => "context:read",
-            Scope::ContactWrite => "contact:write",
-            Scope::AnalyticsRead => "analytics:read",
-            Scope::SocialPublish => "social:publish",
-            Scope::SubscribersNotify => "subscribers:notify",
-            Scope::Admin => "admin",
-        }
-    }
-}
-
-/// An API key the operator configured.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ConfiguredApiKey {
-    /// Who the key belongs to; shown in analytics, never the key itself.
-    pub name: String,
-    /// The key. Give it through the configuration file or the environment.
-    pub key: String,
-    /// What it may do.
-    pub scopes: Vec<Scope>,
-}
-
-impl std::fmt::Debug for ConfiguredApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfiguredApiKey")
-            .field("name", &self.name)
-            .field("key", &"***")
-            .field("scopes", &self.scopes)
-            .finish()
-    }
-}
 
 /// Who made a request, once its key was checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,15 +171,5 @@ mod tests {
                 .is_ok(),
             "admin may do anything"
         );
-    }
-
-    #[test]
-    fn the_key_never_shows_in_debug_output() {
-        let key = ConfiguredApiKey {
-            name: "n".into(),
-            key: "s3cret".into(),
-            scopes: vec![],
-        };
-        assert!(!format!("{key:?}").contains("s3cret"));
     }
 }

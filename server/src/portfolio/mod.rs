@@ -33,9 +33,10 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::config::MailConfig;
 use crate::config::PortfolioConfig;
 use crate::error::ErrorCode;
-use crate::mail::{MailConfig, Mailer};
+use crate::mail::Mailer;
 use crate::storage::Database;
 use auth::ApiKeys;
 use error::PortfolioError;

@@ -16,35 +16,15 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use super::auth::ApiKeys;
 use super::error::PortfolioError;
+use crate::config::RateLimitConfig;
 use crate::error::ErrorCode;
 
 const WINDOW_SECS: i64 = 60;
 /// Past this many counters, the ones of finished windows are dropped.
 const PRUNE_ABOVE: usize = 10_000;
-
-/// Rate-limit settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct RateLimitConfig {
-    /// Requests per minute for each API key.
-    pub per_key_per_minute: u32,
-    /// Requests per minute for each client address without a known key.
-    pub anonymous_per_minute: u32,
-}
-
-impl Default for RateLimitConfig {
-    fn default() -> Self {
-        Self {
-            per_key_per_minute: 100,
-            anonymous_per_minute: 100,
-        }
-    }
-}
 
 /// Where a request stands against its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,6 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use chrono::{SecondsFormat, Utc};
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -19,45 +18,11 @@ use super::auth::Scope;
 use super::content::{Post, is_slug, load_post};
 use super::error::PortfolioError;
 use super::{JsonBody, PortfolioState};
+use crate::config::MastodonConfig;
 use crate::error::ErrorCode;
 
 /// Mastodon's limit on a status.
 const MAX_STATUS_CHARS: usize = 500;
-
-/// A Mastodon-compatible account to publish to.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MastodonConfig {
-    /// The instance, e.g. `https://mastodon.social`.
-    pub instance_url: String,
-    /// An access token with `write:statuses`. Give it through the
-    /// configuration file or the environment.
-    pub access_token: String,
-    /// `public`, `unlisted`, `private` or `direct`.
-    #[serde(default = "default_visibility")]
-    pub visibility: String,
-    /// Seconds before a request to the instance gives up.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: u64,
-}
-
-fn default_visibility() -> String {
-    "public".to_owned()
-}
-
-fn default_timeout() -> u64 {
-    10
-}
-
-impl std::fmt::Debug for MastodonConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MastodonConfig")
-            .field("instance_url", &self.instance_url)
-            .field("access_token", &"***")
-            .field("visibility", &self.visibility)
-            .finish()
-    }
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PublishRequest {
@@ -316,16 +281,5 @@ mod tests {
         );
         assert!(text.ends_with("https://example.test/api/posts/s"));
         assert!(text.contains('…'));
-    }
-
-    #[test]
-    fn the_token_never_shows_in_debug_output() {
-        let config = MastodonConfig {
-            instance_url: "https://m.example".into(),
-            access_token: "s3cret".into(),
-            visibility: default_visibility(),
-            timeout_secs: 1,
-        };
-        assert!(!format!("{config:?}").contains("s3cret"));
     }
 }

@@ -9,6 +9,16 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod mail;
+mod petstore;
+mod portfolio;
+
+pub use mail::{MailConfig, SmtpConfig, SmtpTls};
+pub use petstore::{AuthMode, PetstoreConfig};
+pub use portfolio::{
+    ConfiguredApiKey, MastodonConfig, NewsletterConfig, PortfolioConfig, RateLimitConfig, Scope,
+};
+
 use figment::Figment;
 use figment::providers::{Env, Format as _, Serialized, Toml};
 use schemars::JsonSchema;
@@ -34,7 +44,7 @@ pub struct Config {
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
-    pub mail: crate::mail::MailConfig,
+    pub mail: MailConfig,
     pub log: LogConfig,
 }
 
@@ -48,7 +58,7 @@ impl Default for Config {
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
-            mail: crate::mail::MailConfig::default(),
+            mail: MailConfig::default(),
             log: LogConfig::default(),
         }
     }
@@ -60,7 +70,8 @@ impl Default for Config {
 pub struct HttpConfig {
     /// Largest request body accepted, except image uploads (bytes).
     pub max_body_bytes: usize,
-    /// A request that takes longer is answered with 408 (seconds).
+    /// A request that takes longer than this (seconds) is cut off and answered
+    /// 503 `SERVICE_UNAVAILABLE`.
     pub request_timeout_secs: u64,
     /// Origins allowed by CORS; `["*"]` allows any (the demo's default).
     pub cors_allowed_origins: Vec<String>,
@@ -72,104 +83,6 @@ impl Default for HttpConfig {
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 30,
             cors_allowed_origins: vec!["*".to_owned()],
-        }
-    }
-}
-
-/// Whether the pet store checks credentials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AuthMode {
-    /// Requests without credentials are served (the upstream demo's behaviour).
-    Open,
-    /// Requests must carry the credentials the document asks for.
-    Enforce,
-}
-
-/// Pet store service settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct PetstoreConfig {
-    pub auth_mode: AuthMode,
-    /// Largest accepted image upload (bytes).
-    pub max_upload_bytes: usize,
-    /// Load the official sample data when the database has no pets, users or orders.
-    pub demo_data: bool,
-    /// If set, restore the sample data this often (seconds).
-    pub demo_reset_interval_secs: Option<u64>,
-    /// How long a `loginUser` session lasts (seconds).
-    pub session_ttl_secs: u64,
-    /// The `X-Rate-Limit` announced at login (calls per hour).
-    pub login_rate_limit_per_hour: u32,
-}
-
-impl Default for PetstoreConfig {
-    fn default() -> Self {
-        Self {
-            auth_mode: AuthMode::Open,
-            max_upload_bytes: 5 * 1024 * 1024,
-            demo_data: true,
-            demo_reset_interval_secs: None,
-            session_ttl_secs: 3600,
-            login_rate_limit_per_hour: 5000,
-        }
-    }
-}
-
-/// Portfolio service settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct PortfolioConfig {
-    /// TOML file with the site's content, loaded into an empty database on
-    /// first start; default: the sample that ships with the server.
-    pub content_file: Option<PathBuf>,
-    /// Folder whose files `/api/static/{file}` serves; none by default.
-    pub static_dir: Option<PathBuf>,
-    /// API keys the operator hands out, each with its scopes. Give the keys
-    /// through the configuration file or the environment, never flags.
-    pub api_keys: Vec<crate::portfolio::auth::ConfiguredApiKey>,
-    pub newsletter: NewsletterConfig,
-    /// The social network to publish posts to; without one, publishing is a
-    /// dry run that says so.
-    pub mastodon: Option<crate::portfolio::social::MastodonConfig>,
-    /// How often counted requests and page views are written (milliseconds).
-    pub analytics_flush_interval_ms: u64,
-    pub rate_limit: crate::portfolio::rate_limit::RateLimitConfig,
-}
-
-impl Default for PortfolioConfig {
-    fn default() -> Self {
-        Self {
-            content_file: None,
-            static_dir: None,
-            api_keys: Vec::new(),
-            newsletter: NewsletterConfig::default(),
-            mastodon: None,
-            analytics_flush_interval_ms: 1000,
-            rate_limit: crate::portfolio::rate_limit::RateLimitConfig::default(),
-        }
-    }
-}
-
-/// Newsletter settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct NewsletterConfig {
-    /// Ask new subscribers to confirm by a link first (double opt-in).
-    pub double_opt_in: bool,
-    /// How long a confirmation link works (hours).
-    pub confirmation_ttl_hours: u64,
-    /// A repeated subscription sends no email to the same address within this
-    /// many minutes (against floods aimed at one inbox).
-    pub resend_after_minutes: u64,
-}
-
-impl Default for NewsletterConfig {
-    fn default() -> Self {
-        Self {
-            double_opt_in: false,
-            confirmation_ttl_hours: 48,
-            resend_after_minutes: 10,
         }
     }
 }

@@ -1,0 +1,44 @@
+//! Settings of the pet store service (`[petstore]`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Whether the pet store checks credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Requests without credentials are served (the upstream demo's behaviour).
+    Open,
+    /// Requests must carry the credentials the document asks for.
+    Enforce,
+}
+
+/// Pet store service settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PetstoreConfig {
+    pub auth_mode: AuthMode,
+    /// Largest accepted image upload (bytes).
+    pub max_upload_bytes: usize,
+    /// Load the official sample data when the database has no pets, users or orders.
+    pub demo_data: bool,
+    /// If set, restore the sample data this often (seconds).
+    pub demo_reset_interval_secs: Option<u64>,
+    /// How long a `loginUser` session lasts (seconds).
+    pub session_ttl_secs: u64,
+    /// The `X-Rate-Limit` announced at login (calls per hour).
+    pub login_rate_limit_per_hour: u32,
+}
+
+impl Default for PetstoreConfig {
+    fn default() -> Self {
+        Self {
+            auth_mode: AuthMode::Open,
+            max_upload_bytes: 5 * 1024 * 1024,
+            demo_data: true,
+            demo_reset_interval_secs: None,
+            session_ttl_secs: 3600,
+            login_rate_limit_per_hour: 5000,
+        }
+    }
+}

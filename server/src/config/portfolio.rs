@@ -1,0 +1,196 @@
+//! Settings of the portfolio service (`[portfolio]`): content, API keys and
+//! their scopes, the newsletter, the social network, analytics, rate limits.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Portfolio service settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PortfolioConfig {
+    /// TOML file with the site's content, loaded into an empty database on
+    /// first start; default: the sample that ships with the server.
+    pub content_file: Option<PathBuf>,
+    /// Folder whose files `/api/static/{file}` serves; none by default.
+    pub static_dir: Option<PathBuf>,
+    /// API keys the operator hands out, each with its scopes. Give the keys
+    /// through the configuration file or the environment, never flags.
+    pub api_keys: Vec<ConfiguredApiKey>,
+    pub newsletter: NewsletterConfig,
+    /// The social network to publish posts to; without one, publishing is a
+    /// dry run that says so.
+    pub mastodon: Option<MastodonConfig>,
+    /// How often counted requests and page views are written (milliseconds).
+    pub analytics_flush_interval_ms: u64,
+    pub rate_limit: RateLimitConfig,
+}
+
+impl Default for PortfolioConfig {
+    fn default() -> Self {
+        Self {
+            content_file: None,
+            static_dir: None,
+            api_keys: Vec::new(),
+            newsletter: NewsletterConfig::default(),
+            mastodon: None,
+            analytics_flush_interval_ms: 1000,
+            rate_limit: RateLimitConfig::default(),
+        }
+    }
+}
+
+/// Newsletter settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewsletterConfig {
+    /// Ask new subscribers to confirm by a link first (double opt-in).
+    pub double_opt_in: bool,
+    /// How long a confirmation link works (hours).
+    pub confirmation_ttl_hours: u64,
+    /// A repeated subscription sends no email to the same address within this
+    /// many minutes (against floods aimed at one inbox).
+    pub resend_after_minutes: u64,
+}
+
+impl Default for NewsletterConfig {
+    fn default() -> Self {
+        Self {
+            double_opt_in: false,
+            confirmation_ttl_hours: 48,
+            resend_after_minutes: 10,
+        }
+    }
+}
+
+/// An API key the operator configured.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfiguredApiKey {
+    /// Who the key belongs to; shown in analytics, never the key itself.
+    pub name: String,
+    /// The key. Give it through the configuration file or the environment.
+    pub key: String,
+    /// What it may do.
+    pub scopes: Vec<Scope>,
+}
+
+impl std::fmt::Debug for ConfiguredApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfiguredApiKey")
+            .field("name", &self.name)
+            .field("key", &"***")
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// What a credential may do. The operator names scopes in the configuration;
+/// the portfolio's access checks compare them.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum Scope {
+    #[serde(rename = "context:read")]
+    ContextRead,
+    #[serde(rename = "contact:write")]
+    ContactWrite,
+    #[serde(rename = "analytics:read")]
+    AnalyticsRead,
+    #[serde(rename = "social:publish")]
+    SocialPublish,
+    #[serde(rename = "subscribers:notify")]
+    SubscribersNotify,
+    #[serde(rename = "admin")]
+    Admin,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::ContextRead => "context:read",
+            Scope::ContactWrite => "contact:write",
+            Scope::AnalyticsRead => "analytics:read",
+            Scope::SocialPublish => "social:publish",
+            Scope::SubscribersNotify => "subscribers:notify",
+            Scope::Admin => "admin",
+        }
+    }
+}
+
+/// A Mastodon-compatible account to publish to.
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MastodonConfig {
+    /// The instance, e.g. `https://mastodon.social`.
+    pub instance_url: String,
+    /// An access token with `write:statuses`. Give it through the
+    /// configuration file or the environment.
+    pub access_token: String,
+    /// `public`, `unlisted`, `private` or `direct`.
+    #[serde(default = "default_visibility")]
+    pub visibility: String,
+    /// Seconds before a request to the instance gives up.
+    #[serde(default = "default_mastodon_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_visibility() -> String {
+    "public".to_owned()
+}
+
+fn default_mastodon_timeout() -> u64 {
+    10
+}
+
+impl std::fmt::Debug for MastodonConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MastodonConfig")
+            .field("instance_url", &self.instance_url)
+            .field("access_token", &"***")
+            .field("visibility", &self.visibility)
+            .finish()
+    }
+}
+
+/// Rate-limit settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// Requests per minute for each API key.
+    pub per_key_per_minute: u32,
+    /// Requests per minute for each client address without a known key.
+    pub anonymous_per_minute: u32,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        Self {
+            per_key_per_minute: 100,
+            anonymous_per_minute: 100,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configured_secrets_never_show_in_debug_output() {
+        let key = ConfiguredApiKey {
+            name: "n".into(),
+            key: "s3cret-key".into(),
+            scopes: vec![],
+        };
+        let mastodon = MastodonConfig {
+            instance_url: "https://m.example".into(),
+            access_token: "s3cret-token".into(),
+            visibility: default_visibility(),
+            timeout_secs: 1,
+        };
+        let printed = format!("{key:?} {mastodon:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+    }
+}

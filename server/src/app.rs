@@ -8,8 +8,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use axum::middleware;
+use axum::response::Response;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -20,12 +21,12 @@ use tower_http::trace::TraceLayer;
 
 use crate::config::{AuthMode, Config};
 use crate::docs;
+use crate::error::{Error, panic_response, render_errors, render_now};
 use crate::mail::Mailer;
-use crate::petstore::{self, PetstoreState, demo_data, wire::ApiError};
-use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioError};
+use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
+use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
 use crate::storage::{Database, redact_url};
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+use crate::telemetry::REQUEST_ID;
 
 /// A server bound to its address, ready to run.
 pub struct Server {
@@ -95,13 +96,13 @@ impl Server {
         };
         let mut background = Vec::new();
         if config.petstore.demo_data {
-            demo_data::load_if_empty(&petstore_state)
+            demo_data::load_if_empty(&db)
                 .await
-                .map_err(|e| anyhow::anyhow!("cannot load the demo data: {}", e.message()))?;
+                .context("cannot load the demo data")?;
         }
         if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
             background.push(demo_data::spawn_periodic_reset(
-                petstore_state.clone(),
+                db.clone(),
                 Duration::from_secs(secs),
             ));
         }
@@ -207,12 +208,12 @@ pub fn build_router(
         .split_for_parts();
     let petstore_routes = petstore_routes
         .fallback(petstore_no_route)
-        .layer(CatchPanicLayer::custom(petstore_panic))
+        .layer(CatchPanicLayer::custom(panic_response))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
         ))
-        .layer(middleware::from_fn(petstore::wire::render_errors));
+        .layer(middleware::from_fn(render_errors::<PetstoreErrors>));
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::default(),
@@ -228,7 +229,7 @@ pub fn build_router(
             counting,
             portfolio::analytics::record_requests,
         ))
-        .layer(CatchPanicLayer::custom(portfolio_panic))
+        .layer(CatchPanicLayer::custom(panic_response))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
@@ -238,13 +239,13 @@ pub fn build_router(
             limits,
             portfolio::rate_limit::limit_requests,
         ))
-        .layer(middleware::from_fn(portfolio::error::render_errors));
+        .layer(middleware::from_fn(render_errors::<PortfolioErrors>));
 
     let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
     let portfolio_doc =
         docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
     let docs_routes = docs::router(petstore_doc, portfolio_doc)
-        .layer(middleware::from_fn(portfolio::error::render_errors));
+        .layer(middleware::from_fn(render_errors::<PortfolioErrors>));
 
     let router = Router::new()
         .nest("/v2", petstore_routes)
@@ -268,26 +269,18 @@ pub fn build_router(
     Ok(router)
 }
 
-async fn petstore_no_route() -> ApiError {
-    ApiError::not_found("no such route; the pet store's operations are listed at /docs")
+async fn petstore_no_route() -> Error {
+    Error::not_found("no such route; the pet store's operations are listed at /docs")
 }
 
-async fn no_route() -> PortfolioError {
-    PortfolioError::not_found(
-        "no such route: the pet store is under /v2, the portfolio under /api; see /docs",
+/// Outside both services: answered in the portfolio's envelope.
+async fn no_route(headers: HeaderMap) -> Response {
+    render_now::<PortfolioErrors>(
+        Error::not_found(
+            "no such route: the pet store is under /v2, the portfolio under /api; see /docs",
+        ),
+        &headers,
     )
-}
-
-/// A handler panicked: log it, answer 500 without internals.
-fn petstore_panic(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
-    axum::response::IntoResponse::into_response(ApiError::internal("handler panicked", "panic"))
-}
-
-fn portfolio_panic(_panic: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
-    axum::response::IntoResponse::into_response(PortfolioError::internal(
-        "handler panicked",
-        "panic",
-    ))
 }
 
 fn cors_layer(origins: &[String]) -> CorsLayer {

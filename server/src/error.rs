@@ -1,10 +1,31 @@
-//! Error codes shared by both services (DESIGN 4.3). Each service renders
-//! them in its own body format: the pet store as `ApiResponse`, the
-//! portfolio as the `{"error": {...}}` envelope.
+//! The error core both services share: what went wrong (a code, a message
+//! for the client, details), the HTTP status each code means, how storage
+//! errors map onto codes, and the one middleware that renders every error
+//! response. Each service says only how its error body looks, by
+//! implementing [`ErrorFormat`]: the pet store's `ApiResponse`, the
+//! portfolio's `{"error": {...}}` envelope.
+//!
+//! Handlers, extractors and middleware return [`Error`]; its response carries
+//! the error in its extensions and no body. [`render_errors`], wrapped around
+//! each service, writes the body in the service's format, including for the
+//! bare error statuses that axum and tower-http produce by themselves (no
+//! route, wrong method, timeouts), and logs internal errors once, with the
+//! request id.
 
-use http::StatusCode;
+use std::borrow::Cow;
 
-/// Machine-readable error codes, upper case on the wire.
+use axum::extract::Request;
+use axum::extract::path::ErrorKind;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use crate::storage::StoreError;
+
+/// Machine-readable error codes, upper case on the wire; the same in both
+/// services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorCode {
     BadRequest,
@@ -41,6 +62,7 @@ impl ErrorCode {
         }
     }
 
+    /// The HTTP status of an error with this code: the only place that says.
     pub fn status(self) -> StatusCode {
         match self {
             ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
@@ -60,8 +82,8 @@ impl ErrorCode {
     }
 
     /// The code for an error status produced outside our handlers (routing,
-    /// body limits, timeouts), with the message to show for it.
-    pub fn for_status(status: StatusCode) -> (Self, &'static str) {
+    /// timeouts), with the message to show for it.
+    fn for_status(status: StatusCode) -> (Self, &'static str) {
         match status {
             StatusCode::NOT_FOUND => (ErrorCode::NotFound, "no such resource"),
             StatusCode::METHOD_NOT_ALLOWED => (
@@ -96,5 +118,335 @@ impl ErrorCode {
 impl std::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// An error answer: what the client is told, and (for server faults) what
+/// the log is told.
+#[derive(Debug, Clone)]
+pub struct Error {
+    code: ErrorCode,
+    message: Cow<'static, str>,
+    details: Map<String, Value>,
+    /// What really went wrong, for the log only (server faults).
+    cause: Option<String>,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Map::new(),
+            cause: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::BadRequest, message)
+    }
+
+    /// 422: readable, but a rule is broken; the message says which.
+    pub fn validation(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::ValidationFailed, message)
+    }
+
+    /// 422 with `details.fields`: field -> problem.
+    pub fn invalid_fields(fields: impl IntoIterator<Item = (String, String)>) -> Self {
+        let fields: Map<String, Value> = fields
+            .into_iter()
+            .map(|(field, problem)| (field, Value::String(problem)))
+            .collect();
+        Self::validation("the request breaks the rules of its fields")
+            .with_detail("fields", Value::Object(fields))
+    }
+
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::Conflict, message)
+    }
+
+    pub fn unsupported_media_type(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::UnsupportedMediaType, message)
+    }
+
+    pub fn payload_too_large(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::PayloadTooLarge, message)
+    }
+
+    /// A fault of the server: the client learns only that something went
+    /// wrong; `context` and `cause` go to the log when the answer is rendered.
+    pub fn internal(context: &str, cause: impl std::fmt::Display) -> Self {
+        Self::new(
+            ErrorCode::InternalError,
+            "internal error; the server log has the details",
+        )
+        .with_cause(format!("{context}: {cause}"))
+    }
+
+    /// Adds a detail for the client (the portfolio shows details; the pet
+    /// store's `ApiResponse` has no room for them).
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// Records what went wrong for the log (never shown to the client).
+    pub fn with_cause(mut self, cause: impl Into<String>) -> Self {
+        self.cause = Some(cause.into());
+        self
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn details(&self) -> &Map<String, Value> {
+        &self.details
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    /// The error a bare status stands for (an answer axum or tower-http made
+    /// without a body of ours).
+    fn for_status(status: StatusCode) -> Self {
+        let (code, message) = ErrorCode::for_status(status);
+        Self::new(code, message)
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)?;
+        if let Some(cause) = &self.cause {
+            write!(f, " ({cause})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// How storage failures reach the client: a unique violation is a conflict,
+/// a database that cannot be reached is 503, anything else a server fault.
+impl From<StoreError> for Error {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::NotFound => Error::not_found("no such resource"),
+            StoreError::Conflict { .. } => {
+                Error::conflict("the request conflicts with what is stored")
+            }
+            StoreError::Unavailable(cause) => Error::new(
+                ErrorCode::ServiceUnavailable,
+                "the database is unavailable; try again later",
+            )
+            .with_cause(format!("database unavailable: {cause}")),
+            StoreError::Corrupt(what) => Error::internal("corrupt data in the database", what),
+            StoreError::Database(cause) => Error::internal("database error", cause),
+        }
+    }
+}
+
+/// For bodies whose wire shape is the type itself.
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
+impl From<PathRejection> for Error {
+    fn from(rejection: PathRejection) -> Self {
+        // A value our own type refused (a slug, say) says why by itself;
+        // axum's own messages keep their "Invalid URL" prefix.
+        if let PathRejection::FailedToDeserializePathParams(e) = &rejection
+            && let ErrorKind::Message(message) = e.kind()
+        {
+            return Error::bad_request(message.clone());
+        }
+        Error::bad_request(rejection.body_text())
+    }
+}
+
+impl From<axum_extra::extract::QueryRejection> for Error {
+    fn from(rejection: axum_extra::extract::QueryRejection) -> Self {
+        let reason = match &rejection {
+            axum_extra::extract::QueryRejection::FailedToDeserializeQueryString(e) => e.body_text(),
+            other => other.to_string(),
+        };
+        Error::bad_request(format!("invalid query string: {reason}"))
+    }
+}
+
+/// A body that could not be read: over the limit is 413, anything else 400.
+impl From<BytesRejection> for Error {
+    fn from(rejection: BytesRejection) -> Self {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            Error::payload_too_large("the request body is too large")
+        } else {
+            Error::bad_request(format!(
+                "cannot read the request body: {}",
+                rejection.body_text()
+            ))
+        }
+    }
+}
+
+/// Storage results whose conflict means something particular to the caller.
+pub trait OnConflict<T> {
+    /// Maps a unique violation to `error` (with the constraint's name, where
+    /// the database gives it); other failures map as usual.
+    fn on_conflict(self, error: impl FnOnce(Option<&str>) -> Error) -> Result<T, Error>;
+}
+
+impl<T> OnConflict<T> for Result<T, StoreError> {
+    fn on_conflict(self, error: impl FnOnce(Option<&str>) -> Error) -> Result<T, Error> {
+        self.map_err(|e| match e {
+            StoreError::Conflict { constraint } => error(constraint.as_deref()),
+            other => Error::from(other),
+        })
+    }
+}
+
+impl IntoResponse for Error {
+    /// The status and the error itself; [`render_errors`] writes the body.
+    fn into_response(self) -> Response {
+        let mut response = self.status().into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// How a service writes its error bodies.
+pub trait ErrorFormat: Send + Sync + 'static {
+    /// What the request says about the format of the answer (the pet store
+    /// negotiates JSON or XML), read before the request is handed on.
+    type Negotiated: Send + 'static;
+
+    fn negotiate(request_headers: &HeaderMap) -> Self::Negotiated;
+
+    /// The content type and body of `error`, answered with `status`.
+    fn render(
+        error: &Error,
+        status: StatusCode,
+        negotiated: &Self::Negotiated,
+    ) -> (&'static str, String);
+}
+
+/// Marks a response whose error body is written, so that an outer renderer
+/// leaves it alone.
+#[derive(Debug, Clone, Copy)]
+struct Rendered;
+
+/// Middleware around a service: every 4xx and 5xx answer leaves with the
+/// body of format `F`, and server faults are logged here, once, with the
+/// request id.
+pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Response {
+    let negotiated = F::negotiate(request.headers());
+    let request_id = request
+        .headers()
+        .get(crate::telemetry::REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_owned();
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error())
+        || response.extensions().get::<Rendered>().is_some()
+    {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    let error = parts
+        .extensions
+        .remove::<Error>()
+        .unwrap_or_else(|| Error::for_status(status));
+    log(&error, status, &request_id);
+    let (content_type, body) = F::render(&error, status, &negotiated);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    parts.extensions.insert(Rendered);
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+/// Renders an error in format `F` outside a service's middleware (the
+/// router's last fallback).
+pub fn render_now<F: ErrorFormat>(error: Error, request_headers: &HeaderMap) -> Response {
+    let status = error.status();
+    let (content_type, body) = F::render(&error, status, &F::negotiate(request_headers));
+    let mut response = (status, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response.extensions_mut().insert(Rendered);
+    response
+}
+
+/// Server faults go to the log with their cause; client errors do not (the
+/// trace layer logs every answer's status).
+fn log(error: &Error, status: StatusCode, request_id: &str) {
+    let cause = error.cause.as_deref().unwrap_or(error.message());
+    match error.code {
+        ErrorCode::InternalError => {
+            tracing::error!(request_id, %status, error = %cause, "internal error");
+        }
+        ErrorCode::ServiceUnavailable if error.cause.is_some() => {
+            tracing::warn!(request_id, %status, error = %cause, "service unavailable");
+        }
+        _ => {}
+    }
+}
+
+/// A panic in a handler: logged (by [`render_errors`]) and answered 500
+/// without internals. For tower-http's `CatchPanicLayer`.
+pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    Error::internal("handler panicked", message).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_errors_map_to_codes_in_one_place() {
+        let conflict = Error::from(StoreError::Conflict { constraint: None });
+        assert_eq!(conflict.status(), StatusCode::CONFLICT);
+        let unavailable = Error::from(StoreError::Unavailable("pool timed out".into()));
+        assert_eq!(unavailable.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let fault = Error::from(StoreError::Database("syntax error".into()));
+        assert_eq!(fault.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(
+            !fault.message().contains("syntax"),
+            "no internals reach the client"
+        );
+    }
+
+    #[test]
+    fn a_conflict_can_say_what_it_means() {
+        let result: Result<(), StoreError> = Err(StoreError::Conflict {
+            constraint: Some("users_username_key".into()),
+        });
+        let error = result
+            .on_conflict(|constraint| Error::conflict(format!("taken ({constraint:?})")))
+            .err();
+        assert_eq!(
+            error.map(|e| e.message().to_owned()),
+            Some("taken (Some(\"users_username_key\"))".to_owned())
+        );
     }
 }

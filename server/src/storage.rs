@@ -1,15 +1,19 @@
 //! The database: one sqlx `Any` pool that is either SQLite (the embedded
 //! default) or PostgreSQL, with the migrations of the matching backend.
 //!
-//! Queries are written once, in SQL both backends accept (`$1` placeholders,
-//! `RETURNING`, `ON CONFLICT`); the few places that must differ ask
-//! [`Database::backend`].
+//! This module holds what every storage module shares: the pool, write
+//! transactions, migrations and [`StoreError`]. The SQL itself lives in each
+//! service's storage module (`petstore::db`, `portfolio::db`,
+//! `mail::outbox`), written once in SQL both backends accept (`$1`
+//! placeholders, `RETURNING`, `ON CONFLICT`); the few places that must differ
+//! ask [`Database::backend`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
@@ -52,8 +56,8 @@ impl WriteTx {
         &mut self.tx
     }
 
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.tx.commit().await
+    pub async fn commit(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit().await?)
     }
 }
 
@@ -125,6 +129,19 @@ impl Database {
         &self.pool
     }
 
+    /// A connection from the pool, for reads.
+    pub async fn conn(&self) -> Result<PoolConnection<Any>, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// Does the database answer? (For readiness.)
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query_scalar::<_, i32>("SELECT 1")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     pub fn backend(&self) -> Backend {
         self.backend
     }
@@ -136,7 +153,7 @@ impl Database {
     /// its first write, after reading, and SQLite fails such an upgrade at once
     /// (no waiting) while another connection holds the lock - as one does
     /// briefly while a dropped transaction's rollback is still under way.
-    pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
+    pub async fn begin_write(&self) -> Result<WriteTx, StoreError> {
         let (writer_turn, tx) = match &self.sqlite_writer {
             Some(lock) => {
                 let turn = lock.clone().lock_owned().await;
@@ -149,69 +166,6 @@ impl Database {
             _writer_turn: writer_turn,
         })
     }
-
-    /// The next server-chosen id for a table: the next value of its
-    /// sequence that no row has taken (clients may choose ids themselves).
-    /// Runs inside the caller's write transaction, so two writers never get
-    /// the same id; a sequence never goes back, so deleted ids stay unused.
-    pub async fn next_id(
-        &self,
-        conn: &mut AnyConnection,
-        table: IdTable,
-    ) -> Result<i64, sqlx::Error> {
-        let exists = format!("SELECT id FROM {} WHERE id = $1", table.name());
-        loop {
-            let id: i64 = sqlx::query_scalar(
-                "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = $1 RETURNING last_id",
-            )
-            .bind(table.name())
-            .fetch_one(&mut *conn)
-            .await?;
-            let taken: Option<i64> = sqlx::query_scalar(&exists)
-                .bind(id)
-                .fetch_optional(&mut *conn)
-                .await?;
-            if taken.is_none() {
-                return Ok(id);
-            }
-        }
-    }
-}
-
-impl Database {
-    /// Moves a table's sequence up to at least `id`, for ids the server set
-    /// itself (the sample data), so that it never hands them out again.
-    pub async fn reserve_ids_up_to(
-        &self,
-        conn: &mut AnyConnection,
-        table: IdTable,
-        id: i64,
-    ) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE id_sequences SET last_id = $1 WHERE name = $2 AND last_id < $1")
-            .bind(id)
-            .bind(table.name())
-            .execute(conn)
-            .await?;
-        Ok(())
-    }
-}
-
-/// Tables whose ids come from `id_sequences`.
-#[derive(Debug, Clone, Copy)]
-pub enum IdTable {
-    Pets,
-    Orders,
-    Users,
-}
-
-impl IdTable {
-    fn name(self) -> &'static str {
-        match self {
-            IdTable::Pets => "pets",
-            IdTable::Orders => "orders",
-            IdTable::Users => "users",
-        }
-    }
 }
 
 /// `$1, $2, ...` for a list of `count` values: sqlx's `QueryBuilder` writes
@@ -223,9 +177,59 @@ pub fn placeholders(count: usize) -> String {
         .join(", ")
 }
 
-/// True when the error is a unique or primary-key constraint violation.
-pub fn is_unique_violation(err: &sqlx::Error) -> bool {
-    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+/// What can go wrong in storage, as the layers above need to tell it apart.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The row the operation needs does not exist.
+    #[error("not found")]
+    NotFound,
+    /// A unique or primary-key constraint refused the write (its name, where
+    /// the database gives it).
+    #[error("conflict on {}", constraint.as_deref().unwrap_or("a unique constraint"))]
+    Conflict { constraint: Option<String> },
+    /// The database cannot be reached now: no connection in time, a lost
+    /// connection, a server shutting down. Worth trying again later.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// A stored value the code cannot read back.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// Any other database failure.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl StoreError {
+    /// A stored value the code cannot read back, with what and where.
+    pub fn corrupt(what: impl std::fmt::Display) -> Self {
+        StoreError::Corrupt(what.to_string())
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict {
+                constraint: db.constraint().map(str::to_owned),
+            },
+            // SQLSTATE class 08 (connection exception) and 57P (the server
+            // is shutting down or starting).
+            sqlx::Error::Database(db)
+                if db
+                    .code()
+                    .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")) =>
+            {
+                StoreError::Unavailable(err.to_string())
+            }
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.to_string()),
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            _ => StoreError::Database(err.to_string()),
+        }
+    }
 }
 
 /// A database URL fit for logs and error messages: the password is hidden.

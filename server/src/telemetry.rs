@@ -1,8 +1,14 @@
 //! Structured logs with `tracing`.
 
+use axum::http::HeaderName;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
+
+/// The header that carries a request's id: set on the way in unless the
+/// client sent one, returned on the answer, and on every log line of the
+/// request.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides the
 /// configured filter.

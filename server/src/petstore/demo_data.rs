@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use super::PetstoreState;
-use super::pet::{Category, Pet, PetStatus, Tag};
-use super::user::hash_password;
-use super::wire::ApiError;
-use crate::storage::IdTable;
+use chrono::{DateTime, Utc};
+
+use super::db::sample::{self, Contents};
+use super::model::{Category, Order, OrderStatus, Pet, PetStatus, Tag, User};
+use crate::error::Error;
+use crate::storage::Database;
 
 /// The password upstream gives every sample user.
 const SAMPLE_PASSWORD: &str = "XXXXXXXXXXX";
@@ -50,98 +51,77 @@ fn sample_pets() -> Vec<Pet> {
 
 /// (order id, pet id, quantity, status): Cat 3 and Dog 3 are pending because
 /// of their orders, Dog 2 was sold by a delivered one.
-const SAMPLE_ORDERS: [(i64, i64, i32, &str); 3] = [
-    (1, 3, 1, "placed"),
-    (2, 6, 2, "approved"),
-    (3, 5, 1, "delivered"),
+const SAMPLE_ORDERS: [(i64, i64, i32, OrderStatus); 3] = [
+    (1, 3, 1, OrderStatus::Placed),
+    (2, 6, 2, OrderStatus::Approved),
+    (3, 5, 1, OrderStatus::Delivered),
 ];
 
+fn sample_orders() -> Vec<Order> {
+    let ship_date = DateTime::<Utc>::from_timestamp(1_767_268_800, 0); // 2026-01-01T12:00:00Z
+    SAMPLE_ORDERS
+        .into_iter()
+        .map(|(id, pet_id, quantity, status)| Order {
+            id: Some(id),
+            pet_id,
+            quantity: Some(quantity),
+            ship_date,
+            status: Some(status),
+            complete: None,
+        })
+        .collect()
+}
+
+/// user1..user10, as upstream has them.
+fn sample_users() -> Vec<User> {
+    (1..=10_i64)
+        .map(|n| User {
+            id: Some(n),
+            username: format!("user{n}"),
+            first_name: Some(format!("first name {n}")),
+            last_name: Some(format!("last name {n}")),
+            email: Some(format!("email{n}@test.com")),
+            password: None,
+            phone: Some("123-456-7890".to_owned()),
+            user_status: Some(if n % 2 == 0 { 2 } else { 1 }),
+        })
+        .collect()
+}
+
 /// Loads the sample data if the store is empty.
-pub async fn load_if_empty(state: &PetstoreState) -> Result<(), ApiError> {
-    let counts: (i64, i64, i64) = sqlx::query_as(
-        "SELECT (SELECT COUNT(*) FROM pets), (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM orders)",
-    )
-    .fetch_one(state.db.pool())
-    .await?;
-    if counts == (0, 0, 0) {
-        restore(state).await?;
+pub async fn load_if_empty(db: &Database) -> Result<(), Error> {
+    if sample::store_is_empty(db).await? {
+        restore(db).await?;
         tracing::info!("loaded the pet store's sample data");
     }
     Ok(())
 }
 
 /// Replaces everything in the store with the sample data, in one transaction.
-pub async fn restore(state: &PetstoreState) -> Result<(), ApiError> {
-    let password_hash = hash_password(SAMPLE_PASSWORD.to_owned()).await?;
-    let mut tx = state.db.begin_write().await?;
-    for table in [
-        "user_sessions",
-        "users",
-        "orders",
-        "pet_images",
-        "pet_tags",
-        "pets",
-    ] {
-        sqlx::query(&format!("DELETE FROM {table}"))
-            .execute(tx.conn())
-            .await?;
-    }
-    for pet in sample_pets() {
-        let id = pet.id.unwrap_or_default();
-        sqlx::query("INSERT INTO pets (id, name, photo_urls, tags, status) VALUES ($1, '', '[]', '[]', 'available')")
-            .bind(id)
-            .execute(tx.conn())
-            .await?;
-        super::pet::write_pet(tx.conn(), id, &pet).await?;
-    }
-    for n in 1..=10_i64 {
-        sqlx::query(
-            "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(n)
-        .bind(format!("user{n}"))
-        .bind(format!("first name {n}"))
-        .bind(format!("last name {n}"))
-        .bind(format!("email{n}@test.com"))
-        .bind(&password_hash)
-        .bind("123-456-7890")
-        .bind(if n % 2 == 0 { 2_i32 } else { 1_i32 })
-        .execute(tx.conn())
-        .await?;
-    }
-    for (id, pet_id, quantity, status) in SAMPLE_ORDERS {
-        sqlx::query("INSERT INTO orders (id, pet_id, quantity, ship_date, status) VALUES ($1, $2, $3, $4, $5)")
-            .bind(id)
-            .bind(pet_id)
-            .bind(quantity)
-            .bind("2026-01-01T12:00:00.000Z")
-            .bind(status)
-            .execute(tx.conn())
-            .await?;
-    }
-    // The sample ids are the server's own: new pets, users and orders get others.
-    for (table, last) in [
-        (IdTable::Pets, 10),
-        (IdTable::Users, 10),
-        (IdTable::Orders, 3),
-    ] {
-        state.db.reserve_ids_up_to(tx.conn(), table, last).await?;
-    }
-    tx.commit().await?;
+pub async fn restore(db: &Database) -> Result<(), Error> {
+    let password_hash = crate::password::hash(SAMPLE_PASSWORD.to_owned()).await?;
+    let contents = Contents {
+        pets: sample_pets(),
+        users: sample_users()
+            .into_iter()
+            .map(|user| (user, password_hash.clone()))
+            .collect(),
+        orders: sample_orders(),
+    };
+    sample::replace_all(db, &contents).await?;
     Ok(())
 }
 
 /// Restores the sample data every `every`, until the process ends.
-pub fn spawn_periodic_reset(state: PetstoreState, every: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn_periodic_reset(db: Database, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         ticker.tick().await; // the first tick is immediate
         loop {
             ticker.tick().await;
-            match restore(&state).await {
+            match restore(&db).await {
                 Ok(()) => tracing::info!("restored the pet store's sample data"),
-                Err(e) => tracing::error!(error = %e.message(), "cannot restore the sample data"),
+                Err(e) => tracing::error!(error = %e, "cannot restore the sample data"),
             }
         }
     })

@@ -1,10 +1,15 @@
-//! The pet store service under `/v2` (DESIGN 4.1).
+//! The pet store service under `/v2`.
 //!
 //! [`router`] registers each handler together with its `#[utoipa::path]`
 //! documentation; the document it yields is what `cargo xtask check` compares
-//! with `openapi/petstore.yaml`.
+//! with `openapi/petstore.yaml`. Handlers are in one module per group of
+//! operations (`pet`, `pet_image`, `store`, `user`), how the service speaks
+//! HTTP in [`wire`], the domain's types and rules in [`model`], the SQL in
+//! [`db`].
 
+pub mod db;
 pub mod demo_data;
+pub mod model;
 pub mod pet;
 pub mod pet_image;
 pub mod store;
@@ -49,7 +54,7 @@ pub struct PetstoreState {
         (name = "store", description = "Access to Petstore orders"),
         (name = "user", description = "Operations about user"),
     ),
-    components(schemas(pet::PetStatus, store::OrderStatus, pet::Category, pet::Tag, pet_image::ImageUploadForm)),
+    components(schemas(model::PetStatus, model::OrderStatus, model::Category, model::Tag, pet_image::ImageUploadForm)),
     modifiers(&SecuritySchemes),
 )]
 pub struct PetstoreDoc;
@@ -88,10 +93,11 @@ impl Modify for SecuritySchemes {
     }
 }
 
-/// Every pet store error is an `ApiResponse` in JSON or XML ([`wire::render_errors`]
-/// sees to it); any operation can answer 406 (an `Accept` it cannot meet), 500
-/// or 503 (the request timeout), and any that reads a body 413 and 415. Handlers list only the statuses particular to them; this adds the
-/// rest and the error bodies, in one place.
+/// Every pet store error is an `ApiResponse` in JSON or XML (the error
+/// middleware sees to it); any operation can answer 406 (an `Accept` it
+/// cannot meet), 500 or 503 (the request timeout), and any that reads a body
+/// 413 and 415. Handlers list only the statuses particular to them; this adds
+/// the rest and the error bodies, in one place.
 struct ErrorResponses;
 
 impl Modify for ErrorResponses {

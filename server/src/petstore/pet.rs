@@ -1,133 +1,23 @@
-//! The `pet` group: pets, their categories and tags, and the finders.
-//! Image upload and read-back live in `pet_image.rs`.
+//! The `pet` group: pets, their categories and tags, and the finders; the
+//! XML and form shapes of a pet. Image upload and read-back live in
+//! `pet_image.rs`.
 
 use std::collections::BTreeSet;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use sqlx::{AnyConnection, FromRow};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
+use super::db;
+use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
 use super::wire::{
-    ApiError, Body, BodyFormat, Format, PathParams, Reply, ToXml, WireBody, check_client_id,
-    parse_form, parse_json, parse_xml, positive_id, query_values, xml_document,
+    Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, parse_form, parse_json,
+    parse_xml, positive_id, xml_document,
 };
-use crate::storage::{IdTable, is_unique_violation, placeholders};
-
-/// Longest pet, category and tag name accepted.
-const MAX_NAME_CHARS: usize = 255;
-
-/// A pet in the store.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(xml(name = "pet"))]
-pub struct Pet {
-    /// Assigned by the server when absent or 0. Ids stay within the integers
-    /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-    #[schema(min_length = 1, max_length = 255)]
-    pub name: String,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<Category>,
-    #[schema(xml(name = "photoUrl", wrapped))]
-    pub photo_urls: Vec<String>,
-    #[schema(xml(wrapped))]
-    #[serde(default)]
-    pub tags: Vec<Tag>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<PetStatus>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[schema(xml(name = "category"))]
-pub struct Category {
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[schema(xml(name = "tag"))]
-pub struct Tag {
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-/// pet status in the store
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum PetStatus {
-    Available,
-    Pending,
-    Sold,
-}
-
-impl PetStatus {
-    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PetStatus::Available => "available",
-            PetStatus::Pending => "pending",
-            PetStatus::Sold => "sold",
-        }
-    }
-
-    pub fn parse(value: &str) -> Option<PetStatus> {
-        PetStatus::ALL.into_iter().find(|s| s.as_str() == value)
-    }
-}
-
-impl Pet {
-    fn check_rules(&self) -> Result<(), ApiError> {
-        check_client_id(self.id)?;
-        check_name("name", &self.name)?;
-        if let Some(Category {
-            name: Some(name), ..
-        }) = &self.category
-        {
-            check_length("category.name", name)?;
-        }
-        for tag in &self.tags {
-            if let Some(name) = &tag.name {
-                check_length("tags[].name", name)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
-    if name.is_empty() {
-        return Err(ApiError::validation(format!("{field} must not be empty")));
-    }
-    check_length(field, name)
-}
-
-fn check_length(field: &str, value: &str) -> Result<(), ApiError> {
-    if value.chars().count() > MAX_NAME_CHARS {
-        return Err(ApiError::validation(format!(
-            "{field} must be at most {MAX_NAME_CHARS} characters"
-        )));
-    }
-    Ok(())
-}
+use crate::error::{Error, OnConflict as _};
+use crate::extract::{Path, Query, keep_empty};
 
 // ---- XML and form shapes -------------------------------------------------
 
@@ -178,9 +68,9 @@ impl From<&Pet> for PetXml {
 }
 
 impl TryFrom<PetXml> for Pet {
-    type Error = ApiError;
+    type Error = Error;
 
-    fn try_from(xml: PetXml) -> Result<Self, ApiError> {
+    fn try_from(xml: PetXml) -> Result<Self, Error> {
         Ok(Pet {
             id: xml.id,
             name: xml.name,
@@ -234,9 +124,9 @@ pub struct PetForm {
 }
 
 impl TryFrom<PetForm> for Pet {
-    type Error = ApiError;
+    type Error = Error;
 
-    fn try_from(form: PetForm) -> Result<Self, ApiError> {
+    fn try_from(form: PetForm) -> Result<Self, Error> {
         Ok(Pet {
             id: form.id,
             name: form.name,
@@ -261,181 +151,25 @@ impl TryFrom<PetForm> for Pet {
 impl WireBody for Pet {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
 
-    fn from_json(bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         parse_json(bytes)
     }
 
-    fn from_xml(text: &str) -> Result<Self, ApiError> {
+    fn from_xml(text: &str) -> Result<Self, Error> {
         parse_xml::<PetXml, Pet>(text)
     }
 
-    fn from_form(bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
         parse_form::<PetForm, Pet>(bytes)
     }
 
-    fn validate(&self) -> Result<(), ApiError> {
+    fn validate(&self) -> Result<(), Error> {
         self.check_rules()
     }
 }
 
-// ---- storage ------------------------------------------------------------
-
-#[derive(Debug, FromRow)]
-struct PetRow {
-    id: i64,
-    name: String,
-    category_id: Option<i64>,
-    category_name: Option<String>,
-    photo_urls: String,
-    tags: String,
-    status: String,
-}
-
-const PET_COLUMNS: &str = "id, name, category_id, category_name, photo_urls, tags, status";
-
-impl TryFrom<PetRow> for Pet {
-    type Error = ApiError;
-
-    fn try_from(row: PetRow) -> Result<Self, ApiError> {
-        let corrupt =
-            |what: &str| ApiError::internal("corrupt pet row", format!("pet {}: {what}", row.id));
-        let category = match (row.category_id, row.category_name.clone()) {
-            (None, None) => None,
-            (id, name) => Some(Category { id, name }),
-        };
-        Ok(Pet {
-            id: Some(row.id),
-            name: row.name.clone(),
-            category,
-            photo_urls: serde_json::from_str(&row.photo_urls).map_err(|_| corrupt("photo_urls"))?,
-            tags: serde_json::from_str(&row.tags).map_err(|_| corrupt("tags"))?,
-            status: Some(PetStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?),
-        })
-    }
-}
-
-/// Loads one pet.
-pub async fn load_pet(conn: &mut AnyConnection, id: i64) -> Result<Option<Pet>, ApiError> {
-    let row: Option<PetRow> =
-        sqlx::query_as(&format!("SELECT {PET_COLUMNS} FROM pets WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(conn)
-            .await?;
-    row.map(Pet::try_from).transpose()
-}
-
-/// The status of one pet, if it exists.
-pub async fn pet_status(conn: &mut AnyConnection, id: i64) -> Result<Option<PetStatus>, ApiError> {
-    let status: Option<String> = sqlx::query_scalar("SELECT status FROM pets WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
-    status
-        .map(|s| PetStatus::parse(&s).ok_or_else(|| ApiError::internal("corrupt pet row", s)))
-        .transpose()
-}
-
-pub async fn set_pet_status(
-    conn: &mut AnyConnection,
-    id: i64,
-    status: PetStatus,
-) -> Result<(), ApiError> {
-    sqlx::query("UPDATE pets SET status = $1 WHERE id = $2")
-        .bind(status.as_str())
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-fn not_found(id: i64) -> ApiError {
-    ApiError::not_found(format!("pet {id} not found"))
-}
-
-/// Writes the columns of `pet` into the row `id` (which must exist) and
-/// re-indexes its tags.
-pub(super) async fn write_pet(
-    conn: &mut AnyConnection,
-    id: i64,
-    pet: &Pet,
-) -> Result<(), ApiError> {
-    let photo_urls = serde_json::to_string(&pet.photo_urls)
-        .map_err(|e| ApiError::internal("cannot encode photo URLs", e))?;
-    let tags = serde_json::to_string(&pet.tags)
-        .map_err(|e| ApiError::internal("cannot encode tags", e))?;
-    sqlx::query(
-        "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
-         tags = $5, status = $6 WHERE id = $7",
-    )
-    .bind(&pet.name)
-    .bind(pet.category.as_ref().and_then(|c| c.id))
-    .bind(pet.category.as_ref().and_then(|c| c.name.clone()))
-    .bind(photo_urls)
-    .bind(tags)
-    .bind(pet.status.unwrap_or(PetStatus::Available).as_str())
-    .bind(id)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query("DELETE FROM pet_tags WHERE pet_id = $1")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
-    for name in names {
-        sqlx::query("INSERT INTO pet_tags (pet_id, name) VALUES ($1, $2)")
-            .bind(id)
-            .bind(name)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(())
-}
-
-/// Inserts an empty row for a new pet and returns its id: `requested`
-/// (which must be free), or the server's choice.
-async fn insert_pet_row(
-    state: &PetstoreState,
-    conn: &mut AnyConnection,
-    requested: Option<i64>,
-) -> Result<i64, sqlx::Error> {
-    let id = match requested {
-        Some(id) => id,
-        None => state.db.next_id(conn, IdTable::Pets).await?,
-    };
-    sqlx::query("INSERT INTO pets (id, name, photo_urls, tags, status) VALUES ($1, '', '[]', '[]', 'available')")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(id)
-}
-
-/// Stores a new pet, or replaces the one with the same id (upstream
-/// behaviour that generated clients rely on).
-pub async fn save_pet(state: &PetstoreState, mut pet: Pet) -> Result<Pet, ApiError> {
-    let mut tx = state.db.begin_write().await?;
-    let requested = pet.id.filter(|id| *id > 0);
-    let exists = match requested {
-        Some(id) => pet_status(tx.conn(), id).await?.is_some(),
-        None => false,
-    };
-    let id = if exists {
-        requested.unwrap_or_default()
-    } else {
-        insert_pet_row(state, tx.conn(), requested)
-            .await
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    ApiError::conflict("a pet with this id was created at the same time; try again")
-                } else {
-                    ApiError::from(e)
-                }
-            })?
-    };
-    pet.id = Some(id);
-    pet.status = Some(pet.status.unwrap_or(PetStatus::Available));
-    write_pet(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
-    Ok(pet)
+fn not_found(id: i64) -> Error {
+    Error::not_found(format!("pet {id} not found"))
 }
 
 // ---- handlers ------------------------------------------------------------
@@ -466,8 +200,15 @@ pub async fn add_pet(
     State(state): State<PetstoreState>,
     format: Format,
     Body(pet): Body<Pet>,
-) -> Result<Reply<Pet>, ApiError> {
-    let pet = save_pet(&state, pet).await?;
+) -> Result<Reply<Pet>, Error> {
+    // An id that exists replaces that pet (upstream behaviour that generated
+    // clients rely on).
+    let requested = requested_id(pet.id);
+    let pet = db::pets::insert_or_replace(&state.db, requested, pet.with_default_status())
+        .await
+        .on_conflict(|_| {
+            Error::conflict("a pet with this id was created at the same time; try again")
+        })?;
     Ok(Reply::new(format, pet))
 }
 
@@ -497,24 +238,31 @@ pub async fn add_pet(
 pub async fn update_pet(
     State(state): State<PetstoreState>,
     format: Format,
-    Body(mut pet): Body<Pet>,
-) -> Result<Reply<Pet>, ApiError> {
-    let id = match pet.id {
-        Some(id) if id > 0 => id,
-        _ => {
-            return Err(ApiError::not_found(
-                "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
-            ));
-        }
+    Body(pet): Body<Pet>,
+) -> Result<Reply<Pet>, Error> {
+    let Some(id) = requested_id(pet.id) else {
+        return Err(Error::not_found(
+            "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
+        ));
     };
-    let mut tx = state.db.begin_write().await?;
-    if pet_status(tx.conn(), id).await?.is_none() {
+    let pet = pet.with_default_status();
+    if !db::pets::replace(&state.db, id, &pet).await? {
         return Err(not_found(id));
     }
-    pet.status = Some(pet.status.unwrap_or(PetStatus::Available));
-    write_pet(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
     Ok(Reply::new(format, pet))
+}
+
+/// The query of findPetsByStatus: `status` repeated or comma-joined.
+#[derive(Debug, Deserialize)]
+pub struct StatusQuery {
+    #[serde(default)]
+    status: Vec<String>,
+}
+
+/// The query of findPetsByTags: `tags` repeated or comma-joined; required.
+#[derive(Debug, Deserialize)]
+pub struct TagsQuery {
+    tags: Option<Vec<String>>,
 }
 
 /// Splits repeated and comma-joined values into one list.
@@ -542,13 +290,12 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
 pub async fn find_pets_by_status(
     State(state): State<PetstoreState>,
     format: Format,
-    uri: axum::http::Uri,
-) -> Result<Reply<Vec<Pet>>, ApiError> {
-    let values = query_values(uri.query(), "status").unwrap_or_default();
+    Query(query): Query<StatusQuery>,
+) -> Result<Reply<Vec<Pet>>, Error> {
     let mut statuses = BTreeSet::new();
-    for value in split_values(&values) {
+    for value in split_values(&query.status) {
         let status = PetStatus::parse(value).ok_or_else(|| {
-            ApiError::bad_request(format!(
+            Error::bad_request(format!(
                 "unknown status {value:?}; use available, pending or sold"
             ))
         })?;
@@ -557,19 +304,7 @@ pub async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    let sql = format!(
-        "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
-        placeholders(statuses.len())
-    );
-    let mut query = sqlx::query_as::<_, PetRow>(&sql);
-    for status in &statuses {
-        query = query.bind(status.as_str());
-    }
-    let rows = query.fetch_all(state.db.pool()).await?;
-    let pets = rows
-        .into_iter()
-        .map(Pet::try_from)
-        .collect::<Result<_, _>>()?;
+    let pets = db::pets::find_by_statuses(&state.db, &statuses).await?;
     Ok(Reply::new(format, pets))
 }
 
@@ -592,31 +327,16 @@ pub async fn find_pets_by_status(
 pub async fn find_pets_by_tags(
     State(state): State<PetstoreState>,
     format: Format,
-    uri: axum::http::Uri,
-) -> Result<Reply<Vec<Pet>>, ApiError> {
-    let Some(tags) = query_values(uri.query(), "tags") else {
-        return Err(ApiError::bad_request(
-            "the query parameter tags is required",
-        ));
+    Query(query): Query<TagsQuery>,
+) -> Result<Reply<Vec<Pet>>, Error> {
+    let Some(tags) = query.tags else {
+        return Err(Error::bad_request("the query parameter tags is required"));
     };
     let names: BTreeSet<&str> = split_values(&tags).collect();
     if names.is_empty() {
         return Ok(Reply::new(format, Vec::new()));
     }
-    let sql = format!(
-        "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
-         (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
-        placeholders(names.len())
-    );
-    let mut query = sqlx::query_as::<_, PetRow>(&sql);
-    for name in &names {
-        query = query.bind(*name);
-    }
-    let rows = query.fetch_all(state.db.pool()).await?;
-    let pets = rows
-        .into_iter()
-        .map(Pet::try_from)
-        .collect::<Result<_, _>>()?;
+    let pets = db::pets::find_by_tags(&state.db, &names).await?;
     Ok(Reply::new(format, pets))
 }
 
@@ -638,23 +358,32 @@ pub async fn find_pets_by_tags(
 pub async fn get_pet_by_id(
     State(state): State<PetstoreState>,
     format: Format,
-    PathParams(pet_id): PathParams<i64>,
-) -> Result<Reply<Pet>, ApiError> {
+    Path(pet_id): Path<i64>,
+) -> Result<Reply<Pet>, Error> {
     let id = positive_id("petId", pet_id)?;
-    let mut conn = state.db.pool().acquire().await?;
-    let pet = load_pet(&mut conn, id)
+    let pet = db::pets::get(&mut *state.db.conn().await?, id)
         .await?
         .ok_or_else(|| not_found(id))?;
     Ok(Reply::new(format, pet))
 }
 
-/// Query (and form body) of updatePetWithForm.
+/// Query (and form body) of updatePetWithForm. `name=` is an empty name
+/// (refused), not a missing one.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct PetUpdateForm {
     #[schema(min_length = 1, max_length = 255, nullable = false)]
+    #[serde(default, deserialize_with = "keep_empty")]
     name: Option<String>,
     #[schema(nullable = false)]
     status: Option<PetStatus>,
+}
+
+impl WireBody for PetUpdateForm {
+    const FORMATS: &'static [BodyFormat] = &[BodyFormat::Form];
+
+    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
+        parse_form::<PetUpdateForm, PetUpdateForm>(bytes)
+    }
 }
 
 /// Updates a pet in the store with form data.
@@ -682,51 +411,28 @@ pub struct PetUpdateForm {
 pub async fn update_pet_with_form(
     State(state): State<PetstoreState>,
     format: Format,
-    PathParams(pet_id): PathParams<i64>,
-    uri: axum::http::Uri,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Result<Reply<Pet>, ApiError> {
+    Path(pet_id): Path<i64>,
+    Query(query): Query<PetUpdateForm>,
+    OptionalBody(form): OptionalBody<PetUpdateForm>,
+) -> Result<Reply<Pet>, Error> {
     let id = positive_id("petId", pet_id)?;
-    // serde_urlencoded, not serde_html_form: `name=` must read as an empty
-    // name (refused), not as no name.
-    let query: PetUpdateForm = serde_urlencoded::from_str(uri.query().unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?;
-    let form = if body.is_empty() {
-        PetUpdateForm::default()
-    } else {
-        let is_form = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<mime::Mime>().ok())
-            .is_some_and(|m| m.essence_str() == "application/x-www-form-urlencoded");
-        if !is_form {
-            return Err(ApiError::new(
-                crate::error::ErrorCode::UnsupportedMediaType,
-                "the request body must be application/x-www-form-urlencoded",
-            ));
-        }
-        serde_urlencoded::from_bytes::<PetUpdateForm>(&body)
-            .map_err(|e| ApiError::bad_request(format!("invalid form body: {e}")))?
-    };
+    let form = form.unwrap_or_default();
     for name in [&query.name, &form.name].into_iter().flatten() {
-        check_name("name", name)?;
+        check_pet_name("name", name)?;
     }
     // The body wins where both give a field.
     let name = form.name.or(query.name);
     let status = form.status.or(query.status);
-    let mut tx = state.db.begin_write().await?;
-    let mut pet = load_pet(tx.conn(), id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
-    if let Some(name) = name {
-        pet.name = name;
-    }
-    if let Some(status) = status {
-        pet.status = Some(status);
-    }
-    write_pet(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
+    let pet = db::pets::update(&state.db, id, |pet| {
+        if let Some(name) = name {
+            pet.name = name;
+        }
+        if let Some(status) = status {
+            pet.status = Some(status);
+        }
+    })
+    .await?
+    .ok_or_else(|| not_found(id))?;
     Ok(Reply::new(format, pet))
 }
 
@@ -751,17 +457,11 @@ pub async fn update_pet_with_form(
 pub async fn delete_pet(
     State(state): State<PetstoreState>,
     _format: Format,
-    PathParams(pet_id): PathParams<i64>,
-) -> Result<Response, ApiError> {
+    Path(pet_id): Path<i64>,
+) -> Result<StatusCode, Error> {
     let id = positive_id("petId", pet_id)?;
-    let mut tx = state.db.begin_write().await?;
-    let deleted = sqlx::query("DELETE FROM pets WHERE id = $1")
-        .bind(id)
-        .execute(tx.conn())
-        .await?;
-    if deleted.rows_affected() == 0 {
+    if !db::pets::delete(&state.db, id).await? {
         return Err(not_found(id));
     }
-    tx.commit().await?;
-    Ok(axum::http::StatusCode::OK.into_response())
+    Ok(StatusCode::OK)
 }

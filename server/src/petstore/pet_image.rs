@@ -9,11 +9,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::PetstoreState;
-use super::pet::{load_pet, write_pet};
-use super::wire::{
-    ApiError, ApiResponse, Format, PathParams, QueryParams, Reply, body_rejection, positive_id,
-};
-use crate::error::ErrorCode;
+use super::db;
+use super::model::PetImage;
+use super::wire::{ApiResponse, Format, Reply, positive_id};
+use crate::error::{Error, ErrorCode};
+use crate::extract::{Path, Query, media_type};
 
 /// The image types accepted, as sniffed from the bytes.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -49,18 +49,11 @@ struct Upload {
     metadata: Option<String>,
 }
 
-async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, ApiError> {
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<mime::Mime>().ok());
-    let essence = content_type.as_ref().map(|m| m.essence_str().to_owned());
+async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, Error> {
+    let essence = media_type(request.headers()).map(|m| m.essence_str().to_owned());
     match essence.as_deref() {
         Some("application/octet-stream") => {
-            let bytes = Bytes::from_request(request, state)
-                .await
-                .map_err(body_rejection)?;
+            let bytes = Bytes::from_request(request, state).await?;
             Ok(Upload {
                 bytes,
                 metadata: None,
@@ -68,7 +61,7 @@ async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, 
         }
         Some("multipart/form-data") => {
             let mut multipart = Multipart::from_request(request, state).await.map_err(|e| {
-                ApiError::bad_request(format!("invalid multipart body: {}", e.body_text()))
+                Error::bad_request(format!("invalid multipart body: {}", e.body_text()))
             })?;
             let mut upload = Upload {
                 bytes: Bytes::new(),
@@ -85,7 +78,7 @@ async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, 
                         upload.metadata = Some(field.text().await.map_err(multipart_error)?);
                     }
                     other => {
-                        return Err(ApiError::bad_request(format!(
+                        return Err(Error::bad_request(format!(
                             "unexpected form part {:?}: the form has file and additionalMetadata",
                             other.unwrap_or("")
                         )));
@@ -93,24 +86,23 @@ async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, 
                 }
             }
             if !saw_file {
-                return Err(ApiError::bad_request(
+                return Err(Error::bad_request(
                     "No file uploaded: the form has no part named file",
                 ));
             }
             Ok(upload)
         }
-        _ => Err(ApiError::new(
-            ErrorCode::UnsupportedMediaType,
+        _ => Err(Error::unsupported_media_type(
             "upload the image as application/octet-stream or as multipart/form-data with a file part",
         )),
     }
 }
 
-fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
+fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(ErrorCode::PayloadTooLarge, "the upload is too large")
+        Error::payload_too_large("the upload is too large")
     } else {
-        ApiError::bad_request(format!("invalid multipart body: {}", err.body_text()))
+        Error::bad_request(format!("invalid multipart body: {}", err.body_text()))
     }
 }
 
@@ -143,10 +135,10 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> ApiError {
 pub async fn upload_file(
     State(state): State<PetstoreState>,
     format: Format,
-    PathParams(pet_id): PathParams<i64>,
-    QueryParams(query): QueryParams<UploadQuery>,
+    Path(pet_id): Path<i64>,
+    Query(query): Query<UploadQuery>,
     request: Request,
-) -> Result<Reply<ApiResponse>, ApiError> {
+) -> Result<Reply<ApiResponse>, Error> {
     let id = positive_id("petId", pet_id)?;
     let upload = read_upload(request, &state).await?;
     let metadata = upload.metadata.or(query.additional_metadata);
@@ -154,54 +146,37 @@ pub async fn upload_file(
         .as_ref()
         .is_some_and(|m| m.chars().count() > MAX_METADATA_CHARS)
     {
-        return Err(ApiError::validation(format!(
+        return Err(Error::validation(format!(
             "additionalMetadata must be at most {MAX_METADATA_CHARS} characters"
         )));
     }
     if upload.bytes.is_empty() {
-        return Err(ApiError::bad_request("No file uploaded: the body is empty"));
+        return Err(Error::bad_request("No file uploaded: the body is empty"));
     }
     if upload.bytes.len() > state.config.max_upload_bytes {
-        return Err(ApiError::new(
-            ErrorCode::PayloadTooLarge,
-            format!(
-                "images may be at most {} bytes",
-                state.config.max_upload_bytes
-            ),
-        ));
+        return Err(Error::payload_too_large(format!(
+            "images may be at most {} bytes",
+            state.config.max_upload_bytes
+        )));
     }
     let content_type = infer::get(&upload.bytes)
         .map(|kind| kind.mime_type())
         .filter(|mime| IMAGE_TYPES.contains(mime))
         .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::UnsupportedMediaType,
-                "the upload is not a PNG, JPEG, GIF or WebP image",
-            )
+            Error::unsupported_media_type("the upload is not a PNG, JPEG, GIF or WebP image")
         })?;
+    let image = PetImage {
+        content_type: content_type.to_owned(),
+        data: upload.bytes.to_vec(),
+    };
+    let public_url = &state.public_url;
+    let url = db::images::add(&state.db, id, &image, metadata.as_deref(), |image_id| {
+        format!("{public_url}/v2/pet/{id}/images/{image_id}")
+    })
+    .await?
+    .ok_or_else(|| Error::not_found(format!("pet {id} not found")))?;
 
-    let mut tx = state.db.begin_write().await?;
-    let mut pet = load_pet(tx.conn(), id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("pet {id} not found")))?;
-    let image_id: i64 = sqlx::query_scalar(
-        "INSERT INTO pet_images (pet_id, content_type, data, additional_metadata, created_at) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id",
-    )
-    .bind(id)
-    .bind(content_type)
-    .bind(upload.bytes.to_vec())
-    .bind(&metadata)
-    .bind(chrono::Utc::now().to_rfc3339())
-    .fetch_one(tx.conn())
-    .await?;
-    let url = format!("{}/v2/pet/{id}/images/{image_id}", state.public_url);
-    pet.photo_urls.push(url.clone());
-    write_pet(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
-
-    let location =
-        HeaderValue::from_str(&url).map_err(|e| ApiError::internal("bad image URL", e))?;
+    let location = HeaderValue::from_str(&url).map_err(|e| Error::internal("bad image URL", e))?;
     let mut message = format!(
         "image stored at {url} ({} bytes, {content_type})",
         upload.bytes.len()
@@ -256,21 +231,16 @@ fn accepts(headers: &axum::http::HeaderMap, content_type: &str) -> bool {
 )]
 pub async fn get_pet_image(
     State(state): State<PetstoreState>,
-    PathParams((pet_id, image_id)): PathParams<(i64, i64)>,
+    Path((pet_id, image_id)): Path<(i64, i64)>,
     headers: axum::http::HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, Error> {
     let pet_id = positive_id("petId", pet_id)?;
     let image_id = positive_id("imageId", image_id)?;
-    let image: Option<(String, Vec<u8>)> =
-        sqlx::query_as("SELECT content_type, data FROM pet_images WHERE id = $1 AND pet_id = $2")
-            .bind(image_id)
-            .bind(pet_id)
-            .fetch_optional(state.db.pool())
-            .await?;
-    let (content_type, data) = image
-        .ok_or_else(|| ApiError::not_found(format!("pet {pet_id} has no image {image_id}")))?;
+    let PetImage { content_type, data } = db::images::get(&state.db, pet_id, image_id)
+        .await?
+        .ok_or_else(|| Error::not_found(format!("pet {pet_id} has no image {image_id}")))?;
     if !accepts(&headers, &content_type) {
-        return Err(ApiError::new(
+        return Err(Error::new(
             ErrorCode::NotAcceptable,
             format!("this image is {content_type}, which the Accept header does not allow"),
         ));

@@ -1,84 +1,21 @@
 //! The `user` group: users, their hashed passwords and login sessions.
 
-use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
-use chrono::{SecondsFormat, Utc};
-use rand::RngCore as _;
+use chrono::Utc;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
-use sqlx::{AnyConnection, FromRow};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
+use super::db;
+use super::model::{User, requested_id};
 use super::wire::{
-    ApiError, Body, BodyFormat, Format, PathParams, Reply, ToXml, WireBody, check_client_id,
-    parse_form, parse_json, parse_xml, xml_document,
+    Body, BodyFormat, Format, Reply, ToXml, WireBody, parse_form, parse_json, parse_xml,
+    xml_document,
 };
-use crate::storage::{IdTable, is_unique_violation};
-
-/// A user of the store. `password` is write-only: it is stored as an
-/// argon2id hash and never returned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename = "user", rename_all = "camelCase")]
-#[schema(xml(name = "user"))]
-pub struct User {
-    /// Assigned by the server when absent or 0. Ids stay within the integers
-    /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-    #[schema(min_length = 1, max_length = 64)]
-    pub username: String,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// Stored as an argon2id hash; never returned.
-    #[schema(max_length = 255, write_only, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
-    #[schema(max_length = 64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phone: Option<String>,
-    /// User Status
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_status: Option<i32>,
-}
-
-impl User {
-    fn check_rules(&self) -> Result<(), ApiError> {
-        check_client_id(self.id)?;
-        if self.username.is_empty() {
-            return Err(ApiError::validation("username must not be empty"));
-        }
-        let limits = [
-            ("username", Some(&self.username), 64),
-            ("firstName", self.first_name.as_ref(), 255),
-            ("lastName", self.last_name.as_ref(), 255),
-            ("email", self.email.as_ref(), 255),
-            ("password", self.password.as_ref(), 255),
-            ("phone", self.phone.as_ref(), 64),
-        ];
-        for (field, value, max) in limits {
-            if value.is_some_and(|v| v.chars().count() > max) {
-                return Err(ApiError::validation(format!(
-                    "{field} must be at most {max} characters"
-                )));
-            }
-        }
-        Ok(())
-    }
-}
+use crate::error::{Error, OnConflict as _};
+use crate::extract::{Path, Query, keep_empty};
+use crate::{clock, password, secret};
 
 impl ToXml for User {
     fn to_xml(&self) -> Result<String, quick_xml::SeError> {
@@ -89,19 +26,19 @@ impl ToXml for User {
 impl WireBody for User {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
 
-    fn from_json(bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         parse_json(bytes)
     }
 
-    fn from_xml(text: &str) -> Result<Self, ApiError> {
+    fn from_xml(text: &str) -> Result<Self, Error> {
         parse_xml::<User, User>(text)
     }
 
-    fn from_form(bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
         parse_form::<User, User>(bytes)
     }
 
-    fn validate(&self) -> Result<(), ApiError> {
+    fn validate(&self) -> Result<(), Error> {
         self.check_rules()
     }
 }
@@ -114,165 +51,44 @@ pub struct UserList(Vec<User>);
 impl WireBody for UserList {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json];
 
-    fn from_json(bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         parse_json(bytes).map(UserList)
     }
 
-    fn validate(&self) -> Result<(), ApiError> {
+    fn validate(&self) -> Result<(), Error> {
         if self.0.is_empty() {
-            return Err(ApiError::validation("the list must hold at least one user"));
+            return Err(Error::validation("the list must hold at least one user"));
         }
         for (index, user) in self.0.iter().enumerate() {
             user.check_rules().map_err(|e| {
-                ApiError::validation(format!("user {index} ({}): {}", user.username, e.message()))
+                Error::validation(format!("user {index} ({}): {}", user.username, e.message()))
             })?;
         }
         Ok(())
     }
 }
 
-// ---- storage ------------------------------------------------------------
-
-#[derive(Debug, FromRow)]
-struct UserRow {
-    id: i64,
-    username: String,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    email: Option<String>,
-    password_hash: Option<String>,
-    phone: Option<String>,
-    user_status: Option<i32>,
-}
-
-impl From<UserRow> for User {
-    fn from(row: UserRow) -> Self {
-        User {
-            id: Some(row.id),
-            username: row.username,
-            first_name: row.first_name,
-            last_name: row.last_name,
-            email: row.email,
-            password: None,
-            phone: row.phone,
-            user_status: row.user_status,
-        }
-    }
-}
-
-async fn load_user(conn: &mut AnyConnection, username: &str) -> Result<Option<UserRow>, ApiError> {
-    Ok(sqlx::query_as(
-        "SELECT id, username, first_name, last_name, email, password_hash, phone, user_status \
-         FROM users WHERE username = $1",
-    )
-    .bind(username)
-    .fetch_optional(conn)
-    .await?)
-}
-
-/// Hashes a password with argon2id off the async threads (it is slow on purpose).
-pub(super) async fn hash_password(password: String) -> Result<String, ApiError> {
-    tokio::task::spawn_blocking(move || {
-        let mut salt = [0_u8; 16];
-        rand::rng().fill_bytes(&mut salt);
-        let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|hash| hash.to_string())
-            .map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| ApiError::internal("password hashing task failed", e))?
-    .map_err(|e| ApiError::internal("cannot hash password", e))
-}
-
 /// The hash of a password, if one was given.
-async fn hash_if_given(password: Option<String>) -> Result<Option<String>, ApiError> {
+async fn hash_if_given(password: Option<&str>) -> Result<Option<String>, Error> {
     match password {
-        Some(password) => hash_password(password).await.map(Some),
+        Some(given) => password::hash(given.to_owned()).await.map(Some),
         None => Ok(None),
     }
 }
 
-/// A hash of a password nobody has, checked when the user does not exist so
-/// that a wrong username takes as long as a wrong password.
-fn dummy_hash() -> &'static str {
-    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    DUMMY.get_or_init(|| {
-        let mut salt = [0_u8; 16];
-        rand::rng().fill_bytes(&mut salt);
-        SaltString::encode_b64(&salt)
-            .ok()
-            .and_then(|salt| {
-                Argon2::default()
-                    .hash_password(b"no such user", &salt)
-                    .ok()
-                    .map(|h| h.to_string())
-            })
-            .unwrap_or_default()
-    })
+fn user_not_found(username: &str) -> Error {
+    Error::not_found(format!("user {username:?} not found"))
 }
 
-async fn verify_password(password: String, hash: Option<String>) -> Result<bool, ApiError> {
-    tokio::task::spawn_blocking(move || {
-        let known = hash.is_some();
-        let hash = hash.unwrap_or_else(|| dummy_hash().to_owned());
-        let Ok(parsed) = PasswordHash::new(&hash) else {
-            return false;
-        };
-        let matches = Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok();
-        known && matches
-    })
-    .await
-    .map_err(|e| ApiError::internal("password check task failed", e))
+fn username_taken(user: &User) -> Error {
+    match requested_id(user.id) {
+        Some(id) => Error::conflict(format!(
+            "a user with the username {:?} or the id {id} exists",
+            user.username
+        )),
+        None => Error::conflict(format!("the username {:?} is taken", user.username)),
+    }
 }
-
-/// Inserts a user (its password already hashed) and returns the stored id.
-async fn insert_user(
-    state: &PetstoreState,
-    conn: &mut AnyConnection,
-    user: &User,
-    password_hash: Option<String>,
-) -> Result<i64, ApiError> {
-    let requested = user.id.filter(|id| *id > 0);
-    let id = match requested {
-        Some(id) => id,
-        None => state.db.next_id(conn, IdTable::Users).await?,
-    };
-    sqlx::query(
-        "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(id)
-    .bind(&user.username)
-    .bind(&user.first_name)
-    .bind(&user.last_name)
-    .bind(&user.email)
-    .bind(password_hash)
-    .bind(&user.phone)
-    .bind(user.user_status)
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            ApiError::conflict(format!("a user with the username {:?} or the id {id} exists", user.username))
-        } else {
-            ApiError::from(e)
-        }
-    })?;
-    Ok(id)
-}
-
-/// The user as the API shows it: with its id, without its password.
-fn public(mut user: User, id: i64) -> User {
-    user.id = Some(id);
-    user.password = None;
-    user
-}
-
-// ---- handlers ------------------------------------------------------------
 
 /// Create user.
 #[utoipa::path(
@@ -300,12 +116,14 @@ pub async fn create_user(
     State(state): State<PetstoreState>,
     format: Format,
     Body(user): Body<User>,
-) -> Result<Reply<User>, ApiError> {
-    let hash = hash_if_given(user.password.clone()).await?;
+) -> Result<Reply<User>, Error> {
+    let hash = hash_if_given(user.password.as_deref()).await?;
     let mut tx = state.db.begin_write().await?;
-    let id = insert_user(&state, tx.conn(), &user, hash).await?;
+    let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
+        .await
+        .on_conflict(|_| username_taken(&user))?;
     tx.commit().await?;
-    Ok(Reply::new(format, public(user, id)))
+    Ok(Reply::new(format, user.public(id)))
 }
 
 /// Creates list of users with given input array.
@@ -327,26 +145,32 @@ pub async fn create_users_with_list_input(
     State(state): State<PetstoreState>,
     format: Format,
     Body(UserList(users)): Body<UserList>,
-) -> Result<Reply<User>, ApiError> {
+) -> Result<Reply<User>, Error> {
     let mut hashes = Vec::with_capacity(users.len());
     for user in &users {
-        hashes.push(hash_if_given(user.password.clone()).await?);
+        hashes.push(hash_if_given(user.password.as_deref()).await?);
     }
     // All or none: one transaction, and the first conflict rolls it back.
     let mut tx = state.db.begin_write().await?;
     let mut last = None;
     for (user, hash) in users.into_iter().zip(hashes) {
-        let id = insert_user(&state, tx.conn(), &user, hash).await?;
-        last = Some(public(user, id));
+        let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
+            .await
+            .on_conflict(|_| username_taken(&user))?;
+        last = Some(user.public(id));
     }
     tx.commit().await?;
-    let last = last.ok_or_else(|| ApiError::validation("the list must hold at least one user"))?;
+    let last = last.ok_or_else(|| Error::validation("the list must hold at least one user"))?;
     Ok(Reply::new(format, last))
 }
 
+/// The query of loginUser. `username=` is an empty name (which no user
+/// has), not a missing one.
 #[derive(Debug, Deserialize)]
 pub struct LoginQuery {
+    #[serde(default, deserialize_with = "keep_empty")]
     username: Option<String>,
+    #[serde(default, deserialize_with = "keep_empty")]
     password: Option<String>,
 }
 
@@ -367,11 +191,6 @@ impl ToXml for SessionToken {
     fn to_xml(&self) -> Result<String, quick_xml::SeError> {
         xml_document(&TokenXml { token: &self.0 })
     }
-}
-
-fn token_hash(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Logs user into the system.
@@ -397,46 +216,37 @@ fn token_hash(token: &str) -> String {
 pub async fn login_user(
     State(state): State<PetstoreState>,
     format: Format,
-    uri: axum::http::Uri,
-) -> Result<Reply<SessionToken>, ApiError> {
-    // serde_urlencoded keeps `username=` as an empty name (serde_html_form
-    // would read it as no name).
-    let query: LoginQuery = serde_urlencoded::from_str(uri.query().unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))?;
-    let (Some(username), Some(password)) = (query.username, query.password) else {
-        return Err(ApiError::bad_request("username and password are required"));
+    Query(query): Query<LoginQuery>,
+) -> Result<Reply<SessionToken>, Error> {
+    let (Some(username), Some(given)) = (query.username, query.password) else {
+        return Err(Error::bad_request("username and password are required"));
     };
-    let mut conn = state.db.pool().acquire().await?;
-    let row = load_user(&mut conn, &username).await?;
-    drop(conn);
-    let user_id = row.as_ref().map(|r| r.id);
-    let hash = row.and_then(|r| r.password_hash);
-    let user_id = match (verify_password(password, hash).await?, user_id) {
+    let stored = db::users::get(&state.db, &username).await?;
+    let (user_id, hash) = match stored {
+        Some(stored) => (Some(stored.id), stored.password_hash),
+        None => (None, None),
+    };
+    // An unknown user costs as much as a wrong password.
+    let user_id = match (password::verify(given, hash).await?, user_id) {
         (true, Some(id)) => id,
-        _ => return Err(ApiError::bad_request("invalid username/password supplied")),
+        _ => return Err(Error::bad_request("invalid username/password supplied")),
     };
-    let mut secret = [0_u8; 32];
-    rand::rng().fill_bytes(&mut secret);
-    let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret);
+    let token = secret::token::<32>();
     let ttl = chrono::Duration::seconds(
         i64::try_from(state.config.session_ttl_secs).unwrap_or(i64::MAX / 2),
     );
-    let expires = Utc::now() + ttl;
-    let mut tx = state.db.begin_write().await?;
-    // Expired sessions are swept whenever someone logs in.
-    sqlx::query("DELETE FROM user_sessions WHERE expires_at < $1")
-        .bind(Utc::now().timestamp())
-        .execute(tx.conn())
-        .await?;
-    sqlx::query("INSERT INTO user_sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
-        .bind(token_hash(&token))
-        .bind(user_id)
-        .bind(expires.timestamp())
-        .execute(tx.conn())
-        .await?;
-    tx.commit().await?;
-    let expires_header = HeaderValue::from_str(&expires.to_rfc3339_opts(SecondsFormat::Secs, true))
-        .map_err(|e| ApiError::internal("bad expiry header", e))?;
+    let now = Utc::now();
+    let expires = now + ttl;
+    db::users::create_session(
+        &state.db,
+        &secret::sha256_hex(&token),
+        user_id,
+        expires.timestamp(),
+        now.timestamp(),
+    )
+    .await?;
+    let expires_header = HeaderValue::from_str(&clock::timestamp_secs(expires))
+        .map_err(|e| Error::internal("bad expiry header", e))?;
     Ok(Reply::new(format, SessionToken(token))
         .with_header(
             header::HeaderName::from_static("x-rate-limit"),
@@ -468,20 +278,11 @@ pub async fn logout_user(
     State(state): State<PetstoreState>,
     _format: Format,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<StatusCode, Error> {
     if let Some(token) = bearer_token(&headers) {
-        let mut tx = state.db.begin_write().await?;
-        sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
-            .bind(token_hash(token))
-            .execute(tx.conn())
-            .await?;
-        tx.commit().await?;
+        db::users::end_session(&state.db, &secret::sha256_hex(token)).await?;
     }
-    Ok(StatusCode::OK.into_response())
-}
-
-fn user_not_found(username: &str) -> ApiError {
-    ApiError::not_found(format!("user {username:?} not found"))
+    Ok(StatusCode::OK)
 }
 
 /// Get user by user name.
@@ -501,13 +302,12 @@ fn user_not_found(username: &str) -> ApiError {
 pub async fn get_user_by_name(
     State(state): State<PetstoreState>,
     format: Format,
-    PathParams(username): PathParams<String>,
-) -> Result<Reply<User>, ApiError> {
-    let mut conn = state.db.pool().acquire().await?;
-    let row = load_user(&mut conn, &username)
+    Path(username): Path<String>,
+) -> Result<Reply<User>, Error> {
+    let stored = db::users::get(&state.db, &username)
         .await?
         .ok_or_else(|| user_not_found(&username))?;
-    Ok(Reply::new(format, User::from(row)))
+    Ok(Reply::new(format, stored.user))
 }
 
 /// Update user resource.
@@ -537,37 +337,16 @@ pub async fn get_user_by_name(
 pub async fn update_user(
     State(state): State<PetstoreState>,
     format: Format,
-    PathParams(username): PathParams<String>,
+    Path(username): Path<String>,
     Body(user): Body<User>,
-) -> Result<Reply<User>, ApiError> {
-    let new_hash = hash_if_given(user.password.clone()).await?;
-    let mut tx = state.db.begin_write().await?;
-    let existing = load_user(tx.conn(), &username)
-        .await?
+) -> Result<Reply<User>, Error> {
+    // Without a password the old one stays.
+    let new_hash = hash_if_given(user.password.as_deref()).await?;
+    let id = db::users::replace(&state.db, &username, &user, new_hash.as_deref())
+        .await
+        .on_conflict(|_| Error::conflict(format!("the username {:?} is taken", user.username)))?
         .ok_or_else(|| user_not_found(&username))?;
-    let result = sqlx::query(
-        "UPDATE users SET username = $1, first_name = $2, last_name = $3, email = $4, \
-         password_hash = $5, phone = $6, user_status = $7 WHERE id = $8",
-    )
-    .bind(&user.username)
-    .bind(&user.first_name)
-    .bind(&user.last_name)
-    .bind(&user.email)
-    .bind(new_hash.or(existing.password_hash))
-    .bind(&user.phone)
-    .bind(user.user_status)
-    .bind(existing.id)
-    .execute(tx.conn())
-    .await;
-    if let Err(e) = result {
-        return Err(if is_unique_violation(&e) {
-            ApiError::conflict(format!("the username {:?} is taken", user.username))
-        } else {
-            ApiError::from(e)
-        });
-    }
-    tx.commit().await?;
-    Ok(Reply::new(format, public(user, existing.id)))
+    Ok(Reply::new(format, user.public(id)))
 }
 
 /// Delete user resource.
@@ -586,16 +365,10 @@ pub async fn update_user(
 pub async fn delete_user(
     State(state): State<PetstoreState>,
     _format: Format,
-    PathParams(username): PathParams<String>,
-) -> Result<Response, ApiError> {
-    let mut tx = state.db.begin_write().await?;
-    let deleted = sqlx::query("DELETE FROM users WHERE username = $1")
-        .bind(&username)
-        .execute(tx.conn())
-        .await?;
-    if deleted.rows_affected() == 0 {
+    Path(username): Path<String>,
+) -> Result<StatusCode, Error> {
+    if !db::users::delete(&state.db, &username).await? {
         return Err(user_not_found(&username));
     }
-    tx.commit().await?;
-    Ok(StatusCode::OK.into_response())
+    Ok(StatusCode::OK)
 }

@@ -1,18 +1,16 @@
 //! How the pet store speaks HTTP: content negotiation (JSON or XML out; JSON,
-//! XML or form in), its error type rendered as `ApiResponse`, and extractors
-//! whose rejections are `ApiResponse`s instead of axum's plain text.
+//! XML or form in), its error body (`ApiResponse`, in the negotiated format),
+//! and the extractor of its request bodies.
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use utoipa::ToSchema;
 
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode, ErrorFormat};
 
 /// The answer to every request that did not succeed, and some that did
 /// (uploadFile). In errors, `code` is the HTTP status and `type` the
@@ -32,85 +30,32 @@ pub struct ApiResponse {
     pub message: Option<String>,
 }
 
-/// A pet store error: an error code and a message for the client.
+/// The pet store's errors: an `ApiResponse` in the negotiated format, with
+/// the HTTP status as `code` and the error code as `type`.
 #[derive(Debug)]
-pub struct ApiError {
-    code: ErrorCode,
-    message: String,
-}
+pub struct PetstoreErrors;
 
-impl ApiError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
+impl ErrorFormat for PetstoreErrors {
+    type Negotiated = Format;
+
+    fn negotiate(request_headers: &HeaderMap) -> Format {
+        Format::negotiate(request_headers).unwrap_or(Format::Json)
+    }
+
+    fn render(error: &Error, status: StatusCode, format: &Format) -> (&'static str, String) {
+        let body = ApiResponse {
+            code: Some(i32::from(status.as_u16())),
+            kind: Some(error.code().as_str().to_owned()),
+            message: Some(error.message().to_owned()),
+        };
+        let json = || serde_json::to_string(&body).unwrap_or_else(|_| String::from("{}"));
+        match format {
+            Format::Xml => match body.to_xml() {
+                Ok(xml) => ("application/xml", xml),
+                Err(_) => ("application/json", json()),
+            },
+            Format::Json => ("application/json", json()),
         }
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::BadRequest, message)
-    }
-
-    pub fn validation(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::ValidationFailed, message)
-    }
-
-    pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::NotFound, message)
-    }
-
-    pub fn conflict(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::Conflict, message)
-    }
-
-    /// Logs the cause (inside the request's span, so with its request id) and
-    /// tells the client only that something went wrong.
-    pub fn internal(context: &str, cause: impl std::fmt::Display) -> Self {
-        tracing::error!(error = %cause, "{context}");
-        Self::new(
-            ErrorCode::InternalError,
-            "internal error; the server log has the details",
-        )
-    }
-
-    pub fn code(&self) -> ErrorCode {
-        self.code
-    }
-
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn body(&self) -> ApiResponse {
-        ApiResponse {
-            code: Some(i32::from(self.code.status().as_u16())),
-            kind: Some(self.code.as_str().to_owned()),
-            message: Some(self.message.clone()),
-        }
-    }
-}
-
-/// For bodies whose wire shape is the type itself.
-impl From<std::convert::Infallible> for ApiError {
-    fn from(never: std::convert::Infallible) -> Self {
-        match never {}
-    }
-}
-
-impl From<sqlx::Error> for ApiError {
-    fn from(err: sqlx::Error) -> Self {
-        ApiError::internal("database error", err)
-    }
-}
-
-impl IntoResponse for ApiError {
-    /// Renders JSON and leaves the `ApiResponse` in the response's extensions,
-    /// so that [`render_errors`] can re-render it as XML when the client asked.
-    fn into_response(self) -> Response {
-        let body = self.body();
-        let mut response = (self.code.status(), axum::Json(&body)).into_response();
-        response.extensions_mut().insert(body);
-        response
     }
 }
 
@@ -171,13 +116,13 @@ fn accept_weights(headers: &HeaderMap) -> (f32, f32) {
 pub struct JsonOnly;
 
 impl<S: Send + Sync> FromRequestParts<S> for JsonOnly {
-    type Rejection = ApiError;
+    type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         if accept_weights(&parts.headers).0 > 0.0 {
             Ok(JsonOnly)
         } else {
-            Err(ApiError::new(
+            Err(Error::new(
                 ErrorCode::NotAcceptable,
                 "this operation answers in application/json",
             ))
@@ -186,15 +131,15 @@ impl<S: Send + Sync> FromRequestParts<S> for JsonOnly {
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Format {
-    type Rejection = ApiError;
+    type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         Format::negotiate(&parts.headers).ok_or_else(not_acceptable)
     }
 }
 
-fn not_acceptable() -> ApiError {
-    ApiError::new(
+fn not_acceptable() -> Error {
+    Error::new(
         ErrorCode::NotAcceptable,
         "this operation answers in application/json or application/xml",
     )
@@ -250,7 +195,7 @@ impl<T: Serialize + ToXml> IntoResponse for Reply<T> {
             Format::Json => axum::Json(&self.body).into_response(),
             Format::Xml => match self.body.to_xml() {
                 Ok(xml) => ([(header::CONTENT_TYPE, "application/xml")], xml).into_response(),
-                Err(err) => ApiError::internal("cannot write XML", err).into_response(),
+                Err(err) => Error::internal("cannot write XML", err).into_response(),
             },
         };
         response.headers_mut().extend(self.headers);
@@ -268,8 +213,7 @@ pub enum BodyFormat {
 
 impl BodyFormat {
     fn of(headers: &HeaderMap) -> Option<BodyFormat> {
-        let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-        let mime: mime::Mime = content_type.parse().ok()?;
+        let mime = crate::extract::media_type(headers)?;
         match (mime.type_(), mime.subtype().as_str()) {
             (mime::APPLICATION, "json") => Some(BodyFormat::Json),
             (mime::APPLICATION, "xml") | (mime::TEXT, "xml") => Some(BodyFormat::Xml),
@@ -290,54 +234,57 @@ impl BodyFormat {
 /// A request body type: how it is read in each media type it accepts, and the
 /// rules it must keep once read.
 pub trait WireBody: Sized {
-    /// The media types this body may come in, in the order the document lists them.
+    /// The media types this body may come in, in the order the document
+    /// lists them; only their readers are called.
     const FORMATS: &'static [BodyFormat];
 
-    fn from_json(bytes: &[u8]) -> Result<Self, ApiError>;
-
-    fn from_xml(_text: &str) -> Result<Self, ApiError> {
+    fn from_json(_bytes: &[u8]) -> Result<Self, Error> {
         Err(unsupported_body(Self::FORMATS))
     }
 
-    fn from_form(_bytes: &[u8]) -> Result<Self, ApiError> {
+    fn from_xml(_text: &str) -> Result<Self, Error> {
+        Err(unsupported_body(Self::FORMATS))
+    }
+
+    fn from_form(_bytes: &[u8]) -> Result<Self, Error> {
         Err(unsupported_body(Self::FORMATS))
     }
 
     /// Rules beyond the types (lengths, minimums): a 422 names the first broken one.
-    fn validate(&self) -> Result<(), ApiError> {
+    fn validate(&self) -> Result<(), Error> {
         Ok(())
     }
 }
 
-fn unsupported_body(formats: &[BodyFormat]) -> ApiError {
+fn unsupported_body(formats: &[BodyFormat]) -> Error {
     let accepted: Vec<&str> = formats.iter().map(|f| f.media_type()).collect();
-    ApiError::new(
+    Error::new(
         ErrorCode::UnsupportedMediaType,
         format!("the request body must be one of: {}", accepted.join(", ")),
     )
 }
 
 /// Reads JSON as strictly as the schemas are written (see [`crate::strict_json`]).
-pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
+pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
     crate::strict_json::parse(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid JSON body: {e}")))
+        .map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.
-pub fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<ApiError>>>(
+pub fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
     text: &str,
-) -> Result<T, ApiError> {
+) -> Result<T, Error> {
     let shape: X = quick_xml::de::from_str(text)
-        .map_err(|e| ApiError::bad_request(format!("invalid XML body: {e}")))?;
+        .map_err(|e| Error::bad_request(format!("invalid XML body: {e}")))?;
     T::try_from(shape).map_err(Into::into)
 }
 
 /// Reads a form (repeated keys make lists), then converts it.
-pub fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<ApiError>>>(
+pub fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<Error>>>(
     bytes: &[u8],
-) -> Result<T, ApiError> {
+) -> Result<T, Error> {
     let form: F = serde_html_form::from_bytes(bytes)
-        .map_err(|e| ApiError::bad_request(format!("invalid form body: {e}")))?;
+        .map_err(|e| Error::bad_request(format!("invalid form body: {e}")))?;
     T::try_from(form).map_err(Into::into)
 }
 
@@ -346,156 +293,67 @@ pub fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<ApiError>>>(
 pub struct Body<T>(pub T);
 
 impl<S: Send + Sync, T: WireBody> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
+    type Rejection = Error;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let format = BodyFormat::of(req.headers())
-            .filter(|f| T::FORMATS.contains(f))
-            .ok_or_else(|| unsupported_body(T::FORMATS))?;
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(body_rejection)?;
+        let format = body_format::<T>(req.headers())?;
+        let bytes = Bytes::from_request(req, state).await?;
         if bytes.is_empty() {
-            return Err(ApiError::bad_request("the request body is empty"));
+            return Err(Error::bad_request("the request body is empty"));
         }
-        let value = match format {
-            BodyFormat::Json => T::from_json(&bytes)?,
-            BodyFormat::Xml => {
-                let text = std::str::from_utf8(&bytes)
-                    .map_err(|_| ApiError::bad_request("the XML body is not UTF-8"))?;
-                T::from_xml(text)?
-            }
-            BodyFormat::Form => T::from_form(&bytes)?,
-        };
-        value.validate()?;
-        Ok(Body(value))
+        read_body(format, &bytes).map(Body)
     }
 }
 
-/// Maps a failure to read the body: over the limit is 413, anything else 400.
-pub fn body_rejection(rejection: BytesRejection) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
-    } else {
-        ApiError::bad_request(format!(
-            "cannot read the request body: {}",
-            rejection.body_text()
-        ))
-    }
-}
-
-/// Path parameters, with the pet store's error on a bad value.
+/// A request body that may be left out (`None` when it is empty), read and
+/// validated like [`Body`] when it is there.
 #[derive(Debug)]
-pub struct PathParams<T>(pub T);
+pub struct OptionalBody<T>(pub Option<T>);
 
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParams<T> {
-    type Rejection = ApiError;
+impl<S: Send + Sync, T: WireBody> FromRequest<S> for OptionalBody<T> {
+    type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Path(value)| PathParams(value))
-            .map_err(|rejection| ApiError::bad_request(rejection.body_text()))
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        // The media type matters only once there is a body.
+        let format = body_format::<T>(req.headers());
+        let bytes = Bytes::from_request(req, state).await?;
+        if bytes.is_empty() {
+            return Ok(OptionalBody(None));
+        }
+        read_body(format?, &bytes).map(|value| OptionalBody(Some(value)))
     }
 }
 
-/// Query parameters read with repeated keys as lists (`?status=a&status=b`).
-#[derive(Debug)]
-pub struct QueryParams<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        let query = parts.uri.query().unwrap_or("");
-        serde_html_form::from_str(query)
-            .map(QueryParams)
-            .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))
-    }
+/// The body's media type, if `T` accepts it; 415 otherwise.
+fn body_format<T: WireBody>(headers: &HeaderMap) -> Result<BodyFormat, Error> {
+    BodyFormat::of(headers)
+        .filter(|f| T::FORMATS.contains(f))
+        .ok_or_else(|| unsupported_body(T::FORMATS))
 }
 
-/// The largest id a client may choose: the largest integer JavaScript
-/// represents exactly, so that no client loses precision, and far enough
-/// from `i64::MAX` that the server's own id sequence never runs out.
-pub const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
-
-/// Checks an id a client put in a body: absent or 0 (the server chooses),
-/// or positive up to [`MAX_CLIENT_ID`].
-pub fn check_client_id(id: Option<i64>) -> Result<(), ApiError> {
-    match id {
-        Some(id) if id < 0 => Err(ApiError::validation(
-            "id must be positive (or 0 or absent to let the server choose one)",
-        )),
-        Some(id) if id > MAX_CLIENT_ID => Err(ApiError::validation(format!(
-            "id must be at most {MAX_CLIENT_ID}"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// All values of a query parameter, repeated (`?k=a&k=b`) or not; `None`
-/// when the parameter is absent. Empty values are kept: `?k=` is `[""]`.
-pub fn query_values(query: Option<&str>, key: &str) -> Option<Vec<String>> {
-    let values: Vec<String> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
-        .filter(|(k, _)| k == key)
-        .map(|(_, v)| v.into_owned())
-        .collect();
-    (!values.is_empty()).then_some(values)
+fn read_body<T: WireBody>(format: BodyFormat, bytes: &[u8]) -> Result<T, Error> {
+    let value = match format {
+        BodyFormat::Json => T::from_json(bytes)?,
+        BodyFormat::Xml => {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| Error::bad_request("the XML body is not UTF-8"))?;
+            T::from_xml(text)?
+        }
+        BodyFormat::Form => T::from_form(bytes)?,
+    };
+    value.validate()?;
+    Ok(value)
 }
 
 /// Checks that an id taken from a path is a positive number.
-pub fn positive_id(what: &str, id: i64) -> Result<i64, ApiError> {
+pub fn positive_id(what: &str, id: i64) -> Result<i64, Error> {
     if id > 0 {
         Ok(id)
     } else {
-        Err(ApiError::bad_request(format!(
+        Err(Error::bad_request(format!(
             "{what} must be a positive integer, not {id}"
         )))
     }
-}
-
-/// Middleware over the whole pet store: every error leaves as an
-/// `ApiResponse` in the negotiated format, including the ones axum produces by
-/// itself (unknown route, wrong method, body limits).
-pub async fn render_errors(request: Request, next: Next) -> Response {
-    let format = Format::negotiate(request.headers()).unwrap_or(Format::Json);
-    let response = next.run(request).await;
-    let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    // Left in the extensions: an outer layer that renders errors too must see it.
-    let api_response = match parts.extensions.get::<ApiResponse>().cloned() {
-        // Already rendered as JSON by ApiError.
-        Some(_) if format == Format::Json => return Response::from_parts(parts, body),
-        Some(api_response) => api_response,
-        None => {
-            let (code, message) = ErrorCode::for_status(status);
-            ApiResponse {
-                code: Some(i32::from(status.as_u16())),
-                kind: Some(code.as_str().to_owned()),
-                message: Some(message.to_owned()),
-            }
-        }
-    };
-    let (content_type, text) = match format {
-        Format::Xml => match api_response.to_xml() {
-            Ok(xml) => ("application/xml", xml),
-            Err(_) => ("application/json", json_text(&api_response)),
-        },
-        Format::Json => ("application/json", json_text(&api_response)),
-    };
-    parts.extensions.insert(api_response);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    parts
-        .headers
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    Response::from_parts(parts, axum::body::Body::from(text))
-}
-
-fn json_text(value: &ApiResponse) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| String::from("{}"))
 }
 
 #[cfg(test)]
@@ -521,7 +379,9 @@ mod tests {
                 "/slow",
                 axum::routing::get(|| async { StatusCode::SERVICE_UNAVAILABLE }),
             )
-            .layer(axum::middleware::from_fn(render_errors));
+            .layer(axum::middleware::from_fn(
+                crate::error::render_errors::<PetstoreErrors>,
+            ));
         for (accept, content_type, needle) in [
             (
                 "application/json",

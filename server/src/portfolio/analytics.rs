@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Query, Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -20,10 +20,14 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::Scope;
-use super::error::PortfolioError;
+use super::PortfolioState;
+use super::db;
+use super::fields::Fields;
+use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
 use super::rate_limit::KeyName;
-use super::{Fields, JsonBody, PortfolioState};
+use crate::config::Scope;
+use crate::error::Error;
+use crate::extract::{JsonBody, Query, keep_empty};
 use crate::storage::Database;
 
 /// Events waiting to be written, at most.
@@ -84,35 +88,23 @@ impl Recorder {
     }
 }
 
-#[derive(Debug, Default)]
-struct Totals {
-    count: i64,
-    total_ms: i64,
-    max_ms: i64,
-}
-
-type RequestKey = (String, String, String, u16, String);
-
 async fn write_batches(
     db: Database,
     mut receiver: mpsc::Receiver<Event>,
     flush_every: Duration,
     dropped: Arc<AtomicU64>,
 ) {
-    let mut requests: HashMap<RequestKey, Totals> = HashMap::new();
-    let mut views: HashMap<(String, String), i64> = HashMap::new();
+    let mut requests: HashMap<RequestKey, RequestTotals> = HashMap::new();
+    let mut views: HashMap<(NaiveDate, String), i64> = HashMap::new();
     let mut ticker = tokio::time::interval(flush_every);
     loop {
         tokio::select! {
             event = receiver.recv() => {
-                let day = Utc::now().date_naive().to_string();
+                let day = Utc::now().date_naive();
                 match event {
                     Some(Event::Request { route, method, status, api_key, millis }) => {
-                        let totals = requests.entry((day, route, method, status, api_key)).or_default();
-                        let millis = i64::try_from(millis).unwrap_or(i64::MAX);
-                        totals.count += 1;
-                        totals.total_ms = totals.total_ms.saturating_add(millis);
-                        totals.max_ms = totals.max_ms.max(millis);
+                        let key = RequestKey { day, route, method, status, api_key };
+                        requests.entry(key).or_default().add(i64::try_from(millis).unwrap_or(i64::MAX));
                     }
                     Some(Event::PageView { path }) => *views.entry((day, path)).or_default() += 1,
                     None => {
@@ -134,50 +126,13 @@ async fn write_batches(
 
 async fn flush(
     db: &Database,
-    requests: &mut HashMap<RequestKey, Totals>,
-    views: &mut HashMap<(String, String), i64>,
+    requests: &mut HashMap<RequestKey, RequestTotals>,
+    views: &mut HashMap<(NaiveDate, String), i64>,
 ) {
     if requests.is_empty() && views.is_empty() {
         return;
     }
-    let result = async {
-        let mut tx = db.begin_write().await?;
-        for ((day, route, method, status, api_key), totals) in requests.iter() {
-            sqlx::query(
-                "INSERT INTO analytics_requests (day, route, method, status, api_key, count, total_ms, max_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                 ON CONFLICT (day, route, method, status, api_key) DO UPDATE SET \
-                 count = analytics_requests.count + excluded.count, \
-                 total_ms = analytics_requests.total_ms + excluded.total_ms, \
-                 max_ms = CASE WHEN excluded.max_ms > analytics_requests.max_ms \
-                          THEN excluded.max_ms ELSE analytics_requests.max_ms END",
-            )
-            .bind(day)
-            .bind(route)
-            .bind(method)
-            .bind(i32::from(*status))
-            .bind(api_key)
-            .bind(totals.count)
-            .bind(totals.total_ms)
-            .bind(totals.max_ms)
-            .execute(tx.conn())
-            .await?;
-        }
-        for ((day, path), count) in views.iter() {
-            sqlx::query(
-                "INSERT INTO analytics_page_views (day, path, count) VALUES ($1, $2, $3) \
-                 ON CONFLICT (day, path) DO UPDATE SET count = analytics_page_views.count + excluded.count",
-            )
-            .bind(day)
-            .bind(path)
-            .bind(count)
-            .execute(tx.conn())
-            .await?;
-        }
-        tx.commit().await
-    }
-    .await;
-    match result {
+    match db::analytics::add(db, requests, views).await {
         Ok(()) => {
             requests.clear();
             views.clear();
@@ -239,14 +194,11 @@ pub struct PageView {
 pub async fn record_page_view(
     State(state): State<PortfolioState>,
     JsonBody(view): JsonBody<PageView>,
-) -> Result<StatusCode, PortfolioError> {
+) -> Result<StatusCode, Error> {
     let mut fields = Fields::default();
     let path = fields.text("path", Some(&view.path), true, 512);
     if path.as_ref().is_some_and(|p| !p.starts_with('/')) {
-        return Err(PortfolioError::validation([(
-            "path".to_owned(),
-            "must start with /".to_owned(),
-        )]));
+        fields.problem("path", "must start with /");
     }
     fields.check()?;
     state.analytics.record(Event::PageView {
@@ -259,39 +211,11 @@ pub async fn record_page_view(
 #[into_params(parameter_in = Query)]
 pub struct SummaryQuery {
     /// First day (UTC), inclusive; default: 30 days before `to`.
+    #[serde(default, deserialize_with = "keep_empty")]
     from: Option<NaiveDate>,
     /// Last day (UTC), inclusive; default: today.
+    #[serde(default, deserialize_with = "keep_empty")]
     to: Option<NaiveDate>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RequestStats {
-    pub day: NaiveDate,
-    pub route: String,
-    pub method: String,
-    pub status: i32,
-    #[schema(minimum = 0)]
-    pub count: i64,
-    #[schema(minimum = 0)]
-    pub average_ms: i64,
-    #[schema(minimum = 0)]
-    pub max_ms: i64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct KeyStats {
-    /// The key's name, or `anonymous`.
-    pub api_key: String,
-    #[schema(minimum = 0)]
-    pub count: i64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct PageViewStats {
-    pub day: NaiveDate,
-    pub path: String,
-    #[schema(minimum = 0)]
-    pub count: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -323,83 +247,26 @@ pub struct AnalyticsSummary {
 pub async fn get_analytics_summary(
     State(state): State<PortfolioState>,
     headers: HeaderMap,
-    query: Result<Query<SummaryQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<axum::Json<AnalyticsSummary>, PortfolioError> {
+    Query(query): Query<SummaryQuery>,
+) -> Result<axum::Json<AnalyticsSummary>, Error> {
     state.keys.authorize(&headers, Scope::AnalyticsRead)?;
-    let Query(query) = query.map_err(|e| PortfolioError::bad_request(e.body_text()))?;
     let to = query.to.unwrap_or_else(|| Utc::now().date_naive());
     let from = query.from.unwrap_or(to - chrono::Duration::days(30));
     if from > to {
-        return Err(PortfolioError::bad_request("from is after to"));
+        return Err(Error::bad_request("from is after to"));
     }
     if (to - from).num_days() > MAX_RANGE_DAYS {
-        return Err(PortfolioError::bad_request(format!(
+        return Err(Error::bad_request(format!(
             "a summary covers at most {MAX_RANGE_DAYS} days"
         )));
     }
-    let (from_text, to_text) = (from.to_string(), to.to_string());
-    let mut conn = state.db.pool().acquire().await?;
-    let rows: Vec<(String, String, String, i32, i64, i64, i64)> = sqlx::query_as(
-        "SELECT day, route, method, status, CAST(SUM(count) AS BIGINT), CAST(SUM(total_ms) AS BIGINT), \
-         CAST(MAX(max_ms) AS BIGINT) FROM analytics_requests \
-         WHERE day >= $1 AND day <= $2 GROUP BY day, route, method, status ORDER BY day, route, method, status",
-    )
-    .bind(&from_text)
-    .bind(&to_text)
-    .fetch_all(&mut *conn)
-    .await?;
-    let by_key: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT api_key, CAST(SUM(count) AS BIGINT) FROM analytics_requests WHERE day >= $1 AND day <= $2 \
-         GROUP BY api_key ORDER BY api_key",
-    )
-    .bind(&from_text)
-    .bind(&to_text)
-    .fetch_all(&mut *conn)
-    .await?;
-    let views: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT day, path, count FROM analytics_page_views WHERE day >= $1 AND day <= $2 ORDER BY day, path",
-    )
-    .bind(&from_text)
-    .bind(&to_text)
-    .fetch_all(&mut *conn)
-    .await?;
-    let day = |text: &str| {
-        text.parse::<NaiveDate>()
-            .map_err(|e| PortfolioError::internal("corrupt analytics day", e))
-    };
-    let requests = rows
-        .into_iter()
-        .map(|(d, route, method, status, count, total_ms, max_ms)| {
-            Ok(RequestStats {
-                day: day(&d)?,
-                route,
-                method,
-                status,
-                count,
-                average_ms: if count > 0 { total_ms / count } else { 0 },
-                max_ms,
-            })
-        })
-        .collect::<Result<Vec<_>, PortfolioError>>()?;
-    let page_views = views
-        .into_iter()
-        .map(|(d, path, count)| {
-            Ok(PageViewStats {
-                day: day(&d)?,
-                path,
-                count,
-            })
-        })
-        .collect::<Result<Vec<_>, PortfolioError>>()?;
+    let summary = db::analytics::summary(&state.db, from, to).await?;
     Ok(axum::Json(AnalyticsSummary {
         from,
         to,
-        total_requests: requests.iter().map(|r| r.count).sum(),
-        requests,
-        by_api_key: by_key
-            .into_iter()
-            .map(|(api_key, count)| KeyStats { api_key, count })
-            .collect(),
-        page_views,
+        total_requests: summary.requests.iter().map(|r| r.count).sum(),
+        requests: summary.requests,
+        by_api_key: summary.by_api_key,
+        page_views: summary.page_views,
     }))
 }

@@ -1,4 +1,4 @@
-//! Access levels (DESIGN 4.2): API keys with scopes.
+//! Access levels: API keys with scopes.
 //!
 //! Until the full key and token system lands, the keys are those the operator
 //! lists in the configuration (`[[portfolio.api_keys]]`). Only a SHA-256 of each
@@ -8,13 +8,11 @@
 use std::collections::BTreeSet;
 
 use axum::http::HeaderMap;
-use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
-use super::error::PortfolioError;
-use crate::config::ConfiguredApiKey;
-pub use crate::config::Scope;
-use crate::error::ErrorCode;
+use crate::config::{ConfiguredApiKey, Scope};
+use crate::error::{Error, ErrorCode};
+use crate::secret::sha256;
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
@@ -44,17 +42,13 @@ impl std::fmt::Debug for ApiKeys {
     }
 }
 
-fn digest(key: &str) -> [u8; 32] {
-    Sha256::digest(key.as_bytes()).into()
-}
-
 impl ApiKeys {
     pub fn new(configured: &[ConfiguredApiKey]) -> Self {
         let keys = configured
             .iter()
             .map(|k| KeyEntry {
                 name: k.name.clone(),
-                digest: digest(&k.key),
+                digest: sha256(&k.key),
                 scopes: k.scopes.iter().copied().collect(),
             })
             .collect();
@@ -64,7 +58,7 @@ impl ApiKeys {
     /// The name of the known key the request carries, if any (for analytics).
     pub fn identify(&self, headers: &HeaderMap) -> Option<String> {
         let presented = headers.get(API_KEY_HEADER)?.to_str().ok()?.trim();
-        self.find(&digest(presented))
+        self.find(&sha256(presented))
             .map(|entry| entry.name.clone())
     }
 
@@ -83,17 +77,17 @@ impl ApiKeys {
     /// The caller, if the request carries a known key that has `scope`:
     /// 401 (`details.required_header`) without a known key, 403
     /// (`details.required_scope`) when the key lacks the scope.
-    pub fn authorize(&self, headers: &HeaderMap, scope: Scope) -> Result<Caller, PortfolioError> {
+    pub fn authorize(&self, headers: &HeaderMap, scope: Scope) -> Result<Caller, Error> {
         let presented = headers
             .get(API_KEY_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::trim);
-        let unauthorized = |message: &str| {
-            PortfolioError::new(ErrorCode::Unauthorized, message)
+        let unauthorized = |message: &'static str| {
+            Error::new(ErrorCode::Unauthorized, message)
                 .with_detail("required_header", API_KEY_HEADER)
         };
         let presented = match presented {
-            Some(key) if !key.is_empty() => digest(key),
+            Some(key) if !key.is_empty() => sha256(key),
             _ => {
                 return Err(unauthorized(
                     "this operation needs an API key in the X-API-Key header",
@@ -104,7 +98,7 @@ impl ApiKeys {
             .find(&presented)
             .ok_or_else(|| unauthorized("the API key is not valid"))?;
         if !entry.scopes.contains(&scope) && !entry.scopes.contains(&Scope::Admin) {
-            return Err(PortfolioError::new(
+            return Err(Error::new(
                 ErrorCode::Forbidden,
                 format!("the API key lacks the scope {}", scope.as_str()),
             )
@@ -152,7 +146,7 @@ mod tests {
         assert_eq!(ok.ok().map(|c| c.key_name), Some("reader".to_owned()));
         let missing = keys.authorize(&HeaderMap::new(), Scope::ContextRead).err();
         assert_eq!(
-            missing.map(|e| e.body().error.details["required_header"].clone()),
+            missing.map(|e| e.details()["required_header"].clone()),
             Some("X-API-Key".into())
         );
         let wrong = keys
@@ -163,7 +157,7 @@ mod tests {
             .authorize(&with_key("k-read"), Scope::ContactWrite)
             .err();
         assert_eq!(
-            scope.map(|e| e.body().error.details["required_scope"].clone()),
+            scope.map(|e| e.details()["required_scope"].clone()),
             Some("contact:write".into())
         );
         assert!(

@@ -2,14 +2,18 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::Scope;
-use super::error::PortfolioError;
-use super::{Fields, JsonBody, PortfolioState};
-use crate::mail::{self, OutgoingEmail};
+use super::PortfolioState;
+use super::db;
+use super::fields::Fields;
+use super::model::ContactSubmission;
+use crate::config::Scope;
+use crate::error::Error;
+use crate::extract::JsonBody;
+use crate::mail::{outbox, templates};
 
 /// A contact-form submission.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -53,7 +57,7 @@ pub async fn submit_contact(
     State(state): State<PortfolioState>,
     headers: HeaderMap,
     JsonBody(request): JsonBody<ContactRequest>,
-) -> Result<(StatusCode, axum::Json<ContactReceipt>), PortfolioError> {
+) -> Result<(StatusCode, axum::Json<ContactReceipt>), Error> {
     state.keys.authorize(&headers, Scope::ContactWrite)?;
     let mut fields = Fields::default();
     let name = fields.text("name", request.name.as_deref(), true, 100);
@@ -61,39 +65,33 @@ pub async fn submit_contact(
     fields.text("subject", request.subject.as_deref(), false, 200);
     fields.text("message", request.message.as_deref(), false, 5000);
     fields.check()?;
-    let (name, email) = (name.unwrap_or_default(), email.unwrap_or_default());
-
-    let received_at = Utc::now();
-    let notification = OutgoingEmail {
-        to: state.mail.owner_address.clone(),
-        subject: format!(
-            "Contact form: {}",
-            request.subject.as_deref().unwrap_or("(no subject)")
-        ),
-        body: format!(
-            "{name} <{email}> wrote through the contact form:\n\n{}\n",
-            request.message.as_deref().unwrap_or("(no message)")
-        ),
-        list_unsubscribe: None,
+    let submission = ContactSubmission {
+        name: name.unwrap_or_default(),
+        email: email.unwrap_or_default(),
+        subject: request.subject,
+        message: request.message,
+        received_at: Utc::now(),
     };
+    let notification = templates::contact_notification(
+        &state.mail.owner_address,
+        templates::ContactNotice {
+            name: &submission.name,
+            email: &submission.email,
+            subject: submission.subject.as_deref(),
+            message: submission.message.as_deref(),
+        },
+    );
     // The submission and its notification commit together.
     let mut tx = state.db.begin_write().await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO contact_submissions (name, email, subject, message, created_at) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id",
-    )
-    .bind(&name)
-    .bind(&email)
-    .bind(&request.subject)
-    .bind(&request.message)
-    .bind(received_at.to_rfc3339_opts(SecondsFormat::Millis, true))
-    .fetch_one(tx.conn())
-    .await?;
-    mail::enqueue(tx.conn(), &notification).await?;
+    let id = db::contact::insert(tx.conn(), &submission).await?;
+    outbox::enqueue(tx.conn(), &notification).await?;
     tx.commit().await?;
     state.mailer.wake();
     Ok((
         StatusCode::CREATED,
-        axum::Json(ContactReceipt { id, received_at }),
+        axum::Json(ContactReceipt {
+            id,
+            received_at: submission.received_at,
+        }),
     ))
 }

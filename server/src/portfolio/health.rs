@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use crate::error::{Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -94,11 +95,8 @@ pub struct OutboxCheck {
 )]
 pub async fn get_readiness(
     State(state): State<PortfolioState>,
-) -> Result<axum::Json<Readiness>, super::error::PortfolioError> {
-    let database = match sqlx::query_scalar::<_, i32>("SELECT 1")
-        .fetch_one(state.db.pool())
-        .await
-    {
+) -> Result<axum::Json<Readiness>, Error> {
+    let database = match state.db.ping().await {
         Ok(_) => Check {
             ok: true,
             detail: "answers".to_owned(),
@@ -146,8 +144,8 @@ pub async fn get_readiness(
         }))
     } else {
         let details = serde_json::to_value(&checks).unwrap_or_default();
-        Err(super::error::PortfolioError::new(
-            crate::error::ErrorCode::ServiceUnavailable,
+        Err(Error::new(
+            ErrorCode::ServiceUnavailable,
             "not ready; details.checks says what is wrong",
         )
         .with_detail("checks", details))

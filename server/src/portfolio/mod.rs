@@ -1,15 +1,19 @@
-//! The portfolio service under `/api` (DESIGN 4.2).
+//! The portfolio service under `/api`.
 //!
 //! Like the pet store, [`router`] registers each handler with its
 //! `#[utoipa::path]` documentation; `cargo xtask check` compares the result
-//! with `openapi/portfolio.yaml`.
+//! with `openapi/portfolio.yaml`. Handlers are in one module per resource;
+//! the domain's types in [`model`], the SQL in [`db`].
 
 pub mod analytics;
 pub mod auth;
 pub mod contact;
 pub mod content;
+pub mod db;
 pub mod error;
+pub mod fields;
 pub mod health;
+pub mod model;
 pub mod newsletter;
 pub mod notify;
 pub mod rate_limit;
@@ -19,12 +23,7 @@ pub mod static_files;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use axum::routing::MethodRouter;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme,
@@ -33,13 +32,10 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::config::MailConfig;
-use crate::config::PortfolioConfig;
-use crate::error::ErrorCode;
+use crate::config::{MailConfig, PortfolioConfig};
 use crate::mail::Mailer;
 use crate::storage::Database;
 use auth::ApiKeys;
-use error::PortfolioError;
 
 /// What every portfolio handler can reach.
 #[derive(Debug, Clone)]
@@ -70,7 +66,7 @@ pub struct PortfolioState {
         (name = "analytics", description = "Request counts and page views"),
         (name = "health", description = "Liveness and readiness"),
     ),
-    components(schemas(content::Link, error::ErrorDetail)),
+    components(schemas(model::Link, error::ErrorDetail)),
     modifiers(&SecuritySchemes),
 )]
 pub struct PortfolioDoc;
@@ -110,8 +106,8 @@ impl Modify for SecuritySchemes {
     }
 }
 
-/// Every portfolio error is the envelope ([`error::render_errors`] sees to
-/// it); any operation can answer 500 and 503 (the request timeout), and any
+/// Every portfolio error is the envelope (the error middleware sees to it);
+/// any operation can answer 500 and 503 (the request timeout), and any
 /// that reads a body 413 and 415. Handlers list the statuses particular to
 /// them; this adds the rest and the bodies.
 struct ErrorResponses;
@@ -143,112 +139,9 @@ impl Modify for ErrorResponses {
     }
 }
 
-/// A path parameter, with the portfolio's error on a bad value.
-#[derive(Debug)]
-pub struct PathParam<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParam<T> {
-    type Rejection = PortfolioError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Path(value)| PathParam(value))
-            .map_err(|rejection| PortfolioError::bad_request(rejection.body_text()))
-    }
-}
-
-/// A JSON request body, read as strictly as the document is written
-/// ([`crate::strict_json`]): 415 unless the body is JSON, 413 over the limit,
-/// 400 when it cannot be read as `T`.
-#[derive(Debug)]
-pub struct JsonBody<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBody<T> {
-    type Rejection = PortfolioError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<mime::Mime>().ok())
-            .is_some_and(|m| m.essence_str() == "application/json");
-        if !is_json {
-            return Err(PortfolioError::new(
-                ErrorCode::UnsupportedMediaType,
-                "the request body must be application/json",
-            ));
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                PortfolioError::new(ErrorCode::PayloadTooLarge, "the request body is too large")
-            } else {
-                PortfolioError::bad_request(format!(
-                    "cannot read the request body: {}",
-                    rejection.body_text()
-                ))
-            }
-        })?;
-        crate::strict_json::parse(&bytes)
-            .map(JsonBody)
-            .map_err(|e| PortfolioError::bad_request(format!("invalid JSON body: {e}")))
-    }
-}
-
-/// Collects field problems for a 422 (`details.fields`: field -> problem).
-#[derive(Debug, Default)]
-pub struct Fields(Vec<(String, String)>);
-
-impl Fields {
-    /// A text field: present if `required`, at most `max` characters.
-    pub fn text(
-        &mut self,
-        name: &str,
-        value: Option<&str>,
-        required: bool,
-        max: usize,
-    ) -> Option<String> {
-        match value {
-            None | Some("") if required => {
-                self.0.push((name.to_owned(), "required".to_owned()));
-                None
-            }
-            Some(text) if text.chars().count() > max => {
-                self.0
-                    .push((name.to_owned(), format!("at most {max} characters")));
-                None
-            }
-            other => other.map(str::to_owned),
-        }
-    }
-
-    /// An email address (RFC 5321 syntax, at most 254 characters).
-    pub fn email(&mut self, name: &str, value: Option<&str>, required: bool) -> Option<String> {
-        let text = self.text(name, value, required, 254)?;
-        match text.parse::<lettre::Address>() {
-            Ok(_) => Some(text),
-            Err(_) => {
-                self.0
-                    .push((name.to_owned(), "not an email address".to_owned()));
-                None
-            }
-        }
-    }
-
-    /// 422 if any field broke its rule.
-    pub fn check(self) -> Result<(), PortfolioError> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(PortfolioError::validation(self.0))
-        }
-    }
-}
-
 /// The portfolio's routes and their documentation, before state is given.
 pub fn router() -> OpenApiRouter<PortfolioState> {
-    OpenApiRouter::with_openapi(PortfolioDoc::openapi())
+    let router = OpenApiRouter::with_openapi(PortfolioDoc::openapi())
         .routes(routes!(content::get_site_info))
         .routes(routes!(content::list_projects))
         .routes(routes!(content::get_project))
@@ -268,30 +161,62 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(social::social_publish))
         .routes(routes!(analytics::record_page_view))
         .routes(routes!(analytics::get_analytics_summary))
-        .routes(routes!(newsletter::subscribe_newsletter_alias))
-        .routes(routes!(notify::notify_subscribers_alias))
-        .routes(routes!(social::social_publish_alias))
         .routes(routes!(health::get_health))
-        .routes(routes!(health::get_readiness))
+        .routes(routes!(health::get_readiness));
+    // The paths the catalogue lists without `/api`.
+    let router = deprecated_alias(
+        router,
+        "/newsletter",
+        "/api/newsletter",
+        "subscribeNewsletterAlias",
+        axum::routing::post(newsletter::subscribe_newsletter),
+    );
+    let router = deprecated_alias(
+        router,
+        "/social-publish",
+        "/api/social-publish",
+        "socialPublishAlias",
+        axum::routing::post(social::social_publish),
+    );
+    deprecated_alias(
+        router,
+        "/notify-subscribers",
+        "/api/notify-subscribers",
+        "notifySubscribersAlias",
+        axum::routing::post(notify::notify_subscribers),
+    )
 }
 
-/// The paths the catalogue lists without `/api`: served, and documented as
-/// deprecated aliases.
-pub const DEPRECATED_ALIASES: [&str; 3] = ["/newsletter", "/social-publish", "/notify-subscribers"];
+/// Serves `alias` with the handler of `POST target`, and documents it as a
+/// deprecated copy of that operation under its own operation id: one
+/// handler, two paths.
+fn deprecated_alias(
+    mut router: OpenApiRouter<PortfolioState>,
+    alias: &str,
+    target: &str,
+    operation_id: &str,
+    handler: MethodRouter<PortfolioState>,
+) -> OpenApiRouter<PortfolioState> {
+    let paths = &mut router.get_openapi_mut().paths.paths;
+    let operation = paths
+        .get(target)
+        .and_then(|item| item.post.clone())
+        .map(|mut operation| {
+            operation.operation_id = Some(operation_id.to_owned());
+            operation.deprecated = Some(utoipa::openapi::Deprecated::True);
+            operation
+        });
+    if let Some(operation) = operation {
+        let mut item = utoipa::openapi::PathItem::default();
+        item.post = Some(operation);
+        paths.insert(alias.to_owned(), item);
+    }
+    router.route(alias, handler)
+}
 
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
     ErrorResponses.modify(&mut doc);
-    for alias in DEPRECATED_ALIASES {
-        if let Some(operation) = doc
-            .paths
-            .paths
-            .get_mut(alias)
-            .and_then(|item| item.post.as_mut())
-        {
-            operation.deprecated = Some(utoipa::openapi::Deprecated::True);
-        }
-    }
     doc
 }

@@ -3,22 +3,23 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::Scope;
-use super::content::{is_slug, load_post};
-use super::error::PortfolioError;
-use super::newsletter::unsubscribe_url;
-use super::{JsonBody, PortfolioState};
-use crate::mail::{self, OutgoingEmail};
+use super::PortfolioState;
+use super::content::find_post;
+use super::db;
+use super::model::Slug;
+use crate::config::Scope;
+use crate::error::Error;
+use crate::extract::JsonBody;
+use crate::mail::{outbox, templates};
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct NotifyRequest {
     /// The post to announce.
-    #[schema(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
-    pub post_slug: String,
+    #[schema(value_type = String, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
+    pub post_slug: Slug,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -52,93 +53,43 @@ pub async fn notify_subscribers(
     State(state): State<PortfolioState>,
     headers: HeaderMap,
     JsonBody(request): JsonBody<NotifyRequest>,
-) -> Result<(StatusCode, axum::Json<NotifyResult>), PortfolioError> {
+) -> Result<(StatusCode, axum::Json<NotifyResult>), Error> {
     state.keys.authorize(&headers, Scope::SubscribersNotify)?;
     let slug = request.post_slug;
-    if !is_slug(&slug) {
-        return Err(PortfolioError::bad_request(format!(
-            "{slug:?} is not a slug"
-        )));
-    }
     let mut tx = state.db.begin_write().await?;
-    let post = load_post(tx.conn(), &slug)
-        .await?
-        .ok_or_else(|| PortfolioError::not_found(format!("no post {slug:?}")))?;
-    let earlier: Option<i64> =
-        sqlx::query_scalar("SELECT queued FROM post_notifications WHERE post_slug = $1")
-            .bind(&slug)
-            .fetch_optional(tx.conn())
-            .await?;
-    if let Some(queued) = earlier {
-        return Ok((
+    let post = find_post(tx.conn(), &slug).await?;
+    let answer = |queued, already_notified| {
+        (
             StatusCode::ACCEPTED,
             axum::Json(NotifyResult {
-                post_slug: slug,
+                post_slug: slug.to_string(),
                 queued,
-                already_notified: true,
+                already_notified,
             }),
-        ));
+        )
+    };
+    if let Some(queued) = db::notifications::queued_for(tx.conn(), &slug).await? {
+        return Ok(answer(queued, true));
     }
-    let subscribers: Vec<(String, String)> = sqlx::query_as(
-        "SELECT email, unsubscribe_token FROM subscribers WHERE status = 'subscribed' ORDER BY id",
-    )
-    .fetch_all(tx.conn())
-    .await?;
-    let post_url = format!("{}/api/posts/{slug}", state.public_url);
-    for (email, token) in &subscribers {
-        let unsubscribe = unsubscribe_url(&state.public_url, token);
-        let message = OutgoingEmail {
-            to: email.clone(),
-            subject: format!("New post: {}", post.title),
-            body: format!(
-                "{}\n\n{}\n\nRead it: {post_url}\n\nTo unsubscribe, open this link:\n{unsubscribe}\n",
-                post.title, post.summary
-            ),
-            list_unsubscribe: Some(unsubscribe),
-        };
-        mail::enqueue(tx.conn(), &message).await?;
+    let subscribers = db::subscribers::subscribed(tx.conn()).await?;
+    let url = format!("{}/api/posts/{slug}", state.public_url);
+    let notice = templates::PostNotice {
+        title: &post.title,
+        summary: &post.summary,
+        url: &url,
+    };
+    for subscriber in &subscribers {
+        let email = templates::new_post(
+            &state.public_url,
+            notice,
+            &subscriber.email,
+            &subscriber.unsubscribe_token,
+        );
+        outbox::enqueue(tx.conn(), &email).await?;
     }
     let queued = i64::try_from(subscribers.len()).unwrap_or(i64::MAX);
-    sqlx::query(
-        "INSERT INTO post_notifications (post_slug, queued, created_at) VALUES ($1, $2, $3)",
-    )
-    .bind(&slug)
-    .bind(queued)
-    .bind(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true))
-    .execute(tx.conn())
-    .await?;
+    db::notifications::record(tx.conn(), &slug, queued).await?;
     tx.commit().await?;
     state.mailer.wake();
-    Ok((
-        StatusCode::ACCEPTED,
-        axum::Json(NotifyResult {
-            post_slug: slug,
-            queued,
-            already_notified: false,
-        }),
-    ))
-}
-
-/// Deprecated alias of `POST /api/notify-subscribers`, at the path the catalogue lists.
-#[utoipa::path(
-    post,
-    path = "/notify-subscribers",
-    operation_id = "notifySubscribersAlias",
-    tag = "newsletter",
-    request_body(content((NotifyRequest = "application/json"))),
-    responses(
-        (status = 202, description = "Queued (or queued before)", body = NotifyResult),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key"),
-        (status = 403, description = "The key lacks subscribers:notify"),
-        (status = 404, description = "No such post"),
-    ),
-    security(("api_key" = [])),
-)]
-pub async fn notify_subscribers_alias(
-    state: State<PortfolioState>,
-    headers: HeaderMap,
-    body: JsonBody<NotifyRequest>,
-) -> Result<(StatusCode, axum::Json<NotifyResult>), PortfolioError> {
-    notify_subscribers(state, headers, body).await
+    Ok(answer(queued, false))
 }

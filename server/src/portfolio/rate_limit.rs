@@ -1,4 +1,4 @@
-//! Rate limits (DESIGN 4.4): so many requests per minute per API key, and
+//! Rate limits: so many requests per minute per API key, and
 //! per client address for requests without a known key. Every response
 //! carries the limit's headers; a request over the limit is `429
 //! RATE_LIMITED` with `Retry-After`.
@@ -18,9 +18,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::auth::ApiKeys;
-use super::error::PortfolioError;
 use crate::config::RateLimitConfig;
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode};
 
 const WINDOW_SECS: i64 = 60;
 /// Past this many counters, the ones of finished windows are dropped.
@@ -91,7 +90,7 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: String) {
     }
 }
 
-/// The headers of DESIGN 4.4 (the X- trio and the IETF draft's fields).
+/// The limit's headers: the `X-RateLimit-*` trio and the IETF draft's fields.
 fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
     let seconds_left = (quota.reset_at - now).max(0);
     set(headers, "x-ratelimit-limit", quota.limit.to_string());
@@ -142,7 +141,7 @@ pub async fn limit_requests(
         next.run(request).await
     } else {
         let retry_after = (quota.reset_at - now).max(1);
-        let mut response = PortfolioError::new(
+        let mut response = Error::new(
             ErrorCode::RateLimited,
             format!("over the limit of {limit} requests per minute; retry in {retry_after} s"),
         )

@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
-use chrono::{SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::Scope;
-use super::content::{Post, is_slug, load_post};
-use super::error::PortfolioError;
-use super::{JsonBody, PortfolioState};
-use crate::config::MastodonConfig;
-use crate::error::ErrorCode;
+use super::PortfolioState;
+use super::content::find_post;
+use super::db;
+use super::model::{Post, Publication, Slug};
+use crate::config::{MastodonConfig, Scope};
+use crate::error::{Error, ErrorCode};
+use crate::extract::JsonBody;
 
 /// Mastodon's limit on a status.
 const MAX_STATUS_CHARS: usize = 500;
@@ -27,8 +27,8 @@ const MAX_STATUS_CHARS: usize = 500;
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct PublishRequest {
     /// The post to publish.
-    #[schema(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
-    pub post_slug: String,
+    #[schema(value_type = String, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
+    pub post_slug: Slug,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -77,8 +77,8 @@ fn status_text(post: &Post, post_url: &str) -> String {
     format!("{}\n\n{summary}\n\n{post_url}", post.title)
 }
 
-fn upstream_error(message: &str, status: Option<u16>) -> PortfolioError {
-    let mut error = PortfolioError::new(ErrorCode::ServiceUnavailable, message.to_owned());
+fn upstream_error(message: &'static str, status: Option<u16>) -> Error {
+    let mut error = Error::new(ErrorCode::ServiceUnavailable, message);
     if let Some(status) = status {
         error = error.with_detail("upstream_status", status);
     }
@@ -90,7 +90,7 @@ async fn publish_to_mastodon(
     config: &MastodonConfig,
     slug: &str,
     text: &str,
-) -> Result<MastodonStatus, PortfolioError> {
+) -> Result<MastodonStatus, Error> {
     let url = format!(
         "{}/api/v1/statuses",
         config.instance_url.trim_end_matches('/')
@@ -151,112 +151,52 @@ pub async fn social_publish(
     State(state): State<PortfolioState>,
     headers: HeaderMap,
     JsonBody(request): JsonBody<PublishRequest>,
-) -> Result<axum::Json<PublishResult>, PortfolioError> {
+) -> Result<axum::Json<PublishResult>, Error> {
     state.keys.authorize(&headers, Scope::SocialPublish)?;
     let slug = request.post_slug;
-    if !is_slug(&slug) {
-        return Err(PortfolioError::bad_request(format!(
-            "{slug:?} is not a slug"
-        )));
-    }
-    let mut conn = state.db.pool().acquire().await?;
-    let post = load_post(&mut conn, &slug)
-        .await?
-        .ok_or_else(|| PortfolioError::not_found(format!("no post {slug:?}")))?;
+    let post = find_post(&mut *state.db.conn().await?, &slug).await?;
     let text = status_text(&post, &format!("{}/api/posts/{slug}", state.public_url));
-    let earlier: Option<(String, Option<String>, Option<String>)> = sqlx::query_as(
-        "SELECT status, remote_id, remote_url FROM social_publications WHERE post_slug = $1",
-    )
-    .bind(&slug)
-    .fetch_optional(&mut *conn)
-    .await?;
-    drop(conn);
-    if let Some(("published", remote_id, remote_url)) = earlier
-        .as_ref()
-        .map(|(s, id, url)| (s.as_str(), id.clone(), url.clone()))
+    let result = |status, remote_id, remote_url, already_published| PublishResult {
+        post_slug: slug.to_string(),
+        status,
+        dry_run: status == PublicationStatus::DryRun,
+        already_published,
+        remote_id,
+        remote_url,
+        text: text.clone(),
+    };
+    if let Some(Publication::Published {
+        remote_id,
+        remote_url,
+    }) = db::publications::find(&state.db, &slug).await?
     {
-        return Ok(axum::Json(PublishResult {
-            post_slug: slug,
-            status: PublicationStatus::Published,
-            dry_run: false,
-            already_published: true,
+        return Ok(axum::Json(result(
+            PublicationStatus::Published,
             remote_id,
             remote_url,
-            text,
-        }));
+            true,
+        )));
     }
-    let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
     let Some(mastodon) = &state.config.mastodon else {
-        sqlx::query(
-            "INSERT INTO social_publications (post_slug, status, published_at) VALUES ($1, 'dry_run', $2) \
-             ON CONFLICT (post_slug) DO NOTHING",
-        )
-        .bind(&slug)
-        .bind(&now)
-        .execute(state.db.pool())
-        .await?;
-        return Ok(axum::Json(PublishResult {
-            post_slug: slug,
-            status: PublicationStatus::DryRun,
-            dry_run: true,
-            already_published: false,
-            remote_id: None,
-            remote_url: None,
-            text,
-        }));
+        db::publications::record_dry_run(&state.db, &slug).await?;
+        return Ok(axum::Json(result(
+            PublicationStatus::DryRun,
+            None,
+            None,
+            false,
+        )));
     };
-    let published = publish_to_mastodon(&state.http, mastodon, &slug, &text).await?;
+    let published = publish_to_mastodon(&state.http, mastodon, slug.as_str(), &text).await?;
     // Two racing calls both reach the instance (which folds them by the
     // idempotency key); the first record stands.
-    let mut tx = state.db.begin_write().await?;
-    sqlx::query(
-        "INSERT INTO social_publications (post_slug, status, remote_id, remote_url, published_at) \
-         VALUES ($1, 'published', $2, $3, $4) \
-         ON CONFLICT (post_slug) DO UPDATE SET status = 'published', remote_id = excluded.remote_id, \
-         remote_url = excluded.remote_url, published_at = excluded.published_at \
-         WHERE social_publications.status = 'dry_run'",
-    )
-    .bind(&slug)
-    .bind(&published.id)
-    .bind(&published.url)
-    .bind(&now)
-    .execute(tx.conn())
-    .await?;
-    tx.commit().await?;
-    Ok(axum::Json(PublishResult {
-        post_slug: slug,
-        status: PublicationStatus::Published,
-        dry_run: false,
-        already_published: false,
-        remote_id: Some(published.id),
-        remote_url: published.url,
-        text,
-    }))
-}
-
-/// Deprecated alias of `POST /api/social-publish`, at the path the catalogue lists.
-#[utoipa::path(
-    post,
-    path = "/social-publish",
-    operation_id = "socialPublishAlias",
-    tag = "social",
-    request_body(content((PublishRequest = "application/json"))),
-    responses(
-        (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key"),
-        (status = 403, description = "The key lacks social:publish"),
-        (status = 404, description = "No such post"),
-        (status = 503, description = "The social network failed or refused; details.upstream_status"),
-    ),
-    security(("api_key" = [])),
-)]
-pub async fn social_publish_alias(
-    state: State<PortfolioState>,
-    headers: HeaderMap,
-    body: JsonBody<PublishRequest>,
-) -> Result<axum::Json<PublishResult>, PortfolioError> {
-    social_publish(state, headers, body).await
+    db::publications::record_published(&state.db, &slug, &published.id, published.url.as_deref())
+        .await?;
+    Ok(axum::Json(result(
+        PublicationStatus::Published,
+        Some(published.id),
+        published.url,
+        false,
+    )))
 }
 
 #[cfg(test)]
@@ -271,7 +211,7 @@ mod tests {
             summary: "x".repeat(1000),
             body: String::new(),
             tags: vec![],
-            published_at: Utc::now(),
+            published_at: chrono::Utc::now(),
         };
         let text = status_text(&post, "https://example.test/api/posts/s");
         assert!(

@@ -9,8 +9,9 @@ use tower::ServiceExt as _;
 use tower_http::services::ServeFile;
 use utoipa::ToSchema;
 
-use super::error::PortfolioError;
-use super::{PathParam, PortfolioState};
+use super::PortfolioState;
+use crate::error::Error;
+use crate::extract::Path;
 
 /// A file's bytes.
 #[derive(ToSchema)]
@@ -41,15 +42,15 @@ fn is_plain_file_name(name: &str) -> bool {
 )]
 pub async fn get_static_file(
     State(state): State<PortfolioState>,
-    PathParam(file): PathParam<String>,
+    Path(file): Path<String>,
     request: Request,
-) -> Result<Response, PortfolioError> {
+) -> Result<Response, Error> {
     if !is_plain_file_name(&file) {
-        return Err(PortfolioError::bad_request(format!(
+        return Err(Error::bad_request(format!(
             "{file:?} is not a plain file name"
         )));
     }
-    let not_found = || PortfolioError::not_found(format!("no static file {file:?}"));
+    let not_found = || Error::not_found(format!("no static file {file:?}"));
     let Some(dir) = &state.config.static_dir else {
         return Err(not_found());
     };
@@ -67,7 +68,7 @@ pub async fn get_static_file(
         }
         Ok(response) if response.status() == axum::http::StatusCode::NOT_FOUND => Err(not_found()),
         Ok(response) => Ok(response.into_response()),
-        Err(e) => Err(PortfolioError::internal("cannot serve a static file", e)),
+        Err(e) => Err(Error::internal("cannot serve a static file", e)),
     }
 }
 

@@ -1,0 +1,129 @@
+//! The extractors both services read requests with. Their rejections are
+//! [`Error`]s, so each service's error middleware answers them in its own
+//! format: never axum's plain text.
+//!
+//! - [`Path`]: path parameters (400 on a value that does not parse).
+//! - [`Query`]: the query string, repeated keys read as lists
+//!   (`?status=a&status=b`), by serde_html_form. An empty value (`?name=`)
+//!   reads as absent for an `Option`; a field where it must be read as a
+//!   value (an empty name, or a date that is not one) takes
+//!   `#[serde(default, deserialize_with = "keep_empty")]`.
+//! - [`JsonBody`]: an `application/json` body read as strictly as the
+//!   documents are written ([`crate::strict_json`]).
+//!
+//! The pet store's bodies, which may also be XML or forms, have their own
+//! extractor (`petstore::wire::Body`).
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{HeaderMap, header};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::Error;
+
+/// Path parameters.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(Error))]
+pub struct Path<T>(pub T);
+
+/// The query string.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum_extra::extract::Query), rejection(Error))]
+pub struct Query<T>(pub T);
+
+/// For an optional query or form field where `name=` is a value (an empty
+/// text, or a date that does not parse), not an absent field:
+/// `#[serde(default, deserialize_with = "keep_empty")]`.
+pub fn keep_empty<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// A JSON request body: 415 unless the body is `application/json`, 413 over
+/// the size limit, 400 when it cannot be read as `T`.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBody<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !has_media_type(req.headers(), "application/json") {
+            return Err(Error::unsupported_media_type(
+                "the request body must be application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await?;
+        crate::strict_json::parse(&bytes)
+            .map(JsonBody)
+            .map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
+    }
+}
+
+/// The media type of the request body (`Content-Type` without parameters),
+/// if it is a readable one.
+pub fn media_type(headers: &HeaderMap) -> Option<mime::Mime> {
+    headers
+        .get(header::CONTENT_TYPE)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Whether the request body is of this media type (`type/subtype`).
+pub fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
+    media_type(headers).is_some_and(|m| m.essence_str() == essence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Sample {
+        #[serde(default)]
+        status: Vec<String>,
+        #[serde(default, deserialize_with = "keep_empty")]
+        name: Option<String>,
+        other: Option<String>,
+        #[serde(default, deserialize_with = "keep_empty")]
+        day: Option<chrono::NaiveDate>,
+    }
+
+    fn read(query: &str) -> Result<Sample, serde_html_form::de::Error> {
+        serde_html_form::from_str(query)
+    }
+
+    #[test]
+    fn repeated_keys_are_lists_and_empty_values_are_kept_where_asked() {
+        let sample = read("status=a&status=b&name=&other=").ok();
+        assert_eq!(
+            sample,
+            Some(Sample {
+                status: vec!["a".into(), "b".into()],
+                name: Some(String::new()),
+                other: None,
+                day: None,
+            })
+        );
+        assert!(read("day=").is_err(), "an empty date is not a date");
+        assert_eq!(
+            read("status=").ok().map(|s| s.status),
+            Some(vec![String::new()])
+        );
+        assert_eq!(
+            read("").ok(),
+            Some(Sample {
+                status: vec![],
+                name: None,
+                other: None,
+                day: None,
+            })
+        );
+    }
+}

@@ -1,0 +1,132 @@
+//! Email through a transactional outbox.
+//!
+//! A request that causes an email calls [`outbox::enqueue`] inside its own
+//! write transaction, so the email exists exactly when the change does. The
+//! [`Mailer`]'s worker ([`worker`]) then delivers due emails through the
+//! [`transport`] (SMTP, or `.eml` files with no SMTP configured), retries
+//! failures with exponential backoff and marks each email sent or failed.
+//! What the emails say is in [`templates`].
+//!
+//! Delivery is at least once: an email is claimed with a lease before it is
+//! sent and marked sent right after, so a worker that stops mid-way leaves it
+//! to be sent again only if it stopped between the two. Each email keeps one
+//! Message-ID across attempts, which lets receivers drop such a repeat.
+
+pub mod outbox;
+pub mod templates;
+pub mod transport;
+pub mod worker;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
+use lettre::message::Mailbox;
+use tokio::sync::Notify;
+
+use crate::clock::now_ms;
+use crate::config::MailConfig;
+use crate::storage::{Database, StoreError};
+use transport::Transport;
+
+/// An email to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingEmail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    /// The one-request unsubscribe URL (RFC 8058) of newsletter emails.
+    pub list_unsubscribe: Option<String>,
+}
+
+struct Inner {
+    db: Database,
+    transport: Transport,
+    from: Mailbox,
+    config: MailConfig,
+    wake: Notify,
+    stopping: AtomicBool,
+}
+
+/// Delivers the outbox.
+#[derive(Clone)]
+pub struct Mailer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailer").finish_non_exhaustive()
+    }
+}
+
+/// What readiness reports about email.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailHealth {
+    pub transport_ok: bool,
+    pub transport_detail: String,
+    pub pending: i64,
+    pub failed: i64,
+    /// How long the oldest due email has waited (seconds).
+    pub oldest_due_secs: i64,
+}
+
+impl Mailer {
+    pub fn new(
+        db: Database,
+        config: &MailConfig,
+        data_dir: &std::path::Path,
+    ) -> anyhow::Result<Self> {
+        let from: Mailbox = config
+            .from
+            .parse()
+            .with_context(|| format!("mail.from {:?}", config.from))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                transport: Transport::new(config, data_dir)?,
+                from,
+                config: config.clone(),
+                wake: Notify::new(),
+                stopping: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Tells the worker that an email was queued (after the commit).
+    pub fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// The delivery loop, until [`stop`](Self::stop).
+    pub fn spawn_worker(&self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(worker::run(self.clone()))
+    }
+
+    /// Asks the worker to stop once the email in hand is delivered and
+    /// recorded, so that a graceful shutdown leaves no email leased.
+    pub fn stop(&self) {
+        self.inner.stopping.store(true, Ordering::SeqCst);
+        self.inner.wake.notify_one();
+    }
+
+    fn stopping(&self) -> bool {
+        self.inner.stopping.load(Ordering::SeqCst)
+    }
+
+    /// For readiness: can email leave, and how is the outbox doing.
+    pub async fn health(&self) -> Result<MailHealth, StoreError> {
+        let (transport_ok, transport_detail) = self.inner.transport.check().await;
+        let backlog = outbox::backlog(&self.inner.db).await?;
+        Ok(MailHealth {
+            transport_ok,
+            transport_detail,
+            pending: backlog.pending,
+            failed: backlog.failed,
+            oldest_due_secs: backlog
+                .oldest_due_ms
+                .map(|at| ((now_ms() - at) / 1000).max(0))
+                .unwrap_or(0),
+        })
+    }
+}

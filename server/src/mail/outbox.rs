@@ -1,0 +1,155 @@
+//! The outbox's storage: an email is written here in the transaction of the
+//! change that causes it ([`enqueue`]), then claimed, and marked sent, to be
+//! retried, or failed by the worker. Times are Unix milliseconds.
+
+use sqlx::{AnyConnection, FromRow};
+
+use super::OutgoingEmail;
+use crate::clock::now_ms;
+use crate::storage::{Database, StoreError};
+
+/// An email in the outbox, claimed for one delivery attempt.
+#[derive(Debug, Clone, FromRow)]
+pub struct QueuedEmail {
+    pub id: i64,
+    pub recipient: String,
+    pub subject: String,
+    pub body: String,
+    pub list_unsubscribe: Option<String>,
+    /// The same across attempts, so that receivers can drop a repeat.
+    pub message_id: String,
+    /// Attempts before this one.
+    pub attempts: i32,
+}
+
+/// Writes an email into the outbox, in the caller's transaction.
+pub async fn enqueue(conn: &mut AnyConnection, email: &OutgoingEmail) -> Result<(), StoreError> {
+    let message_id = format!("<{}@petstore-portfolio>", crate::secret::hex_nonce::<16>());
+    let now = now_ms();
+    sqlx::query(
+        "INSERT INTO outbox (recipient, subject, body, list_unsubscribe, message_id, status, attempts, \
+         next_attempt_at_ms, created_at_ms) VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)",
+    )
+    .bind(&email.to)
+    .bind(&email.subject)
+    .bind(&email.body)
+    .bind(&email.list_unsubscribe)
+    .bind(message_id)
+    .bind(now)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The ids of pending emails due now and not leased, oldest first.
+pub async fn due(db: &Database, limit: i64) -> Result<Vec<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at_ms <= $1 \
+         AND (lease_until_ms IS NULL OR lease_until_ms < $1) ORDER BY id LIMIT $2",
+    )
+    .bind(now_ms())
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await?)
+}
+
+/// Leases email `id` until `lease_until` if it is still pending and not
+/// leased: of several workers (replicas), one wins. The email, if this one did.
+pub async fn claim(
+    db: &Database,
+    id: i64,
+    lease_until: i64,
+) -> Result<Option<QueuedEmail>, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let claimed = sqlx::query(
+        "UPDATE outbox SET lease_until_ms = $1 WHERE id = $2 AND status = 'pending' \
+         AND (lease_until_ms IS NULL OR lease_until_ms < $3)",
+    )
+    .bind(lease_until)
+    .bind(id)
+    .bind(now_ms())
+    .execute(tx.conn())
+    .await?;
+    let email = if claimed.rows_affected() == 1 {
+        sqlx::query_as(
+            "SELECT id, recipient, subject, body, list_unsubscribe, message_id, attempts \
+             FROM outbox WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(tx.conn())
+        .await?
+    } else {
+        None
+    };
+    tx.commit().await?;
+    Ok(email)
+}
+
+/// How a delivery attempt is recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    Sent,
+    /// Try again at this time (Unix milliseconds); the error is kept.
+    RetryAt(i64, String),
+    /// Given up; the error is kept.
+    Failed(String),
+}
+
+/// Records the attempt on email `id` (its `attempts`-th) and releases the lease.
+pub async fn record(
+    db: &Database,
+    id: i64,
+    attempts: i32,
+    record: &Record,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    let query = match record {
+        Record::Sent => sqlx::query(
+            "UPDATE outbox SET status = 'sent', attempts = $1, sent_at_ms = $2, \
+             lease_until_ms = NULL, last_error = NULL WHERE id = $3",
+        )
+        .bind(attempts)
+        .bind(now_ms()),
+        Record::RetryAt(at, error) => sqlx::query(
+            "UPDATE outbox SET attempts = $1, next_attempt_at_ms = $2, lease_until_ms = NULL, \
+             last_error = $3 WHERE id = $4",
+        )
+        .bind(attempts)
+        .bind(*at)
+        .bind(error.as_str()),
+        Record::Failed(error) => sqlx::query(
+            "UPDATE outbox SET status = 'failed', attempts = $1, lease_until_ms = NULL, \
+             last_error = $2 WHERE id = $3",
+        )
+        .bind(attempts)
+        .bind(error.as_str()),
+    };
+    query.bind(id).execute(tx.conn()).await?;
+    tx.commit().await
+}
+
+/// What readiness shows of the outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    pub pending: i64,
+    pub failed: i64,
+    /// When the oldest pending email was due (Unix milliseconds).
+    pub oldest_due_ms: Option<i64>,
+}
+
+pub async fn backlog(db: &Database) -> Result<Backlog, StoreError> {
+    let (pending, failed, oldest_due_ms): (i64, i64, Option<i64>) = sqlx::query_as(
+        "SELECT \
+           (SELECT COUNT(*) FROM outbox WHERE status = 'pending'), \
+           (SELECT COUNT(*) FROM outbox WHERE status = 'failed'), \
+           (SELECT MIN(next_attempt_at_ms) FROM outbox WHERE status = 'pending')",
+    )
+    .fetch_one(db.pool())
+    .await?;
+    Ok(Backlog {
+        pending,
+        failed,
+        oldest_due_ms,
+    })
+}

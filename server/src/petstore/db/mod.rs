@@ -1,0 +1,79 @@
+//! The pet store's storage: every SQL string of the service. Functions take
+//! the [`Database`] when they are one transaction of their own, or a
+//! connection (`&mut AnyConnection`, a transaction's or the pool's) when the
+//! caller composes several in one transaction. They return the domain's
+//! types ([`super::model`]) and [`StoreError`].
+
+pub mod images;
+pub mod orders;
+pub mod pets;
+pub mod sample;
+pub mod users;
+
+use sqlx::AnyConnection;
+
+use crate::storage::StoreError;
+
+/// Tables whose ids come from `id_sequences`.
+#[derive(Debug, Clone, Copy)]
+pub enum IdTable {
+    Pets,
+    Orders,
+    Users,
+}
+
+impl IdTable {
+    fn name(self) -> &'static str {
+        match self {
+            IdTable::Pets => "pets",
+            IdTable::Orders => "orders",
+            IdTable::Users => "users",
+        }
+    }
+}
+
+/// The id for a new row: the one the client asked for, or the server's
+/// choice, the next value of the table's sequence that no row has taken
+/// (clients may choose ids themselves). Runs inside the caller's write
+/// transaction, so two writers never get the same id; a sequence never goes
+/// back, so deleted ids stay unused.
+async fn new_id(
+    conn: &mut AnyConnection,
+    table: IdTable,
+    requested: Option<i64>,
+) -> Result<i64, StoreError> {
+    if let Some(id) = requested {
+        return Ok(id);
+    }
+    let exists = format!("SELECT id FROM {} WHERE id = $1", table.name());
+    loop {
+        let id: i64 = sqlx::query_scalar(
+            "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = $1 RETURNING last_id",
+        )
+        .bind(table.name())
+        .fetch_one(&mut *conn)
+        .await?;
+        let taken: Option<i64> = sqlx::query_scalar(&exists)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if taken.is_none() {
+            return Ok(id);
+        }
+    }
+}
+
+/// Moves a table's sequence up to at least `id`, for ids the server set
+/// itself (the sample data), so that it never hands them out again.
+async fn reserve_ids_up_to(
+    conn: &mut AnyConnection,
+    table: IdTable,
+    id: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE id_sequences SET last_id = $1 WHERE name = $2 AND last_id < $1")
+        .bind(id)
+        .bind(table.name())
+        .execute(conn)
+        .await?;
+    Ok(())
+}

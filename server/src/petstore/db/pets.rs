@@ -1,0 +1,256 @@
+//! Pets. A pet is one row (photo URLs and tags as JSON columns: a pet is
+//! always read whole) plus its tag names in `pet_tags`, the index
+//! `findPetsByTags` searches.
+
+use std::collections::BTreeSet;
+
+use sqlx::{AnyConnection, FromRow};
+
+use super::{IdTable, new_id};
+use crate::petstore::model::{Category, Pet, PetStatus};
+use crate::storage::{Database, StoreError, placeholders};
+
+#[derive(Debug, FromRow)]
+struct PetRow {
+    id: i64,
+    name: String,
+    category_id: Option<i64>,
+    category_name: Option<String>,
+    photo_urls: String,
+    tags: String,
+    status: String,
+}
+
+const PET_COLUMNS: &str = "id, name, category_id, category_name, photo_urls, tags, status";
+
+impl TryFrom<PetRow> for Pet {
+    type Error = StoreError;
+
+    fn try_from(row: PetRow) -> Result<Self, StoreError> {
+        let corrupt = |what: &str| StoreError::corrupt(format!("pet {}: {what}", row.id));
+        let category = match (row.category_id, row.category_name) {
+            (None, None) => None,
+            (id, name) => Some(Category { id, name }),
+        };
+        Ok(Pet {
+            id: Some(row.id),
+            name: row.name,
+            category,
+            photo_urls: serde_json::from_str(&row.photo_urls).map_err(|_| corrupt("photo_urls"))?,
+            tags: serde_json::from_str(&row.tags).map_err(|_| corrupt("tags"))?,
+            status: Some(parse_status(&row.status)?),
+        })
+    }
+}
+
+fn parse_status(text: &str) -> Result<PetStatus, StoreError> {
+    PetStatus::parse(text).ok_or_else(|| StoreError::corrupt(format!("pet status {text:?}")))
+}
+
+/// One pet.
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<Pet>, StoreError> {
+    let row: Option<PetRow> =
+        sqlx::query_as(&format!("SELECT {PET_COLUMNS} FROM pets WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+    row.map(Pet::try_from).transpose()
+}
+
+/// The status of one pet, if it exists.
+pub async fn status(conn: &mut AnyConnection, id: i64) -> Result<Option<PetStatus>, StoreError> {
+    let status: Option<String> = sqlx::query_scalar("SELECT status FROM pets WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    status.as_deref().map(parse_status).transpose()
+}
+
+/// Sets a pet's status (nothing happens if the pet is gone).
+pub async fn set_status(
+    conn: &mut AnyConnection,
+    id: i64,
+    status: PetStatus,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE pets SET status = $1 WHERE id = $2")
+        .bind(status.as_str())
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Sets a pet's status to `to` if it is `available`, in one statement, so
+/// that of two orders racing for a pet only one wins. True if it was.
+pub async fn claim_available(
+    conn: &mut AnyConnection,
+    id: i64,
+    to: PetStatus,
+) -> Result<bool, StoreError> {
+    let claimed = sqlx::query("UPDATE pets SET status = $1 WHERE id = $2 AND status = $3")
+        .bind(to.as_str())
+        .bind(id)
+        .bind(PetStatus::Available.as_str())
+        .execute(conn)
+        .await?;
+    Ok(claimed.rows_affected() == 1)
+}
+
+/// The pets with any of these statuses, by id.
+pub async fn find_by_statuses(
+    db: &Database,
+    statuses: &BTreeSet<PetStatus>,
+) -> Result<Vec<Pet>, StoreError> {
+    let sql = format!(
+        "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
+        placeholders(statuses.len())
+    );
+    let mut query = sqlx::query_as::<_, PetRow>(&sql);
+    for status in statuses {
+        query = query.bind(status.as_str());
+    }
+    let rows = query.fetch_all(db.pool()).await?;
+    rows.into_iter().map(Pet::try_from).collect()
+}
+
+/// The pets that have any of these tags, each once, by id.
+pub async fn find_by_tags(db: &Database, names: &BTreeSet<&str>) -> Result<Vec<Pet>, StoreError> {
+    let sql = format!(
+        "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
+         (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
+        placeholders(names.len())
+    );
+    let mut query = sqlx::query_as::<_, PetRow>(&sql);
+    for name in names {
+        query = query.bind(*name);
+    }
+    let rows = query.fetch_all(db.pool()).await?;
+    rows.into_iter().map(Pet::try_from).collect()
+}
+
+/// How many pets have each status (statuses without pets are left out).
+pub async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, StoreError> {
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, COUNT(*) FROM pets GROUP BY status")
+            .fetch_all(db.pool())
+            .await?;
+    counts
+        .into_iter()
+        .map(|(status, count)| Ok((parse_status(&status)?, count)))
+        .collect()
+}
+
+/// Writes the fields of `pet` into the row `id` (which must exist) and
+/// re-indexes its tags.
+pub async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
+    let photo_urls = serde_json::to_string(&pet.photo_urls).map_err(StoreError::corrupt)?;
+    let tags = serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)?;
+    sqlx::query(
+        "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
+         tags = $5, status = $6 WHERE id = $7",
+    )
+    .bind(&pet.name)
+    .bind(pet.category.as_ref().and_then(|c| c.id))
+    .bind(pet.category.as_ref().and_then(|c| c.name.clone()))
+    .bind(photo_urls)
+    .bind(tags)
+    .bind(pet.status.unwrap_or(PetStatus::Available).as_str())
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM pet_tags WHERE pet_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
+    for name in names {
+        sqlx::query("INSERT INTO pet_tags (pet_id, name) VALUES ($1, $2)")
+            .bind(id)
+            .bind(name)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Stores a new pet with the id it asks for (which must be free) or one the
+/// server chooses; returns the id. A taken id is [`StoreError::Conflict`].
+pub async fn insert(
+    conn: &mut AnyConnection,
+    requested: Option<i64>,
+    pet: &Pet,
+) -> Result<i64, StoreError> {
+    let id = new_id(conn, IdTable::Pets, requested).await?;
+    sqlx::query(
+        "INSERT INTO pets (id, name, photo_urls, tags, status) VALUES ($1, '', '[]', '[]', $2)",
+    )
+    .bind(id)
+    .bind(PetStatus::Available.as_str())
+    .execute(&mut *conn)
+    .await?;
+    write(conn, id, pet).await?;
+    Ok(id)
+}
+
+/// Stores a new pet, or replaces the one with the id it asks for; returns
+/// the pet as stored (with its id).
+pub async fn insert_or_replace(
+    db: &Database,
+    requested: Option<i64>,
+    mut pet: Pet,
+) -> Result<Pet, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let existing = match requested {
+        Some(id) => status(tx.conn(), id).await?.map(|_| id),
+        None => None,
+    };
+    let id = match existing {
+        Some(id) => {
+            write(tx.conn(), id, &pet).await?;
+            id
+        }
+        None => insert(tx.conn(), requested, &pet).await?,
+    };
+    tx.commit().await?;
+    pet.id = Some(id);
+    Ok(pet)
+}
+
+/// Replaces the pet `id`; false if there is none.
+pub async fn replace(db: &Database, id: i64, pet: &Pet) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    if status(tx.conn(), id).await?.is_none() {
+        return Ok(false);
+    }
+    write(tx.conn(), id, pet).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Changes the pet `id` as `change` says, in one transaction; the pet as
+/// changed, or `None` if there is none.
+pub async fn update(
+    db: &Database,
+    id: i64,
+    change: impl FnOnce(&mut Pet),
+) -> Result<Option<Pet>, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let Some(mut pet) = get(tx.conn(), id).await? else {
+        return Ok(None);
+    };
+    change(&mut pet);
+    write(tx.conn(), id, &pet).await?;
+    tx.commit().await?;
+    Ok(Some(pet))
+}
+
+/// Deletes the pet `id` (its tags and images go with it); false if there is none.
+pub async fn delete(db: &Database, id: i64) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let deleted = sqlx::query("DELETE FROM pets WHERE id = $1")
+        .bind(id)
+        .execute(tx.conn())
+        .await?;
+    tx.commit().await?;
+    Ok(deleted.rows_affected() > 0)
+}

@@ -1,0 +1,153 @@
+//! Users (with their password hashes) and login sessions (only a token's
+//! SHA-256 is stored).
+
+use sqlx::{AnyConnection, FromRow};
+
+use super::{IdTable, new_id};
+use crate::petstore::model::{StoredUser, User};
+use crate::storage::{Database, StoreError};
+
+#[derive(Debug, FromRow)]
+struct UserRow {
+    id: i64,
+    username: String,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    email: Option<String>,
+    password_hash: Option<String>,
+    phone: Option<String>,
+    user_status: Option<i32>,
+}
+
+impl From<UserRow> for StoredUser {
+    fn from(row: UserRow) -> Self {
+        StoredUser {
+            id: row.id,
+            user: User {
+                id: Some(row.id),
+                username: row.username,
+                first_name: row.first_name,
+                last_name: row.last_name,
+                email: row.email,
+                password: None,
+                phone: row.phone,
+                user_status: row.user_status,
+            },
+            password_hash: row.password_hash,
+        }
+    }
+}
+
+/// The user named `username`.
+pub async fn get(db: &Database, username: &str) -> Result<Option<StoredUser>, StoreError> {
+    let row: Option<UserRow> = sqlx::query_as(
+        "SELECT id, username, first_name, last_name, email, password_hash, phone, user_status \
+         FROM users WHERE username = $1",
+    )
+    .bind(username)
+    .fetch_optional(db.pool())
+    .await?;
+    Ok(row.map(StoredUser::from))
+}
+
+/// Inserts a user (its password already hashed) with the id it asks for, or
+/// one the server chooses; returns the id. A taken username or id is
+/// [`StoreError::Conflict`].
+pub async fn insert(
+    conn: &mut AnyConnection,
+    requested: Option<i64>,
+    user: &User,
+    password_hash: Option<&str>,
+) -> Result<i64, StoreError> {
+    let id = new_id(conn, IdTable::Users, requested).await?;
+    sqlx::query(
+        "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id)
+    .bind(&user.username)
+    .bind(&user.first_name)
+    .bind(&user.last_name)
+    .bind(&user.email)
+    .bind(password_hash)
+    .bind(&user.phone)
+    .bind(user.user_status)
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// Replaces the user named `username` (a new username included); without a
+/// new hash the password stays. The user's id, or `None` if there is none.
+pub async fn replace(
+    db: &Database,
+    username: &str,
+    user: &User,
+    new_password_hash: Option<&str>,
+) -> Result<Option<i64>, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let updated: Option<i64> = sqlx::query_scalar(
+        "UPDATE users SET username = $1, first_name = $2, last_name = $3, email = $4, \
+         password_hash = COALESCE($5, password_hash), phone = $6, user_status = $7 \
+         WHERE username = $8 RETURNING id",
+    )
+    .bind(&user.username)
+    .bind(&user.first_name)
+    .bind(&user.last_name)
+    .bind(&user.email)
+    .bind(new_password_hash)
+    .bind(&user.phone)
+    .bind(user.user_status)
+    .bind(username)
+    .fetch_optional(tx.conn())
+    .await?;
+    tx.commit().await?;
+    Ok(updated)
+}
+
+/// Deletes the user named `username` (its sessions go with it); false if
+/// there is none.
+pub async fn delete(db: &Database, username: &str) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let deleted = sqlx::query("DELETE FROM users WHERE username = $1")
+        .bind(username)
+        .execute(tx.conn())
+        .await?;
+    tx.commit().await?;
+    Ok(deleted.rows_affected() > 0)
+}
+
+/// Starts a session for user `user_id` until `expires_at` (Unix seconds);
+/// expired sessions are swept at the same time.
+pub async fn create_session(
+    db: &Database,
+    token_hash: &str,
+    user_id: i64,
+    expires_at: i64,
+    now: i64,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query("DELETE FROM user_sessions WHERE expires_at < $1")
+        .bind(now)
+        .execute(tx.conn())
+        .await?;
+    sqlx::query("INSERT INTO user_sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(expires_at)
+        .execute(tx.conn())
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Ends the session whose token hashes to `token_hash`, if there is one.
+pub async fn end_session(db: &Database, token_hash: &str) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
+        .bind(token_hash)
+        .execute(tx.conn())
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,344 @@
+//! The pet store's domain: pets, orders and users, and the rules they keep.
+//! The types are also the JSON shapes of the contract (they derive
+//! `ToSchema`); the XML and form shapes are the handlers' business
+//! (`pet.rs`, `wire.rs`), the rows storage's (`db/`).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::error::Error;
+
+/// The largest id a client may choose: the largest integer JavaScript
+/// represents exactly, so that no client loses precision, and far enough
+/// from `i64::MAX` that the server's own id sequence never runs out.
+pub const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
+
+/// Longest pet, category and tag name accepted.
+const MAX_NAME_CHARS: usize = 255;
+
+/// A pet in the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(xml(name = "pet"))]
+pub struct Pet {
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[schema(min_length = 1, max_length = 255)]
+    pub name: String,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    #[schema(xml(name = "photoUrl", wrapped))]
+    pub photo_urls: Vec<String>,
+    #[schema(xml(wrapped))]
+    #[serde(default)]
+    pub tags: Vec<Tag>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PetStatus>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(xml(name = "category"))]
+pub struct Category {
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[schema(max_length = 255, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(xml(name = "tag"))]
+pub struct Tag {
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[schema(max_length = 255, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// pet status in the store
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PetStatus {
+    Available,
+    Pending,
+    Sold,
+}
+
+impl PetStatus {
+    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PetStatus::Available => "available",
+            PetStatus::Pending => "pending",
+            PetStatus::Sold => "sold",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<PetStatus> {
+        PetStatus::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+impl Pet {
+    /// The rules beyond the schema's types.
+    pub fn check_rules(&self) -> Result<(), Error> {
+        check_client_id(self.id)?;
+        check_pet_name("name", &self.name)?;
+        if let Some(Category {
+            name: Some(name), ..
+        }) = &self.category
+        {
+            check_length("category.name", name, MAX_NAME_CHARS)?;
+        }
+        for tag in &self.tags {
+            if let Some(name) = &tag.name {
+                check_length("tags[].name", name, MAX_NAME_CHARS)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A pet without a status is available.
+    pub fn with_default_status(mut self) -> Self {
+        self.status = Some(self.status.unwrap_or(PetStatus::Available));
+        self
+    }
+}
+
+/// A pet's name: not empty, at most 255 characters.
+pub fn check_pet_name(field: &str, name: &str) -> Result<(), Error> {
+    if name.is_empty() {
+        return Err(Error::validation(format!("{field} must not be empty")));
+    }
+    check_length(field, name, MAX_NAME_CHARS)
+}
+
+fn check_length(field: &str, value: &str, max: usize) -> Result<(), Error> {
+    if value.chars().count() > max {
+        return Err(Error::validation(format!(
+            "{field} must be at most {max} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// An id a client put in a body: absent or 0 (the server chooses), or
+/// positive up to [`MAX_CLIENT_ID`].
+pub fn check_client_id(id: Option<i64>) -> Result<(), Error> {
+    match id {
+        Some(id) if id < 0 => Err(Error::validation(
+            "id must be positive (or 0 or absent to let the server choose one)",
+        )),
+        Some(id) if id > MAX_CLIENT_ID => Err(Error::validation(format!(
+            "id must be at most {MAX_CLIENT_ID}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The id a client asked for, if any (0 means none).
+pub fn requested_id(id: Option<i64>) -> Option<i64> {
+    id.filter(|id| *id > 0)
+}
+
+/// A stored image of a pet.
+#[derive(Debug, Clone)]
+pub struct PetImage {
+    /// As sniffed from the bytes when it was uploaded.
+    pub content_type: String,
+    pub data: Vec<u8>,
+}
+
+/// A purchase order for a pet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename = "order", rename_all = "camelCase")]
+#[schema(xml(name = "order"))]
+pub struct Order {
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[schema(minimum = 1)]
+    pub pet_id: i64,
+    #[schema(minimum = 1, default = 1, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<i32>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ship_date: Option<DateTime<Utc>>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<OrderStatus>,
+    /// True once the order is delivered (derived from `status`; ignored on input).
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+}
+
+/// Order Status
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OrderStatus {
+    Placed,
+    Approved,
+    Delivered,
+}
+
+impl OrderStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::Placed => "placed",
+            OrderStatus::Approved => "approved",
+            OrderStatus::Delivered => "delivered",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<OrderStatus> {
+        [
+            OrderStatus::Placed,
+            OrderStatus::Approved,
+            OrderStatus::Delivered,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == value)
+    }
+
+    /// The status an order in this state gives its pet: `placed` and
+    /// `approved` make it `pending`, `delivered` makes it `sold`.
+    pub fn pet_status(self) -> PetStatus {
+        match self {
+            OrderStatus::Placed | OrderStatus::Approved => PetStatus::Pending,
+            OrderStatus::Delivered => PetStatus::Sold,
+        }
+    }
+
+    /// The status the pet of a deleted order in this state returns to: an
+    /// order that was not delivered releases its pet; a sold pet stays sold.
+    pub fn pet_status_once_deleted(self) -> Option<PetStatus> {
+        match self {
+            OrderStatus::Placed | OrderStatus::Approved => Some(PetStatus::Available),
+            OrderStatus::Delivered => None,
+        }
+    }
+}
+
+impl Order {
+    /// The rules beyond the schema's types.
+    pub fn check_rules(&self) -> Result<(), Error> {
+        check_client_id(self.id)?;
+        if self.pet_id < 1 {
+            return Err(Error::validation("petId must be a positive integer"));
+        }
+        if matches!(self.quantity, Some(q) if q < 1) {
+            return Err(Error::validation("quantity must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// What an order without them gets: status `placed`, quantity 1; and
+    /// `complete` as the status says.
+    pub fn with_defaults(mut self) -> Self {
+        let status = self.status.unwrap_or(OrderStatus::Placed);
+        self.status = Some(status);
+        self.quantity = Some(self.quantity.unwrap_or(1));
+        self.complete = Some(status == OrderStatus::Delivered);
+        self
+    }
+}
+
+/// Why an order cannot be placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderRefused {
+    /// No pet has that id.
+    NoSuchPet,
+    /// The pet is not `available`.
+    PetIs(PetStatus),
+}
+
+/// A user of the store. `password` is write-only: it is stored as an
+/// argon2id hash and never returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename = "user", rename_all = "camelCase")]
+#[schema(xml(name = "user"))]
+pub struct User {
+    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// that JavaScript represents exactly (at most 2^53 - 1).
+    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[schema(min_length = 1, max_length = 64)]
+    pub username: String,
+    #[schema(max_length = 255, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    #[schema(max_length = 255, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    #[schema(max_length = 255, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// Stored as an argon2id hash; never returned.
+    #[schema(max_length = 255, write_only, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    #[schema(max_length = 64, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    /// User Status
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_status: Option<i32>,
+}
+
+impl User {
+    /// The rules beyond the schema's types.
+    pub fn check_rules(&self) -> Result<(), Error> {
+        check_client_id(self.id)?;
+        if self.username.is_empty() {
+            return Err(Error::validation("username must not be empty"));
+        }
+        let limits = [
+            ("username", Some(&self.username), 64),
+            ("firstName", self.first_name.as_ref(), 255),
+            ("lastName", self.last_name.as_ref(), 255),
+            ("email", self.email.as_ref(), 255),
+            ("password", self.password.as_ref(), 255),
+            ("phone", self.phone.as_ref(), 64),
+        ];
+        for (field, value, max) in limits {
+            if let Some(value) = value {
+                check_length(field, value, max)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The user as the API shows it: with its id, without its password.
+    pub fn public(mut self, id: i64) -> Self {
+        self.id = Some(id);
+        self.password = None;
+        self
+    }
+}
+
+/// A user as stored: the public fields and the password's hash.
+#[derive(Debug, Clone)]
+pub struct StoredUser {
+    pub id: i64,
+    /// Without its password.
+    pub user: User,
+    pub password_hash: Option<String>,
+}

@@ -1,0 +1,153 @@
+//! Newsletter subscribers. Every change sets `updated_at`; the caller's
+//! transaction also holds the email the change sends.
+
+use sqlx::{AnyConnection, FromRow};
+
+use crate::clock;
+use crate::portfolio::model::{Subscriber, SubscriberStatus};
+use crate::storage::{Database, StoreError};
+
+#[derive(Debug, FromRow)]
+struct SubscriberRow {
+    id: i64,
+    email: String,
+    status: String,
+    unsubscribe_token: String,
+    confirm_expires_ms: Option<i64>,
+    last_emailed_at_ms: Option<i64>,
+}
+
+const SUBSCRIBER_COLUMNS: &str =
+    "id, email, status, unsubscribe_token, confirm_expires_ms, last_emailed_at_ms";
+
+impl TryFrom<SubscriberRow> for Subscriber {
+    type Error = StoreError;
+
+    fn try_from(row: SubscriberRow) -> Result<Self, StoreError> {
+        Ok(Subscriber {
+            status: SubscriberStatus::parse(&row.status).ok_or_else(|| {
+                StoreError::corrupt(format!("subscriber {}: status {:?}", row.id, row.status))
+            })?,
+            id: row.id,
+            email: row.email,
+            unsubscribe_token: row.unsubscribe_token,
+            confirm_expires_ms: row.confirm_expires_ms,
+            last_emailed_at_ms: row.last_emailed_at_ms,
+        })
+    }
+}
+
+async fn find_by(
+    conn: &mut AnyConnection,
+    column: &str,
+    value: &str,
+) -> Result<Option<Subscriber>, StoreError> {
+    let row: Option<SubscriberRow> = sqlx::query_as(&format!(
+        "SELECT {SUBSCRIBER_COLUMNS} FROM subscribers WHERE {column} = $1"
+    ))
+    .bind(value)
+    .fetch_optional(conn)
+    .await?;
+    row.map(Subscriber::try_from).transpose()
+}
+
+/// The subscriber with this (lower-case) address.
+pub async fn find_by_email(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> Result<Option<Subscriber>, StoreError> {
+    find_by(conn, "email", email).await
+}
+
+/// The subscriber a confirmation link was sent to.
+pub async fn find_by_confirm_token(
+    conn: &mut AnyConnection,
+    token: &str,
+) -> Result<Option<Subscriber>, StoreError> {
+    find_by(conn, "confirm_token", token).await
+}
+
+/// A new address, pending until [`mark_subscribed`] or
+/// [`await_confirmation`]; returns its id.
+pub async fn insert(
+    conn: &mut AnyConnection,
+    email: &str,
+    unsubscribe_token: &str,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO subscribers (email, status, unsubscribe_token, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $4) RETURNING id",
+    )
+    .bind(email)
+    .bind(SubscriberStatus::Pending.as_str())
+    .bind(unsubscribe_token)
+    .bind(clock::now_timestamp())
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Pending, waiting for the link with `confirm_token` until `expires_ms`;
+/// the confirmation email goes out now.
+pub async fn await_confirmation(
+    conn: &mut AnyConnection,
+    id: i64,
+    confirm_token: &str,
+    expires_ms: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE subscribers SET status = $1, confirm_token = $2, confirm_expires_ms = $3, \
+         last_emailed_at_ms = $4, updated_at = $5 WHERE id = $6",
+    )
+    .bind(SubscriberStatus::Pending.as_str())
+    .bind(confirm_token)
+    .bind(expires_ms)
+    .bind(clock::now_ms())
+    .bind(clock::now_timestamp())
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Subscribed (any confirmation link is used up); the welcome email goes
+/// out now.
+pub async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE subscribers SET status = $1, confirm_token = NULL, confirm_expires_ms = NULL, \
+         last_emailed_at_ms = $2, updated_at = $3 WHERE id = $4",
+    )
+    .bind(SubscriberStatus::Subscribed.as_str())
+    .bind(clock::now_ms())
+    .bind(clock::now_timestamp())
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Unsubscribes the address that has this unsubscribe token; false if none has.
+pub async fn unsubscribe(db: &Database, unsubscribe_token: &str) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let updated = sqlx::query(
+        "UPDATE subscribers SET status = $1, confirm_token = NULL, confirm_expires_ms = NULL, \
+         updated_at = $2 WHERE unsubscribe_token = $3",
+    )
+    .bind(SubscriberStatus::Unsubscribed.as_str())
+    .bind(clock::now_timestamp())
+    .bind(unsubscribe_token)
+    .execute(tx.conn())
+    .await?;
+    tx.commit().await?;
+    Ok(updated.rows_affected() > 0)
+}
+
+/// Everyone subscribed, in the order they came.
+pub async fn subscribed(conn: &mut AnyConnection) -> Result<Vec<Subscriber>, StoreError> {
+    let rows: Vec<SubscriberRow> = sqlx::query_as(&format!(
+        "SELECT {SUBSCRIBER_COLUMNS} FROM subscribers WHERE status = $1 ORDER BY id"
+    ))
+    .bind(SubscriberStatus::Subscribed.as_str())
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter().map(Subscriber::try_from).collect()
+}

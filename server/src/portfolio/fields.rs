@@ -1,0 +1,57 @@
+//! Checking a body's fields one by one, for a 422 that names every broken
+//! field (`details.fields`: field -> problem).
+
+use crate::error::Error;
+
+/// The problems found so far.
+#[derive(Debug, Default)]
+pub struct Fields(Vec<(String, String)>);
+
+impl Fields {
+    /// A text field: present if `required`, at most `max` characters.
+    pub fn text(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        required: bool,
+        max: usize,
+    ) -> Option<String> {
+        match value {
+            None | Some("") if required => {
+                self.problem(name, "required");
+                None
+            }
+            Some(text) if text.chars().count() > max => {
+                self.problem(name, &format!("at most {max} characters"));
+                None
+            }
+            other => other.map(str::to_owned),
+        }
+    }
+
+    /// An email address (RFC 5321 syntax, at most 254 characters).
+    pub fn email(&mut self, name: &str, value: Option<&str>, required: bool) -> Option<String> {
+        let text = self.text(name, value, required, 254)?;
+        match text.parse::<lettre::Address>() {
+            Ok(_) => Some(text),
+            Err(_) => {
+                self.problem(name, "not an email address");
+                None
+            }
+        }
+    }
+
+    /// Records a problem with a field.
+    pub fn problem(&mut self, name: &str, problem: &str) {
+        self.0.push((name.to_owned(), problem.to_owned()));
+    }
+
+    /// 422 if any field broke its rule.
+    pub fn check(self) -> Result<(), Error> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::invalid_fields(self.0))
+        }
+    }
+}

@@ -16,5 +16,15 @@
 //! # }
 //! ```
 
+pub mod builder;
 pub mod petstore;
 pub mod portfolio;
+
+/// The error body the server answered with (the pet store's `ApiResponse`,
+/// the portfolio's envelope), if it answered.
+pub fn error_body<E>(error: &progenitor_client::Error<E>) -> Option<&E> {
+    match error {
+        progenitor_client::Error::ErrorResponse(response) => Some(response.as_ref()),
+        _ => None,
+    }
+}

@@ -1,9 +1,20 @@
 //! The error responses every operation of a service shares, added to the
-//! document the annotations produce in one place (both services use it).
+//! document the annotations produce in one place (both services use it), so
+//! that each handler's annotation lists only the statuses particular to it.
 
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr};
+
+/// Any operation can fail on the server's side.
+pub const SERVER_FAULT: (&str, &str) = (
+    "500",
+    "Something went wrong on the server; the message carries no internals.",
+);
+
+/// Any operation that reads a body can be sent too much.
+pub const TOO_LARGE: (&str, &str) = ("413", "The body is larger than the server accepts.");
 
 /// What a service's errors look like and when they happen.
 #[derive(Debug)]
@@ -12,51 +23,64 @@ pub struct ErrorResponses<'a> {
     pub always: &'a [(&'a str, &'a str)],
     /// Statuses any operation that reads a body can answer.
     pub with_body: &'a [(&'a str, &'a str)],
-    /// The media types of an error body; each carries `schema`.
+    /// The media types of an error body.
     pub media_types: &'a [&'a str],
-    /// The name of the error body's schema component.
-    pub schema: &'a str,
+    /// The error body's schema component: its name and schema.
+    pub schema: (&'a str, fn() -> RefOr<Schema>),
 }
 
 impl ErrorResponses<'_> {
-    /// Adds the shared statuses to every operation, and the error body to
-    /// every 4xx/5xx response that has none.
+    /// Adds the error body's schema, the shared statuses to every operation,
+    /// and the error body to every 4xx/5xx response that has none.
     pub fn apply(&self, openapi: &mut OpenApi) {
-        for item in openapi.paths.paths.values_mut() {
-            let operations: [&mut Option<Operation>; 5] = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
-            for operation in operations.into_iter().flatten() {
-                let with_body = if operation.request_body.is_some() {
-                    self.with_body
-                } else {
-                    &[]
-                };
-                let responses = &mut operation.responses.responses;
-                for (status, description) in self.always.iter().chain(with_body) {
-                    responses.entry((*status).to_owned()).or_insert_with(|| {
-                        RefOr::T(ResponseBuilder::new().description(*description).build())
-                    });
-                }
-                for (status, response) in responses.iter_mut() {
-                    let is_error = status.starts_with('4') || status.starts_with('5');
-                    if let (true, RefOr::T(response)) = (is_error, response)
-                        && response.content.is_empty()
-                    {
-                        for media_type in self.media_types {
-                            let schema = RefOr::Ref(Ref::from_schema_name(self.schema));
-                            response.content.insert(
-                                (*media_type).to_owned(),
-                                RefOr::T(Content::new(Some(schema))),
-                            );
-                        }
+        let (schema_name, schema) = self.schema;
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .schemas
+            .entry(schema_name.to_owned())
+            .or_insert_with(schema);
+        for operation in operations_mut(openapi) {
+            let with_body = if operation.request_body.is_some() {
+                self.with_body
+            } else {
+                &[]
+            };
+            let responses = &mut operation.responses.responses;
+            for (status, description) in self.always.iter().chain(with_body) {
+                responses.entry((*status).to_owned()).or_insert_with(|| {
+                    RefOr::T(ResponseBuilder::new().description(*description).build())
+                });
+            }
+            for (status, response) in responses.iter_mut() {
+                let is_error = status.starts_with('4') || status.starts_with('5');
+                if let (true, RefOr::T(response)) = (is_error, response)
+                    && response.content.is_empty()
+                {
+                    for media_type in self.media_types {
+                        let schema = RefOr::Ref(Ref::from_schema_name(schema_name));
+                        response.content.insert(
+                            (*media_type).to_owned(),
+                            RefOr::T(Content::new(Some(schema))),
+                        );
                     }
                 }
             }
         }
     }
+}
+
+/// Every operation of the document.
+pub fn operations_mut(openapi: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
+    openapi.paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+    })
 }

@@ -148,10 +148,6 @@ pub fn write_all(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-const METHODS: [&str; 8] = [
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
-
 /// The part of a document that progenitor generates a client from.
 pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
     let mut profile = document.clone();
@@ -159,7 +155,7 @@ pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
     let mut problems = Vec::new();
     if let Some(paths) = profile.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
-            for method in METHODS {
+            for method in crate::METHODS {
                 let Some(op) = item.get_mut(method) else {
                     continue;
                 };

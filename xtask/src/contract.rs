@@ -12,10 +12,6 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
-const METHODS: [&str; 8] = [
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
-
 /// One difference between the two documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drift {
@@ -57,7 +53,7 @@ pub fn canonical(doc: &Value) -> Value {
     if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
         for (path, item) in paths {
             let shared_params = item.get("parameters").cloned().unwrap_or(json!([]));
-            for method in METHODS {
+            for method in crate::METHODS {
                 if let Some(op) = item.get(method) {
                     operations.insert(
                         format!("{method} {path}"),
@@ -69,26 +65,25 @@ pub fn canonical(doc: &Value) -> Value {
     }
     out.insert("operations".into(), Value::Object(operations));
     let components = doc.get("components");
-    let mut schemas = Map::new();
-    if let Some(all) = components
-        .and_then(|c| c.get("schemas"))
-        .and_then(Value::as_object)
-    {
-        for (name, schema) in all {
-            schemas.insert(name.clone(), canonical_schema(schema));
-        }
-    }
-    out.insert("schemas".into(), Value::Object(schemas));
-    let mut security_schemes = Map::new();
-    if let Some(all) = components
-        .and_then(|c| c.get("securitySchemes"))
-        .and_then(Value::as_object)
-    {
-        for (name, scheme) in all {
-            security_schemes.insert(name.clone(), strip_prose(scheme));
-        }
-    }
-    out.insert("securitySchemes".into(), Value::Object(security_schemes));
+    let canonical_components = |kind: &str, canonical: fn(&Value) -> Value| {
+        let all = components
+            .and_then(|c| c.get(kind))
+            .and_then(Value::as_object);
+        let canonical: Map<String, Value> = all
+            .into_iter()
+            .flatten()
+            .map(|(name, item)| (name.clone(), canonical(item)))
+            .collect();
+        Value::Object(canonical)
+    };
+    out.insert(
+        "schemas".into(),
+        canonical_components("schemas", canonical_schema),
+    );
+    out.insert(
+        "securitySchemes".into(),
+        canonical_components("securitySchemes", strip_prose),
+    );
     out.insert(
         "security".into(),
         canonical_security(doc.get("security").unwrap_or(&Value::Null)),

@@ -2,11 +2,17 @@
 
 pub mod codegen;
 pub mod contract;
+pub mod layers;
 
 use std::path::Path;
 
 use anyhow::Context as _;
 use serde_json::Value;
+
+/// The HTTP methods an OpenAPI path item may hold operations for.
+pub const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
 
 /// A service whose hand-written document and code are compared.
 #[derive(Debug, Clone, Copy)]

@@ -21,7 +21,8 @@ enum Command {
         check: bool,
     },
     /// Compare each hand-written document with the one the code's annotations
-    /// produce, and print every difference.
+    /// produce, and print every difference; and check that the server writes
+    /// SQL only in its storage modules.
     Check,
     /// Print the document the code's annotations produce (OpenAPI 3.1, JSON),
     /// for looking into a drift.
@@ -59,7 +60,14 @@ fn main() -> ExitCode {
 }
 
 fn check_all(root: &std::path::Path) -> anyhow::Result<bool> {
-    let mut clean = true;
+    let misplaced = xtask::layers::sql_outside_storage(root)?;
+    let mut clean = misplaced.is_empty();
+    if clean {
+        println!("SQL is only in the storage modules");
+    }
+    for place in misplaced {
+        eprintln!("{place}");
+    }
     for service in SERVICES {
         let drifts = check_service(root, service)?;
         if drifts.is_empty() {

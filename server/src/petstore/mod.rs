@@ -29,6 +29,7 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE};
 use crate::storage::Database;
 
 /// What every pet store handler can reach.
@@ -96,38 +97,28 @@ impl Modify for SecuritySchemes {
 /// Every pet store error is an `ApiResponse` in JSON or XML (the error
 /// middleware sees to it); any operation can answer 406 (an `Accept` it
 /// cannot meet), 500 or 503 (the request timeout), and any that reads a body
-/// 413 and 415. Handlers list only the statuses particular to them; this adds
-/// the rest and the error bodies, in one place.
-struct ErrorResponses;
-
-impl Modify for ErrorResponses {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components
-            .schemas
-            .entry("ApiResponse".to_owned())
-            .or_insert_with(<wire::ApiResponse as utoipa::PartialSchema>::schema);
-        crate::openapi_errors::ErrorResponses {
-            always: &[
-                ("406", "The `Accept` header allows neither JSON nor XML."),
-                (
-                    "500",
-                    "Something went wrong on the server; the message carries no internals.",
-                ),
-                ("503", "The request took longer than the server allows."),
-            ],
-            with_body: &[
-                ("413", "The body is larger than the server accepts."),
-                (
-                    "415",
-                    "The body's media type is not one the operation reads.",
-                ),
-            ],
-            media_types: &["application/json", "application/xml"],
-            schema: "ApiResponse",
-        }
-        .apply(openapi);
+/// 413 and 415.
+fn document_errors(openapi: &mut OpenApiDoc) {
+    ErrorResponses {
+        always: &[
+            ("406", "The `Accept` header allows neither JSON nor XML."),
+            SERVER_FAULT,
+            ("503", "The request took longer than the server allows."),
+        ],
+        with_body: &[
+            TOO_LARGE,
+            (
+                "415",
+                "The body's media type is not one the operation reads.",
+            ),
+        ],
+        media_types: &["application/json", "application/xml"],
+        schema: (
+            "ApiResponse",
+            <wire::ApiResponse as utoipa::PartialSchema>::schema,
+        ),
     }
+    .apply(openapi);
 }
 
 /// The pet store's routes and their documentation, before state is given.
@@ -163,6 +154,6 @@ pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
     // After the routes: it works on every operation.
-    ErrorResponses.modify(&mut doc);
+    document_errors(&mut doc);
     doc
 }

@@ -34,6 +34,7 @@ use utoipa_axum::routes;
 
 use crate::config::{MailConfig, PortfolioConfig};
 use crate::mail::Mailer;
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE};
 use crate::storage::Database;
 use auth::ApiKeys;
 
@@ -108,35 +109,18 @@ impl Modify for SecuritySchemes {
 
 /// Every portfolio error is the envelope (the error middleware sees to it);
 /// any operation can answer 500 and 503 (the request timeout), and any
-/// that reads a body 413 and 415. Handlers list the statuses particular to
-/// them; this adds the rest and the bodies.
-struct ErrorResponses;
-
-impl Modify for ErrorResponses {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components
-            .schemas
-            .entry("ErrorBody".to_owned())
-            .or_insert_with(<error::ErrorBody as utoipa::PartialSchema>::schema);
-        crate::openapi_errors::ErrorResponses {
-            always: &[
-                (
-                    "500",
-                    "Something went wrong on the server; the message carries no internals.",
-                ),
-                ("503", "The service cannot answer now."),
-            ],
-            with_body: &[
-                ("413", "The body is larger than the server accepts."),
-                ("415", "The body is not application/json."),
-            ],
-            media_types: &["application/json"],
-            schema: "ErrorBody",
-        }
-        .apply(openapi);
-        rate_limit::document(openapi);
+/// that reads a body 413 and 415.
+fn document_errors(openapi: &mut OpenApiDoc) {
+    ErrorResponses {
+        always: &[SERVER_FAULT, ("503", "The service cannot answer now.")],
+        with_body: &[TOO_LARGE, ("415", "The body is not application/json.")],
+        media_types: &["application/json"],
+        schema: (
+            "ErrorBody",
+            <error::ErrorBody as utoipa::PartialSchema>::schema,
+        ),
     }
+    .apply(openapi);
 }
 
 /// The portfolio's routes and their documentation, before state is given.
@@ -217,6 +201,8 @@ fn deprecated_alias(
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
-    ErrorResponses.modify(&mut doc);
+    // After the routes: they work on every operation.
+    document_errors(&mut doc);
+    rate_limit::document(&mut doc);
     doc
 }

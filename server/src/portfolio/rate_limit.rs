@@ -209,48 +209,36 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
             ),
         ),
     ];
-    for item in openapi.paths.paths.values_mut() {
-        for operation in [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let responses = &mut operation.responses.responses;
-            responses.entry("429".to_owned()).or_insert_with(|| {
-                let schema = utoipa::openapi::RefOr::Ref(utoipa::openapi::Ref::from_schema_name(
-                    "ErrorBody",
-                ));
-                utoipa::openapi::RefOr::T(
-                    utoipa::openapi::response::ResponseBuilder::new()
-                        .description("Over the rate limit; retry after `Retry-After` seconds.")
-                        .content(
-                            "application/json",
-                            utoipa::openapi::Content::new(Some(schema)),
-                        )
-                        .build(),
-                )
-            });
-            for (status, response) in responses.iter_mut() {
-                if let utoipa::openapi::RefOr::T(response) = response {
-                    for (name, header) in &common {
-                        response
-                            .headers
-                            .entry((*name).to_owned())
-                            .or_insert_with(|| header.clone());
-                    }
-                    if status == "429" {
-                        response
-                            .headers
-                            .entry("Retry-After".to_owned())
-                            .or_insert_with(|| {
-                                header(Type::Integer, Some(Int32), "Seconds until the window ends.")
-                            });
-                    }
+    for operation in crate::openapi_errors::operations_mut(openapi) {
+        let responses = &mut operation.responses.responses;
+        responses.entry("429".to_owned()).or_insert_with(|| {
+            let schema =
+                utoipa::openapi::RefOr::Ref(utoipa::openapi::Ref::from_schema_name("ErrorBody"));
+            utoipa::openapi::RefOr::T(
+                utoipa::openapi::response::ResponseBuilder::new()
+                    .description("Over the rate limit; retry after `Retry-After` seconds.")
+                    .content(
+                        "application/json",
+                        utoipa::openapi::Content::new(Some(schema)),
+                    )
+                    .build(),
+            )
+        });
+        for (status, response) in responses.iter_mut() {
+            if let utoipa::openapi::RefOr::T(response) = response {
+                for (name, header) in &common {
+                    response
+                        .headers
+                        .entry((*name).to_owned())
+                        .or_insert_with(|| header.clone());
+                }
+                if status == "429" {
+                    response
+                        .headers
+                        .entry("Retry-After".to_owned())
+                        .or_insert_with(|| {
+                            header(Type::Integer, Some(Int32), "Seconds until the window ends.")
+                        });
                 }
             }
         }

@@ -19,17 +19,17 @@ pub mod wire;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Flow, HttpAuthScheme, HttpBuilder, Implicit, OAuth2, Scopes,
     SecurityScheme,
 };
+use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE};
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, operations_mut};
 use crate::storage::Database;
 
 /// What every pet store handler can reach.
@@ -55,7 +55,7 @@ pub struct PetstoreState {
         (name = "store", description = "Access to Petstore orders"),
         (name = "user", description = "Operations about user"),
     ),
-    components(schemas(model::PetStatus, model::OrderStatus, model::Category, model::Tag, pet_image::ImageUploadForm)),
+    components(schemas(model::PetStatus, model::OrderStatus, model::Category, model::Tag, pet::PetForm, pet_image::ImageUploadForm)),
     modifiers(&SecuritySchemes),
 )]
 pub struct PetstoreDoc;
@@ -91,6 +91,50 @@ impl Modify for SecuritySchemes {
                     .build(),
             ),
         );
+    }
+}
+
+/// The formats beyond JSON. The annotations give a body's and an answer's
+/// JSON face; the others follow from the code, so the document cannot
+/// promise what the handlers do not do: a body comes in the formats its type
+/// reads ([`wire::WireBody::FORMATS`], a pet's form being `PetForm`), and an
+/// answer in JSON or XML as negotiated ([`wire::Reply`]), but getInventory's,
+/// which is JSON only.
+fn document_formats(openapi: &mut OpenApiDoc) {
+    use wire::{BodyFormat, WireBody as _};
+    let bodies: [(&str, &[BodyFormat], &str); 3] = [
+        ("Pet", model::Pet::FORMATS, "PetForm"),
+        ("Order", model::Order::FORMATS, "Order"),
+        ("User", model::User::FORMATS, "User"),
+    ];
+    let schema = |name: &str| RefOr::T(Content::new(Some(RefOr::Ref(Ref::from_schema_name(name)))));
+    for operation in operations_mut(openapi) {
+        if let Some(RefOr::T(body)) = operation.request_body.as_mut()
+            && let Some(json) = body.content.get("application/json").cloned()
+            && let Some((_, formats, form)) = bodies.iter().find(|(name, ..)| {
+                matches!(&json, RefOr::T(Content { schema: Some(RefOr::Ref(r)), .. })
+                    if r.ref_location.ends_with(&format!("/{name}")))
+            })
+        {
+            if formats.contains(&BodyFormat::Xml) {
+                body.content
+                    .insert("application/xml".to_owned(), json.clone());
+            }
+            if formats.contains(&BodyFormat::Form) {
+                body.content
+                    .insert("application/x-www-form-urlencoded".to_owned(), schema(form));
+            }
+        }
+        if operation.operation_id.as_deref() == Some("getInventory") {
+            continue;
+        }
+        for (status, response) in &mut operation.responses.responses {
+            if let (true, RefOr::T(response)) = (status.starts_with('2'), response)
+                && let Some(json) = response.content.get("application/json").cloned()
+            {
+                response.content.insert("application/xml".to_owned(), json);
+            }
+        }
     }
 }
 
@@ -153,7 +197,8 @@ pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 /// The pet store's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
-    // After the routes: it works on every operation.
+    // After the routes: they work on every operation.
+    document_formats(&mut doc);
     document_errors(&mut doc);
     doc
 }

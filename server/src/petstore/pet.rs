@@ -13,7 +13,7 @@ use super::PetstoreState;
 use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
 use super::wire::{
-    Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, parse_form, parse_json,
+    ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, parse_form,
     parse_xml, positive_id, xml_document,
 };
 use crate::error::{Error, OnConflict as _};
@@ -149,11 +149,7 @@ impl TryFrom<PetForm> for Pet {
 }
 
 impl WireBody for Pet {
-    const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
-
-    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
-        parse_json(bytes)
-    }
+    const FORMATS: &'static [BodyFormat] = ALL_FORMATS;
 
     fn from_xml(text: &str) -> Result<Self, Error> {
         parse_xml::<PetXml, Pet>(text)
@@ -180,17 +176,9 @@ fn not_found(id: i64) -> Error {
     path = "/pet",
     operation_id = "addPet",
     tag = "pet",
-    request_body(
-        description = "Create a new pet in the store",
-        content(
-            (Pet = "application/json"),
-            (Pet = "application/xml"),
-            (PetForm = "application/x-www-form-urlencoded"),
-        ),
-    ),
+    request_body(content = Pet, description = "Create a new pet in the store"),
     responses(
-        (status = 200, description = "Successful operation",
-            content((Pet = "application/json"), (Pet = "application/xml"))),
+        (status = 200, description = "Successful operation", body = Pet),
         (status = 400, description = "Invalid input"),
         (status = 422, description = "Validation exception"),
     ),
@@ -218,17 +206,9 @@ pub async fn add_pet(
     path = "/pet",
     operation_id = "updatePet",
     tag = "pet",
-    request_body(
-        description = "Update an existent pet in the store",
-        content(
-            (Pet = "application/json"),
-            (Pet = "application/xml"),
-            (PetForm = "application/x-www-form-urlencoded"),
-        ),
-    ),
+    request_body(content = Pet, description = "Update an existent pet in the store"),
     responses(
-        (status = 200, description = "Successful operation",
-            content((Pet = "application/json"), (Pet = "application/xml"))),
+        (status = 200, description = "Successful operation", body = Pet),
         (status = 400, description = "Invalid ID supplied"),
         (status = 404, description = "Pet not found"),
         (status = 422, description = "Validation exception"),
@@ -281,8 +261,7 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
             description = "Status values that need to be considered for filter"),
     ),
     responses(
-        (status = 200, description = "successful operation",
-            content((Vec<Pet> = "application/json"), (Vec<Pet> = "application/xml"))),
+        (status = 200, description = "successful operation", body = Vec<Pet>),
         (status = 400, description = "Invalid status value"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
@@ -318,8 +297,7 @@ pub async fn find_pets_by_status(
         ("tags" = Vec<String>, Query, style = Form, explode, description = "Tags to filter by"),
     ),
     responses(
-        (status = 200, description = "successful operation",
-            content((Vec<Pet> = "application/json"), (Vec<Pet> = "application/xml"))),
+        (status = 200, description = "successful operation", body = Vec<Pet>),
         (status = 400, description = "Invalid tag value"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
@@ -348,8 +326,7 @@ pub async fn find_pets_by_tags(
     tag = "pet",
     params(("petId" = i64, Path, minimum = 1, description = "ID of pet to return")),
     responses(
-        (status = 200, description = "successful operation",
-            content((Pet = "application/json"), (Pet = "application/xml"))),
+        (status = 200, description = "successful operation", body = Pet),
         (status = 400, description = "Invalid ID supplied"),
         (status = 404, description = "Pet not found"),
     ),
@@ -369,7 +346,7 @@ pub async fn get_pet_by_id(
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name
 /// (refused), not a missing one.
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 pub struct PetUpdateForm {
     #[schema(min_length = 1, max_length = 255, nullable = false)]
     #[serde(default, deserialize_with = "keep_empty")]
@@ -380,10 +357,6 @@ pub struct PetUpdateForm {
 
 impl WireBody for PetUpdateForm {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Form];
-
-    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
-        parse_form::<PetUpdateForm, PetUpdateForm>(bytes)
-    }
 }
 
 /// Updates a pet in the store with form data.
@@ -400,8 +373,7 @@ impl WireBody for PetUpdateForm {
     ),
     request_body(content((Option<PetUpdateForm> = "application/x-www-form-urlencoded"))),
     responses(
-        (status = 200, description = "successful operation",
-            content((Pet = "application/json"), (Pet = "application/xml"))),
+        (status = 200, description = "successful operation", body = Pet),
         (status = 400, description = "Invalid input"),
         (status = 404, description = "Pet not found"),
         (status = 422, description = "Validation exception"),

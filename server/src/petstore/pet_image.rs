@@ -123,7 +123,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     responses(
         (status = 200, description = "successful operation; `message` names the URL of the stored image",
             headers(("Location" = String, description = "URL of the stored image")),
-            content((ApiResponse = "application/json"), (ApiResponse = "application/xml"))),
+            content((ApiResponse = "application/json"))),
         (status = 400, description = "No file uploaded"),
         (status = 404, description = "Pet not found"),
         (status = 413, description = "The image is larger than the server accepts"),

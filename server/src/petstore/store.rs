@@ -15,32 +15,15 @@ use super::PetstoreState;
 use super::db;
 use super::model::{Order, OrderRefused, PetStatus, requested_id};
 use super::wire::{
-    Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, parse_form, parse_json, parse_xml,
-    positive_id, xml_document,
+    ALL_FORMATS, Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, positive_id,
 };
 use crate::error::{Error, OnConflict as _};
 use crate::extract::Path;
 
-impl ToXml for Order {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
-        xml_document(self)
-    }
-}
+impl ToXml for Order {}
 
 impl WireBody for Order {
-    const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
-
-    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
-        parse_json(bytes)
-    }
-
-    fn from_xml(text: &str) -> Result<Self, Error> {
-        parse_xml::<Order, Order>(text)
-    }
-
-    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
-        parse_form::<Order, Order>(bytes)
-    }
+    const FORMATS: &'static [BodyFormat] = ALL_FORMATS;
 
     fn validate(&self) -> Result<(), Error> {
         self.check_rules()
@@ -87,14 +70,9 @@ pub async fn get_inventory(
     path = "/store/order",
     operation_id = "placeOrder",
     tag = "store",
-    request_body(content(
-        (Order = "application/json"),
-        (Order = "application/xml"),
-        (Order = "application/x-www-form-urlencoded"),
-    )),
+    request_body = Order,
     responses(
-        (status = 200, description = "successful operation",
-            content((Order = "application/json"), (Order = "application/xml"))),
+        (status = 200, description = "successful operation", body = Order),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "An order with this id exists"),
         (status = 422, description = "Validation exception, or the pet is not available"),
@@ -131,8 +109,7 @@ pub async fn place_order(
     tag = "store",
     params(("orderId" = i64, Path, minimum = 1, description = "ID of order that needs to be fetched")),
     responses(
-        (status = 200, description = "successful operation",
-            content((Order = "application/json"), (Order = "application/xml"))),
+        (status = 200, description = "successful operation", body = Order),
         (status = 400, description = "Invalid ID supplied"),
         (status = 404, description = "Order not found"),
     ),

@@ -9,34 +9,15 @@ use utoipa::ToSchema;
 use super::PetstoreState;
 use super::db;
 use super::model::{User, requested_id};
-use super::wire::{
-    Body, BodyFormat, Format, Reply, ToXml, WireBody, parse_form, parse_json, parse_xml,
-    xml_document,
-};
+use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
 use crate::error::{Error, OnConflict as _};
 use crate::extract::{Path, Query, keep_empty};
 use crate::{clock, password, secret};
 
-impl ToXml for User {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
-        xml_document(self)
-    }
-}
+impl ToXml for User {}
 
 impl WireBody for User {
-    const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
-
-    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
-        parse_json(bytes)
-    }
-
-    fn from_xml(text: &str) -> Result<Self, Error> {
-        parse_xml::<User, User>(text)
-    }
-
-    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
-        parse_form::<User, User>(bytes)
-    }
+    const FORMATS: &'static [BodyFormat] = ALL_FORMATS;
 
     fn validate(&self) -> Result<(), Error> {
         self.check_rules()
@@ -44,16 +25,13 @@ impl WireBody for User {
 }
 
 /// The body of createUsersWithListInput: JSON only, at least one user.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(transparent)]
 #[schema(min_items = 1)]
 pub struct UserList(Vec<User>);
 
 impl WireBody for UserList {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json];
-
-    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
-        parse_json(bytes).map(UserList)
-    }
 
     fn validate(&self) -> Result<(), Error> {
         if self.0.is_empty() {
@@ -96,17 +74,9 @@ fn username_taken(user: &User) -> Error {
     path = "/user",
     operation_id = "createUser",
     tag = "user",
-    request_body(
-        description = "Created user object",
-        content(
-            (User = "application/json"),
-            (User = "application/xml"),
-            (User = "application/x-www-form-urlencoded"),
-        ),
-    ),
+    request_body(content = User, description = "Created user object"),
     responses(
-        (status = 200, description = "successful operation",
-            content((User = "application/json"), (User = "application/xml"))),
+        (status = 200, description = "successful operation", body = User),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "The username is taken"),
         (status = 422, description = "Validation exception"),
@@ -134,8 +104,7 @@ pub async fn create_user(
     tag = "user",
     request_body(content((inline(UserList) = "application/json"))),
     responses(
-        (status = 200, description = "Successful operation",
-            content((User = "application/json"), (User = "application/xml"))),
+        (status = 200, description = "Successful operation", body = User),
         (status = 400, description = "Invalid input"),
         (status = 409, description = "A username is taken or repeated"),
         (status = 422, description = "Validation exception"),
@@ -209,7 +178,7 @@ impl ToXml for SessionToken {
                 ("X-Rate-Limit" = i32, description = "calls per hour allowed by the user"),
                 ("X-Expires-After" = chrono::DateTime<chrono::Utc>, description = "date in UTC when token expires"),
             ),
-            content((String = "application/json"), (String = "application/xml"))),
+            content((String = "application/json"))),
         (status = 400, description = "Invalid username/password supplied"),
     ),
 )]
@@ -293,8 +262,7 @@ pub async fn logout_user(
     tag = "user",
     params(("username" = String, Path, description = "The name that needs to be fetched. Use user1 for testing")),
     responses(
-        (status = 200, description = "successful operation",
-            content((User = "application/json"), (User = "application/xml"))),
+        (status = 200, description = "successful operation", body = User),
         (status = 400, description = "Invalid username supplied"),
         (status = 404, description = "User not found"),
     ),
@@ -317,17 +285,9 @@ pub async fn get_user_by_name(
     operation_id = "updateUser",
     tag = "user",
     params(("username" = String, Path, description = "name that need to be updated")),
-    request_body(
-        description = "Update an existent user in the store",
-        content(
-            (User = "application/json"),
-            (User = "application/xml"),
-            (User = "application/x-www-form-urlencoded"),
-        ),
-    ),
+    request_body(content = User, description = "Update an existent user in the store"),
     responses(
-        (status = 200, description = "successful operation",
-            content((User = "application/json"), (User = "application/xml"))),
+        (status = 200, description = "successful operation", body = User),
         (status = 400, description = "bad request"),
         (status = 404, description = "user not found"),
         (status = 409, description = "The new username is taken"),

@@ -145,14 +145,17 @@ fn not_acceptable() -> Error {
     )
 }
 
-/// Types the pet store can write as XML. Each has its own XML shape (wrapped
-/// lists, singular item names) and so its own XML struct.
-pub trait ToXml {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError>;
+/// Types the pet store can write as XML. By default a type's serde shape is
+/// its XML shape; a type with wrapped lists or singular item names (a pet)
+/// writes its own XML struct instead.
+pub trait ToXml: Serialize {
+    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
+        xml_document(self)
+    }
 }
 
 /// Serialises a value whose serde shape already is the XML shape.
-pub fn xml_document<T: Serialize>(value: &T) -> Result<String, quick_xml::SeError> {
+pub fn xml_document<T: Serialize + ?Sized>(value: &T) -> Result<String, quick_xml::SeError> {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
     let mut serializer = quick_xml::se::Serializer::new(&mut xml);
     serializer.expand_empty_elements(false);
@@ -160,11 +163,7 @@ pub fn xml_document<T: Serialize>(value: &T) -> Result<String, quick_xml::SeErro
     Ok(xml)
 }
 
-impl ToXml for ApiResponse {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
-        xml_document(self)
-    }
-}
+impl ToXml for ApiResponse {}
 
 /// A successful answer in the negotiated format.
 #[derive(Debug)]
@@ -232,22 +231,24 @@ impl BodyFormat {
 }
 
 /// A request body type: how it is read in each media type it accepts, and the
-/// rules it must keep once read.
-pub trait WireBody: Sized {
+/// rules it must keep once read. By default the type's serde shape is its
+/// shape in every format; a type with another XML or form shape reads that
+/// shape and converts it.
+pub trait WireBody: Sized + DeserializeOwned + Serialize {
     /// The media types this body may come in, in the order the document
     /// lists them; only their readers are called.
     const FORMATS: &'static [BodyFormat];
 
-    fn from_json(_bytes: &[u8]) -> Result<Self, Error> {
-        Err(unsupported_body(Self::FORMATS))
+    fn from_json(bytes: &[u8]) -> Result<Self, Error> {
+        parse_json(bytes)
     }
 
-    fn from_xml(_text: &str) -> Result<Self, Error> {
-        Err(unsupported_body(Self::FORMATS))
+    fn from_xml(text: &str) -> Result<Self, Error> {
+        parse_xml::<Self, Self>(text)
     }
 
-    fn from_form(_bytes: &[u8]) -> Result<Self, Error> {
-        Err(unsupported_body(Self::FORMATS))
+    fn from_form(bytes: &[u8]) -> Result<Self, Error> {
+        parse_form::<Self, Self>(bytes)
     }
 
     /// Rules beyond the types (lengths, minimums): a 422 names the first broken one.
@@ -344,6 +345,9 @@ fn read_body<T: WireBody>(format: BodyFormat, bytes: &[u8]) -> Result<T, Error> 
     value.validate()?;
     Ok(value)
 }
+
+/// Every format the pet store reads.
+pub const ALL_FORMATS: &[BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
 
 /// Checks that an id taken from a path is a positive number.
 pub fn positive_id(what: &str, id: i64) -> Result<i64, Error> {

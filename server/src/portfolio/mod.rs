@@ -148,27 +148,31 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(health::get_health))
         .routes(routes!(health::get_readiness));
     // The paths the catalogue lists without `/api`.
-    let router = deprecated_alias(
-        router,
-        "/newsletter",
-        "/api/newsletter",
-        "subscribeNewsletterAlias",
-        axum::routing::post(newsletter::subscribe_newsletter),
-    );
-    let router = deprecated_alias(
-        router,
-        "/social-publish",
-        "/api/social-publish",
-        "socialPublishAlias",
-        axum::routing::post(social::social_publish),
-    );
-    deprecated_alias(
-        router,
-        "/notify-subscribers",
-        "/api/notify-subscribers",
-        "notifySubscribersAlias",
-        axum::routing::post(notify::notify_subscribers),
-    )
+    let aliases = [
+        (
+            "/newsletter",
+            "/api/newsletter",
+            "subscribeNewsletterAlias",
+            axum::routing::post(newsletter::subscribe_newsletter),
+        ),
+        (
+            "/social-publish",
+            "/api/social-publish",
+            "socialPublishAlias",
+            axum::routing::post(social::social_publish),
+        ),
+        (
+            "/notify-subscribers",
+            "/api/notify-subscribers",
+            "notifySubscribersAlias",
+            axum::routing::post(notify::notify_subscribers),
+        ),
+    ];
+    aliases
+        .into_iter()
+        .fold(router, |router, (alias, target, operation_id, handler)| {
+            deprecated_alias(router, alias, target, operation_id, handler)
+        })
 }
 
 /// Serves `alias` with the handler of `POST target`, and documents it as a

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::{IntoParams, IntoResponses, ToSchema};
 
 use super::PortfolioState;
 use super::db;
@@ -217,6 +217,20 @@ async fn unsubscribe(
     }))
 }
 
+/// What an unsubscribe link answers, to a GET or a one-click POST.
+#[derive(IntoResponses)]
+pub enum UnsubscribeAnswers {
+    /// Unsubscribed (again, if it already was)
+    #[response(status = 200)]
+    Unsubscribed(SubscriptionState),
+    /// The token is missing or malformed
+    #[response(status = 400)]
+    BadToken,
+    /// No subscription has this token
+    #[response(status = 404)]
+    UnknownToken,
+}
+
 /// Unsubscribes: the link in every newsletter email.
 #[utoipa::path(
     get,
@@ -224,11 +238,7 @@ async fn unsubscribe(
     operation_id = "unsubscribeNewsletter",
     tag = "newsletter",
     params(TokenQuery),
-    responses(
-        (status = 200, description = "Unsubscribed (again, if it already was)", body = SubscriptionState),
-        (status = 400, description = "The token is missing or malformed"),
-        (status = 404, description = "No subscription has this token"),
-    ),
+    responses(UnsubscribeAnswers)
 )]
 pub async fn unsubscribe_newsletter(
     State(state): State<PortfolioState>,
@@ -237,6 +247,7 @@ pub async fn unsubscribe_newsletter(
     unsubscribe(&state, query).await
 }
 
+/// Unsubscribes in one click (RFC 8058): mail clients POST to the
 /// List-Unsubscribe URL with `List-Unsubscribe=One-Click`.
 #[utoipa::path(
     post,
@@ -244,11 +255,7 @@ pub async fn unsubscribe_newsletter(
     operation_id = "unsubscribeNewsletterOneClick",
     tag = "newsletter",
     params(TokenQuery),
-    responses(
-        (status = 200, description = "Unsubscribed (again, if it already was)", body = SubscriptionState),
-        (status = 400, description = "The token is missing or malformed"),
-        (status = 404, description = "No subscription has this token"),
-    ),
+    responses(UnsubscribeAnswers)
 )]
 pub async fn unsubscribe_newsletter_one_click(
     State(state): State<PortfolioState>,

@@ -112,33 +112,51 @@ pub async fn await_confirmation(
 /// Subscribed (any confirmation link is used up); the welcome email goes
 /// out now.
 pub async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE subscribers SET status = $1, confirm_token = NULL, confirm_expires_ms = NULL, \
-         last_emailed_at_ms = $2, updated_at = $3 WHERE id = $4",
+    set_status(
+        conn,
+        id,
+        SubscriberStatus::Subscribed,
+        Some(clock::now_ms()),
     )
-    .bind(SubscriberStatus::Subscribed.as_str())
-    .bind(clock::now_ms())
-    .bind(clock::now_timestamp())
-    .bind(id)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Unsubscribes the address that has this unsubscribe token; false if none has.
 pub async fn unsubscribe(db: &Database, unsubscribe_token: &str) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
-    let updated = sqlx::query(
-        "UPDATE subscribers SET status = $1, confirm_token = NULL, confirm_expires_ms = NULL, \
-         updated_at = $2 WHERE unsubscribe_token = $3",
+    let Some(subscriber) = find_by(tx.conn(), "unsubscribe_token", unsubscribe_token).await? else {
+        return Ok(false);
+    };
+    set_status(
+        tx.conn(),
+        subscriber.id,
+        SubscriberStatus::Unsubscribed,
+        None,
     )
-    .bind(SubscriberStatus::Unsubscribed.as_str())
-    .bind(clock::now_timestamp())
-    .bind(unsubscribe_token)
-    .execute(tx.conn())
     .await?;
     tx.commit().await?;
-    Ok(updated.rows_affected() > 0)
+    Ok(true)
+}
+
+/// Gives subscriber `id` a status, using up any confirmation link; and
+/// records when an email went out, if one did.
+async fn set_status(
+    conn: &mut AnyConnection,
+    id: i64,
+    status: SubscriberStatus,
+    emailed_at_ms: Option<i64>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE subscribers SET status = $1, confirm_token = NULL, confirm_expires_ms = NULL, \
+         last_emailed_at_ms = COALESCE($2, last_emailed_at_ms), updated_at = $3 WHERE id = $4",
+    )
+    .bind(status.as_str())
+    .bind(emailed_at_ms)
+    .bind(clock::now_timestamp())
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Everyone subscribed, in the order they came.

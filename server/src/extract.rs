@@ -93,6 +93,8 @@ mod tests {
         other: Option<String>,
         #[serde(default, deserialize_with = "keep_empty")]
         day: Option<chrono::NaiveDate>,
+        #[serde(default, deserialize_with = "keep_empty")]
+        tags: Option<Vec<String>>,
     }
 
     fn read(query: &str) -> Result<Sample, serde_html_form::de::Error> {
@@ -109,9 +111,15 @@ mod tests {
                 name: Some(String::new()),
                 other: None,
                 day: None,
+                tags: None,
             })
         );
         assert!(read("day=").is_err(), "an empty date is not a date");
+        assert_eq!(
+            read("tags=").ok().and_then(|s| s.tags),
+            Some(vec![String::new()]),
+            "an empty value of a list is there"
+        );
         assert_eq!(
             read("status=").ok().map(|s| s.status),
             Some(vec![String::new()])
@@ -123,6 +131,7 @@ mod tests {
                 name: None,
                 other: None,
                 day: None,
+                tags: None,
             })
         );
     }

@@ -239,9 +239,11 @@ pub struct StatusQuery {
     status: Vec<String>,
 }
 
-/// The query of findPetsByTags: `tags` repeated or comma-joined; required.
+/// The query of findPetsByTags: `tags` repeated or comma-joined; required,
+/// but `tags=` is there (an empty tag, which no pet has).
 #[derive(Debug, Deserialize)]
 pub struct TagsQuery {
+    #[serde(default, deserialize_with = "keep_empty")]
     tags: Option<Vec<String>>,
 }
 
@@ -345,13 +347,14 @@ pub async fn get_pet_by_id(
 }
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name
-/// (refused), not a missing one.
+/// and `status=` no status at all: both refused, not read as missing.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 pub struct PetUpdateForm {
     #[schema(min_length = 1, max_length = 255, nullable = false)]
     #[serde(default, deserialize_with = "keep_empty")]
     name: Option<String>,
     #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "keep_empty")]
     status: Option<PetStatus>,
 }
 

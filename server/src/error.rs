@@ -436,6 +436,59 @@ mod tests {
         );
     }
 
+    /// A log sink for one test.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_fault_is_logged_once_with_the_request_id_and_hidden_from_the_client() {
+        use tower::ServiceExt as _;
+        let logs = Captured::default();
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let app = axum::Router::new()
+            .route(
+                "/fails",
+                axum::routing::get(|| async {
+                    Err::<(), _>(Error::internal("loading a pet", "disk on fire"))
+                }),
+            )
+            .layer(axum::middleware::from_fn(
+                render_errors::<crate::portfolio::error::PortfolioErrors>,
+            ));
+        let request = Request::builder()
+            .uri("/fails")
+            .header(crate::telemetry::REQUEST_ID, "req-42")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body = String::from_utf8_lossy(&body);
+        assert!(body.contains("INTERNAL_ERROR"), "{body}");
+        assert!(!body.contains("disk on fire"), "{body}");
+        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(logs.matches("disk on fire").count(), 1, "{logs}");
+        assert!(logs.contains("req-42"), "{logs}");
+    }
+
     #[test]
     fn a_conflict_can_say_what_it_means() {
         let result: Result<(), StoreError> = Err(StoreError::Conflict {

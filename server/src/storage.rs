@@ -253,7 +253,27 @@ pub fn redact_url(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::redact_url;
+    use super::{StoreError, redact_url};
+
+    #[test]
+    fn a_database_out_of_reach_is_unavailable_not_a_fault() {
+        for err in [
+            sqlx::Error::PoolTimedOut,
+            sqlx::Error::PoolClosed,
+            sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset)),
+        ] {
+            let mapped = StoreError::from(err);
+            assert!(matches!(mapped, StoreError::Unavailable(_)), "{mapped:?}");
+        }
+        assert!(matches!(
+            StoreError::from(sqlx::Error::RowNotFound),
+            StoreError::NotFound
+        ));
+        assert!(matches!(
+            StoreError::from(sqlx::Error::Protocol("odd".into())),
+            StoreError::Database(_)
+        ));
+    }
 
     #[test]
     fn redact_url_hides_only_the_password() {

@@ -22,6 +22,7 @@ use tower_http::trace::TraceLayer;
 use crate::config::{AuthMode, Config};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
+use crate::extract::refuse_nul_in_uri;
 use crate::mail::Mailer;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
@@ -213,6 +214,7 @@ pub fn build_router(
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
         ))
+        .layer(middleware::from_fn(refuse_nul_in_uri))
         .layer(middleware::from_fn(render_errors::<PetstoreErrors>));
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
@@ -234,6 +236,7 @@ pub fn build_router(
             StatusCode::SERVICE_UNAVAILABLE,
             timeout,
         ))
+        .layer(middleware::from_fn(refuse_nul_in_uri))
         // Outside the timeout, so that every answer carries the headers.
         .layer(middleware::from_fn_with_state(
             limits,

@@ -17,6 +17,8 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -62,6 +64,21 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
             .map(JsonBody)
             .map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
     }
+}
+
+/// Middleware: a path or query with a NUL byte (`%00`) is a 400, before any
+/// handler reads it (neither database can store the byte in text).
+pub async fn refuse_nul_in_uri(request: Request, next: Next) -> Response {
+    let uri = request.uri();
+    let has_nul = |text: &str| {
+        text.as_bytes()
+            .windows(3)
+            .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
+    };
+    if has_nul(uri.path()) || uri.query().is_some_and(has_nul) {
+        return Error::bad_request(crate::strict_json::NUL_MESSAGE).into_response();
+    }
+    next.run(request).await
 }
 
 /// The media type of the request body (`Content-Type` without parameters),

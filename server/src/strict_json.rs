@@ -5,9 +5,10 @@ use serde::de::DeserializeOwned;
 
 /// Reads JSON as strictly as the schemas are written. Beyond what serde
 /// checks, no property of the schema may be `null` (none is nullable: leave
-/// it out), and an object may not be written as an array (serde would read
-/// `[1, "x"]` as `{"id": 1, "name": "x"}`). Unknown properties are ignored,
-/// whatever they hold.
+/// it out), an object may not be written as an array (serde would read
+/// `[1, "x"]` as `{"id": 1, "name": "x"}`), and no text may hold a NUL byte
+/// (`\u0000`, which PostgreSQL cannot store). Unknown properties are
+/// ignored, whatever they hold, NUL bytes included.
 pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, String> {
     let invalid = |e: &dyn std::fmt::Display| e.to_string();
     let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
@@ -26,6 +27,8 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, String>
         )));
     }
     let read_back = serde_json::to_value(&value).map_err(|e| invalid(&e))?;
+    // What was read, not what was ignored: unknown properties are not kept.
+    find_nul(&read_back)?;
     if let Some(path) = array_for_object_at(&input, &read_back, &mut Vec::new()) {
         return Err(invalid(&format!(
             "{} must be an object",
@@ -34,6 +37,32 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, String>
     }
     Ok(value)
 }
+
+/// Refuses text with a NUL byte anywhere in a value read from any format
+/// (the pet store's XML and forms are checked through their serde shape).
+pub fn refuse_nul<T: Serialize>(value: &T) -> Result<(), String> {
+    find_nul(&serde_json::to_value(value).map_err(|e| e.to_string())?)
+}
+
+fn find_nul(value: &serde_json::Value) -> Result<(), String> {
+    use serde_json::Value;
+    let holds_nul = |text: &str| text.contains('\0');
+    match value {
+        Value::String(text) if holds_nul(text) => Err(NUL_MESSAGE.to_owned()),
+        Value::Array(items) => items.iter().try_for_each(find_nul),
+        Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+            if holds_nul(key) {
+                Err(NUL_MESSAGE.to_owned())
+            } else {
+                find_nul(item)
+            }
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What a client is told of a NUL byte in its text.
+pub const NUL_MESSAGE: &str = "text may not hold NUL bytes";
 
 /// A serde_ignored path as segments (`["tags", "0", "name"]`).
 fn segments(path: &serde_ignored::Path<'_>) -> Vec<String> {
@@ -108,5 +137,23 @@ fn array_for_object_at(
             found
         }),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, Serialize)]
+    struct Named {
+        name: String,
+    }
+
+    #[test]
+    fn nul_bytes_are_refused_in_what_is_read() {
+        assert!(parse::<Named>(br#"{"name": "a\u0000b"}"#).is_err());
+        assert!(parse::<Named>(br#"{"name": "ab", "x\u0000": "\u0000"}"#).is_ok());
+        assert!(parse::<Named>(br#"{"name": "ab"}"#).is_ok());
+        assert!(refuse_nul(&Named { name: "a\0".into() }).is_err());
     }
 }

@@ -269,8 +269,8 @@ pub enum OrderRefused {
 }
 
 /// A user of the store. `password` is write-only: it is stored as an
-/// argon2id hash and never returned.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+/// argon2id hash and never returned (nor shown by `Debug`).
+#[derive(Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename = "user", rename_all = "camelCase")]
 #[schema(xml(name = "user"))]
 pub struct User {
@@ -301,6 +301,21 @@ pub struct User {
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_status: Option<i32>,
+}
+
+impl std::fmt::Debug for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("User")
+            .field("id", &self.id)
+            .field("username", &self.username)
+            .field("first_name", &self.first_name)
+            .field("last_name", &self.last_name)
+            .field("email", &self.email)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("phone", &self.phone)
+            .field("user_status", &self.user_status)
+            .finish()
+    }
 }
 
 impl User {
@@ -334,11 +349,48 @@ impl User {
     }
 }
 
-/// A user as stored: the public fields and the password's hash.
-#[derive(Debug, Clone)]
+/// A user as stored: the public fields and the password's hash (which
+/// `Debug` does not show).
+#[derive(Clone)]
 pub struct StoredUser {
     pub id: i64,
     /// Without its password.
     pub user: User,
     pub password_hash: Option<String>,
+}
+
+impl std::fmt::Debug for StoredUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoredUser")
+            .field("id", &self.id)
+            .field("user", &self.user)
+            .field("password_hash", &self.password_hash.as_ref().map(|_| "***"))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_a_password_or_its_hash() {
+        let user = User {
+            id: Some(1),
+            username: "ada".into(),
+            first_name: None,
+            last_name: None,
+            email: None,
+            password: Some("s3cret-password".into()),
+            phone: None,
+            user_status: None,
+        };
+        let stored = StoredUser {
+            id: 1,
+            user: user.clone(),
+            password_hash: Some("$argon2id$s3cret-hash".into()),
+        };
+        let printed = format!("{user:?} {stored:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+    }
 }

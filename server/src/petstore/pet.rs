@@ -105,7 +105,8 @@ impl ToXml for Vec<Pet> {
 }
 
 /// A pet as an HTML form: `photoUrls` and `tags` (tag names) may repeat;
-/// `category` is the category's name.
+/// `category` is the category's name. `photoUrls` is required, as in a pet in
+/// JSON or XML; `photoUrls=` (one empty value) sends none.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PetForm {
@@ -115,7 +116,6 @@ pub struct PetForm {
     name: String,
     #[schema(max_length = 255, nullable = false)]
     category: Option<String>,
-    #[serde(default)]
     photo_urls: Vec<String>,
     #[serde(default)]
     tags: Vec<String>,
@@ -134,7 +134,12 @@ impl TryFrom<PetForm> for Pet {
                 id: None,
                 name: Some(name),
             }),
-            photo_urls: form.photo_urls,
+            // A form cannot send an empty list: `photoUrls=` stands for one.
+            photo_urls: form
+                .photo_urls
+                .into_iter()
+                .filter(|url| !url.is_empty())
+                .collect(),
             tags: form
                 .tags
                 .into_iter()

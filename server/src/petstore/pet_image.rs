@@ -142,6 +142,9 @@ pub async fn upload_file(
     let id = positive_id("petId", pet_id)?;
     let upload = read_upload(request, &state).await?;
     let metadata = upload.metadata.or(query.additional_metadata);
+    if metadata.as_ref().is_some_and(|m| m.contains('\0')) {
+        return Err(Error::bad_request(crate::strict_json::NUL_MESSAGE));
+    }
     if metadata
         .as_ref()
         .is_some_and(|m| m.chars().count() > MAX_METADATA_CHARS)

@@ -342,6 +342,10 @@ fn read_body<T: WireBody>(format: BodyFormat, bytes: &[u8]) -> Result<T, Error> 
         }
         BodyFormat::Form => T::from_form(bytes)?,
     };
+    // JSON was checked as it was read; XML and forms are checked here.
+    if format != BodyFormat::Json {
+        crate::strict_json::refuse_nul(&value).map_err(Error::bad_request)?;
+    }
     value.validate()?;
     Ok(value)
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::Response;
 use chrono::{NaiveDate, Utc};
@@ -21,11 +21,11 @@ use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
 use super::PortfolioState;
+use super::auth::{AnalyticsRead, Authorized};
 use super::db;
 use super::fields::Fields;
 use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
 use super::rate_limit::KeyName;
-use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query, keep_empty};
 use crate::storage::Database;
@@ -246,10 +246,9 @@ pub struct AnalyticsSummary {
 )]
 pub async fn get_analytics_summary(
     State(state): State<PortfolioState>,
-    headers: HeaderMap,
+    _caller: Authorized<AnalyticsRead>,
     Query(query): Query<SummaryQuery>,
 ) -> Result<axum::Json<AnalyticsSummary>, Error> {
-    state.keys.authorize(&headers, Scope::AnalyticsRead)?;
     let to = query.to.unwrap_or_else(|| Utc::now().date_naive());
     let from = query.from.unwrap_or(to - chrono::Duration::days(30));
     if from > to {

@@ -6,16 +6,66 @@
 //! constant time, so neither timing nor an early exit tells how close a guess was.
 
 use std::collections::BTreeSet;
+use std::marker::PhantomData;
 
+use axum::extract::FromRequestParts;
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use subtle::ConstantTimeEq as _;
 
+use super::PortfolioState;
 use crate::config::{ConfiguredApiKey, Scope};
 use crate::error::{Error, ErrorCode};
 use crate::secret::sha256;
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
+
+/// The caller of a protected operation whose key has the scope `P` needs,
+/// checked from the headers alone: as an extractor it runs before the
+/// body's, so a request without the right credential is refused (401 or
+/// 403) whatever its body is, and the body is not read.
+#[derive(Debug)]
+pub struct Authorized<P>(pub Caller, PhantomData<P>);
+
+impl<P: Permission> FromRequestParts<PortfolioState> for Authorized<P> {
+    type Rejection = Error;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &PortfolioState,
+    ) -> Result<Self, Self::Rejection> {
+        let caller = state.keys.authorize(&parts.headers, P::SCOPE)?;
+        Ok(Authorized(caller, PhantomData))
+    }
+}
+
+/// A scope as a type, for [`Authorized`].
+pub trait Permission: Send + Sync + 'static {
+    const SCOPE: Scope;
+}
+
+macro_rules! permissions {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[doc = concat!("Needs the scope `Scope::", stringify!($name), "`.")]
+            #[derive(Debug)]
+            pub struct $name;
+
+            impl Permission for $name {
+                const SCOPE: Scope = Scope::$name;
+            }
+        )*
+    };
+}
+
+permissions!(
+    ContextRead,
+    ContactWrite,
+    AnalyticsRead,
+    SocialPublish,
+    SubscribersNotify
+);
 
 /// Who made a request, once its key was checked.
 #[derive(Debug, Clone, PartialEq, Eq)]

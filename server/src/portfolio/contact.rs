@@ -1,16 +1,16 @@
 //! The contact form: stored, and the site owner notified by email.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::auth::{Authorized, ContactWrite};
 use super::db;
 use super::fields::Fields;
 use super::model::ContactSubmission;
-use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::JsonBody;
 use crate::mail::{outbox, templates};
@@ -55,10 +55,9 @@ pub struct ContactReceipt {
 )]
 pub async fn submit_contact(
     State(state): State<PortfolioState>,
-    headers: HeaderMap,
+    _caller: Authorized<ContactWrite>,
     JsonBody(request): JsonBody<ContactRequest>,
 ) -> Result<(StatusCode, axum::Json<ContactReceipt>), Error> {
-    state.keys.authorize(&headers, Scope::ContactWrite)?;
     let mut fields = Fields::default();
     let name = fields.text("name", request.name.as_deref(), true, 100);
     let email = fields.email("email", request.email.as_deref(), true);

@@ -5,16 +5,15 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::auth::{Authorized, ContextRead};
 use super::db;
 use super::model::{Achievement, ContentFile, Post, PostSummary, Project, SiteInfo, Slug};
-use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::Path as PathParam;
 use crate::storage::Database;
@@ -180,9 +179,8 @@ pub async fn get_post(
 )]
 pub async fn get_llm_context(
     State(state): State<PortfolioState>,
-    headers: HeaderMap,
+    _caller: Authorized<ContextRead>,
 ) -> Result<axum::Json<LlmContext>, Error> {
-    state.keys.authorize(&headers, Scope::ContextRead)?;
     let mut conn = state.db.conn().await?;
     Ok(axum::Json(LlmContext {
         generated_at: Utc::now(),

@@ -2,15 +2,15 @@
 //! through the outbox, once per post.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::auth::{Authorized, SubscribersNotify};
 use super::content::find_post;
 use super::db;
 use super::model::Slug;
-use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::JsonBody;
 use crate::mail::{outbox, templates};
@@ -51,10 +51,9 @@ pub struct NotifyResult {
 )]
 pub async fn notify_subscribers(
     State(state): State<PortfolioState>,
-    headers: HeaderMap,
+    _caller: Authorized<SubscribersNotify>,
     JsonBody(request): JsonBody<NotifyRequest>,
 ) -> Result<(StatusCode, axum::Json<NotifyResult>), Error> {
-    state.keys.authorize(&headers, Scope::SubscribersNotify)?;
     let slug = request.post_slug;
     let mut tx = state.db.begin_write().await?;
     let post = find_post(tx.conn(), &slug).await?;

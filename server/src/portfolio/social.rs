@@ -9,15 +9,15 @@
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::auth::{Authorized, SocialPublish};
 use super::content::find_post;
 use super::db;
 use super::model::{Post, Publication, Slug};
-use crate::config::{MastodonConfig, Scope};
+use crate::config::MastodonConfig;
 use crate::error::{Error, ErrorCode};
 use crate::extract::JsonBody;
 
@@ -149,10 +149,9 @@ async fn publish_to_mastodon(
 )]
 pub async fn social_publish(
     State(state): State<PortfolioState>,
-    headers: HeaderMap,
+    _caller: Authorized<SocialPublish>,
     JsonBody(request): JsonBody<PublishRequest>,
 ) -> Result<axum::Json<PublishResult>, Error> {
-    state.keys.authorize(&headers, Scope::SocialPublish)?;
     let slug = request.post_slug;
     let post = find_post(&mut *state.db.conn().await?, &slug).await?;
     let text = status_text(&post, &format!("{}/api/posts/{slug}", state.public_url));

@@ -1,7 +1,8 @@
 //! Static files from the folder the operator configures
-//! (`portfolio.static_dir`), one level deep.
+//! (`portfolio.static_dir`), one level deep: no hidden files, and no symlink
+//! that leads out of the folder or to a hidden file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
@@ -11,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::PortfolioState;
 use crate::error::Error;
-use crate::extract::Path;
+use crate::extract::Path as PathParam;
 
 /// A file's bytes.
 #[derive(ToSchema)]
@@ -42,7 +43,7 @@ fn is_plain_file_name(name: &str) -> bool {
 )]
 pub async fn get_static_file(
     State(state): State<PortfolioState>,
-    Path(file): Path<String>,
+    PathParam(file): PathParam<String>,
     request: Request,
 ) -> Result<Response, Error> {
     if !is_plain_file_name(&file) {
@@ -54,14 +55,9 @@ pub async fn get_static_file(
     let Some(dir) = &state.config.static_dir else {
         return Err(not_found());
     };
-    let path: PathBuf = dir.join(&file);
-    if !tokio::fs::metadata(&path)
-        .await
-        .map(|m| m.is_file())
-        .unwrap_or(false)
-    {
+    let Some(path) = resolve(dir, &file).await else {
         return Err(not_found());
-    }
+    };
     match ServeFile::new(&path).oneshot(request).await {
         Ok(response) if response.status().is_success() || response.status().is_redirection() => {
             Ok(response.into_response())
@@ -72,9 +68,54 @@ pub async fn get_static_file(
     }
 }
 
+/// The file `name` in `dir` as it really is (symlinks followed): a regular,
+/// not hidden file directly in the folder, or nothing. What is served is
+/// this resolved path, so a link changed after the check changes nothing.
+async fn resolve(dir: &Path, name: &str) -> Option<PathBuf> {
+    let dir = tokio::fs::canonicalize(dir).await.ok()?;
+    let path = tokio::fs::canonicalize(dir.join(name)).await.ok()?;
+    let inside = path.parent() == Some(dir.as_path());
+    let visible = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_plain_file_name);
+    let regular = tokio::fs::metadata(&path).await.ok()?.is_file();
+    (inside && visible && regular).then_some(path)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_plain_file_name;
+    use super::*;
+
+    #[tokio::test]
+    async fn links_out_of_the_folder_and_to_hidden_files_are_not_served() {
+        let root = tempfile_dir("static-links");
+        let dir = root.join("public");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(root.join("secret.txt"), "outside").unwrap();
+        std::fs::write(dir.join(".env"), "hidden").unwrap();
+        std::fs::write(dir.join("cv.pdf"), "inside").unwrap();
+        std::os::unix::fs::symlink(root.join("secret.txt"), dir.join("out.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.join(".env"), dir.join("env.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.join("cv.pdf"), dir.join("resume.pdf")).unwrap();
+        assert_eq!(resolve(&dir, "out.txt").await, None);
+        assert_eq!(resolve(&dir, "env.txt").await, None);
+        assert_eq!(resolve(&dir, "missing.txt").await, None);
+        let cv = std::fs::canonicalize(dir.join("cv.pdf")).unwrap();
+        assert_eq!(resolve(&dir, "cv.pdf").await, Some(cv.clone()));
+        assert_eq!(
+            resolve(&dir, "resume.pdf").await,
+            Some(cv),
+            "a link inside is fine"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pps-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 
     #[test]
     fn only_plain_names_are_served() {

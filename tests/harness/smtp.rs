@@ -209,17 +209,25 @@ pub fn smtp_config(port: u16) -> SmtpConfig {
     }
 }
 
+/// The name of the running test, for a skip notice: libtest names the
+/// test's thread after it, and `#[tokio::test]` runs the test's body there.
+fn current_test() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("an SMTP test")
+        .to_owned()
+}
+
 impl TestServer {
     /// A server whose email goes to an SMTP server of its own, both started
     /// here; `adjust` changes the server's configuration further. `None`
-    /// where the SMTP server cannot run here: `test` is then skipped, loudly
-    /// (see [`available`]).
+    /// where the SMTP server cannot run here: the test is then skipped,
+    /// loudly (see [`available`]).
     pub async fn start_with_smtp(
         db: Db,
-        test: &str,
         adjust: impl FnOnce(&mut Config),
     ) -> Option<(TestServer, SmtpServer)> {
-        if !available(test) {
+        if !available(&current_test()) {
             return None;
         }
         let smtp = SmtpServer::start();
@@ -234,9 +242,10 @@ impl TestServer {
 
     /// A server whose SMTP server is down: its port, returned, has nobody
     /// listening until the test brings one up there with
-    /// [`SmtpServer::start_on`]. `None` as for [`start_with_smtp`](Self::start_with_smtp).
-    pub async fn start_with_smtp_down(db: Db, test: &str) -> Option<(TestServer, u16)> {
-        if !available(test) {
+    /// [`SmtpServer::start_on`]. `None` as for
+    /// [`start_with_smtp`](Self::start_with_smtp).
+    pub async fn start_with_smtp_down(db: Db) -> Option<(TestServer, u16)> {
+        if !available(&current_test()) {
             return None;
         }
         let port = free_port();

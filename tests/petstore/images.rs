@@ -2,7 +2,7 @@
 
 use end_to_end_tests::{Db, TINY_PNG, TestServer, header, http, on_every_database, send};
 use futures::TryStreamExt as _;
-use petstore_portfolio_client::petstore::{Client, types};
+use petstore_portfolio_client::petstore::{Client, Error, ResponseValue, types};
 use reqwest::multipart::{Form, Part};
 
 use crate::support::{add_named_pet, api_error, assert_api_error, assert_refused, get_pet};
@@ -28,14 +28,19 @@ async fn photo_urls(client: &Client, id: u64) -> Vec<String> {
     get_pet(client, id).await.photo_urls
 }
 
-/// Uploads [`TINY_PNG`] for pet `id` through the SDK; returns the image's
-/// URL (its `Location`) and the answer.
+/// Uploads `bytes` for pet `id` through the SDK (as an octet stream).
+async fn upload(
+    client: &Client,
+    id: u64,
+    bytes: Vec<u8>,
+) -> Result<ResponseValue<types::ApiResponse>, Error<types::ApiResponse>> {
+    client.upload_file().pet_id(id).body(bytes).send().await
+}
+
+/// Uploads [`TINY_PNG`] for pet `id`; returns the image's URL (its
+/// `Location`) and the answer.
 async fn upload_image(client: &Client, id: u64) -> (String, types::ApiResponse) {
-    let uploaded = client
-        .upload_file()
-        .pet_id(id)
-        .body(TINY_PNG.to_vec())
-        .send()
+    let uploaded = upload(client, id, TINY_PNG.to_vec())
         .await
         .expect("uploadFile");
     let location = header(uploaded.headers(), "location").expect("a Location header");
@@ -234,13 +239,7 @@ async fn uploads_that_are_not_images_are_415_and_store_nothing(db: Db) {
     let (server, id) = start_with_a_pet(db).await;
     // Not an image.
     assert_api_error(
-        server
-            .petstore()
-            .upload_file()
-            .pet_id(id)
-            .body(b"just some text".to_vec())
-            .send()
-            .await,
+        upload(&server.petstore(), id, b"just some text".to_vec()).await,
         415,
         "UNSUPPORTED_MEDIA_TYPE",
     );
@@ -256,13 +255,7 @@ async fn uploads_that_are_not_images_are_415_and_store_nothing(db: Db) {
 async fn uploads_without_a_file_are_400_and_store_nothing(db: Db) {
     let (server, id) = start_with_a_pet(db).await;
     assert_api_error(
-        server
-            .petstore()
-            .upload_file()
-            .pet_id(id)
-            .body(Vec::<u8>::new())
-            .send()
-            .await,
+        upload(&server.petstore(), id, Vec::<u8>::new()).await,
         400,
         "BAD_REQUEST",
     );
@@ -285,13 +278,7 @@ async fn oversized_uploads_are_413_and_store_nothing(db: Db) {
     let mut too_large = TINY_PNG.to_vec();
     too_large.resize(5000, 0);
     assert_api_error(
-        server
-            .petstore()
-            .upload_file()
-            .pet_id(id)
-            .body(too_large.clone())
-            .send()
-            .await,
+        upload(&server.petstore(), id, too_large.clone()).await,
         413,
         "PAYLOAD_TOO_LARGE",
     );
@@ -320,13 +307,7 @@ async fn overlong_upload_metadata_is_422_and_stores_nothing(db: Db) {
 async fn uploading_for_a_missing_pet_is_404(db: Db) {
     let (server, id) = start_with_a_pet(db).await;
     assert_api_error(
-        server
-            .petstore()
-            .upload_file()
-            .pet_id(id + 50)
-            .body(TINY_PNG.to_vec())
-            .send()
-            .await,
+        upload(&server.petstore(), id + 50, TINY_PNG.to_vec()).await,
         404,
         "NOT_FOUND",
     );

@@ -1,7 +1,7 @@
 //! The `user` operations: hashed passwords, atomic lists, sessions.
 
 use end_to_end_tests::{Db, TestServer, header, http, on_every_database, send};
-use petstore_portfolio_client::petstore::{Client, ClientBuilder, types};
+use petstore_portfolio_client::petstore::{Client, ClientBuilder, Error, ResponseValue, types};
 use serde_json::json;
 
 use crate::support::{api_error, assert_api_error, assert_refused};
@@ -73,6 +73,19 @@ async fn get_user(client: &Client, username: &str) -> types::User {
         .await
         .expect("getUserByName")
         .into_inner()
+}
+
+async fn update_user(
+    client: &Client,
+    username: &str,
+    user: types::User,
+) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+    client
+        .update_user()
+        .username(username)
+        .body(user)
+        .send()
+        .await
 }
 
 /// Does `username` log in with `password`?
@@ -365,11 +378,7 @@ async fn rename_ada(client: &Client) -> types::User {
     create_user(client, user("bob", None)).await;
     let mut renamed = user("ada2", None);
     renamed.phone = None;
-    client
-        .update_user()
-        .username("ada")
-        .body(renamed)
-        .send()
+    update_user(client, "ada", renamed)
         .await
         .expect("updateUser")
         .into_inner()
@@ -398,11 +407,7 @@ async fn updating_a_user_with_a_password_changes_it(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     rename_ada(&client).await;
-    client
-        .update_user()
-        .username("ada2")
-        .body(user("ada2", Some("new")))
-        .send()
+    update_user(&client, "ada2", user("ada2", Some("new")))
         .await
         .expect("updateUser");
     assert!(logs_in(&client, "ada2", "new").await);
@@ -415,12 +420,7 @@ async fn renaming_a_user_to_a_taken_username_is_409(db: Db) {
     let client = server.petstore();
     rename_ada(&client).await;
     assert_api_error(
-        client
-            .update_user()
-            .username("ada2")
-            .body(user("bob", None))
-            .send()
-            .await,
+        update_user(&client, "ada2", user("bob", None)).await,
         409,
         "CONFLICT",
     );
@@ -432,12 +432,7 @@ async fn updating_a_missing_user_is_404(db: Db) {
     let client = server.petstore();
     rename_ada(&client).await;
     assert_api_error(
-        client
-            .update_user()
-            .username("nobody")
-            .body(user("x", None))
-            .send()
-            .await,
+        update_user(&client, "nobody", user("x", None)).await,
         404,
         "NOT_FOUND",
     );

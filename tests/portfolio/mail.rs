@@ -120,8 +120,7 @@ async fn a_contact_is_stored(db: Db) {
 }
 
 async fn a_contact_is_emailed_to_the_owner(db: Db) {
-    let test = "a_contact_is_emailed_to_the_owner";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     submit_contact(&server, "Grace").await;
@@ -230,8 +229,7 @@ async fn subscribe_and_get_welcomed(server: &TestServer, smtp: &SmtpServer) -> R
 }
 
 async fn subscribing_sends_a_welcome_with_an_unsubscribe_link(db: Db) {
-    let test = "subscribing_sends_a_welcome_with_an_unsubscribe_link";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     let welcome = subscribe_and_get_welcomed(&server, &smtp).await;
@@ -250,8 +248,7 @@ async fn subscribing_sends_a_welcome_with_an_unsubscribe_link(db: Db) {
 }
 
 async fn the_unsubscribe_link_works_by_one_click_and_again_by_get(db: Db) {
-    let test = "the_unsubscribe_link_works_by_one_click_and_again_by_get";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     let welcome = subscribe_and_get_welcomed(&server, &smtp).await;
@@ -291,8 +288,7 @@ async fn subscribing_a_known_address_answers_alike(db: Db) {
 }
 
 async fn a_flood_of_subscriptions_sends_one_email(db: Db) {
-    let test = "a_flood_of_subscriptions_sends_one_email";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     for _ in 0..6 {
@@ -360,10 +356,9 @@ async fn subscribing_with_a_body_that_is_not_json_is_415(db: Db) {
 /// server cannot run.
 async fn subscribe_with_double_opt_in(
     db: Db,
-    test: &str,
     adjust: impl FnOnce(&mut petstore_portfolio_server::Config),
 ) -> Option<(TestServer, SmtpServer, ReceivedMessage)> {
-    let (server, smtp) = TestServer::start_with_smtp(db, test, |c| {
+    let (server, smtp) = TestServer::start_with_smtp(db, |c| {
         c.portfolio.newsletter.double_opt_in = true;
         adjust(c);
     })
@@ -374,9 +369,7 @@ async fn subscribe_with_double_opt_in(
 }
 
 async fn double_opt_in_sends_a_confirmation_link(db: Db) {
-    let test = "double_opt_in_sends_a_confirmation_link";
-    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, test, |_| {}).await
-    else {
+    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, |_| {}).await else {
         return;
     };
     assert_eq!(
@@ -403,8 +396,7 @@ async fn notify(client: &Client, slug: &str) -> types::NotifyResult {
 
 /// Not subscribed yet: a notification reaches nobody.
 async fn an_unconfirmed_subscriber_is_not_notified(db: Db) {
-    let test = "an_unconfirmed_subscriber_is_not_notified";
-    let Some((server, _smtp, _)) = subscribe_with_double_opt_in(db, test, |_| {}).await else {
+    let Some((server, _smtp, _)) = subscribe_with_double_opt_in(db, |_| {}).await else {
         return;
     };
     let admin = server.portfolio_with_key(Some(keys::ADMIN));
@@ -414,9 +406,7 @@ async fn an_unconfirmed_subscriber_is_not_notified(db: Db) {
 }
 
 async fn confirming_subscribes_and_welcomes(db: Db) {
-    let test = "confirming_subscribes_and_welcomes";
-    let Some((server, smtp, confirmation)) = subscribe_with_double_opt_in(db, test, |_| {}).await
-    else {
+    let Some((server, smtp, confirmation)) = subscribe_with_double_opt_in(db, |_| {}).await else {
         return;
     };
     let link = newsletter_link(&server, &confirmation, "confirm");
@@ -436,9 +426,7 @@ async fn confirming_subscribes_and_welcomes(db: Db) {
 }
 
 async fn a_confirmation_link_works_once(db: Db) {
-    let test = "a_confirmation_link_works_once";
-    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, test, |_| {}).await
-    else {
+    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, |_| {}).await else {
         return;
     };
     let link = newsletter_link(&server, &confirmation, "confirm");
@@ -450,12 +438,11 @@ async fn a_confirmation_link_works_once(db: Db) {
 }
 
 async fn an_expired_confirmation_link_is_400(db: Db) {
-    let test = "an_expired_confirmation_link_is_400";
     let expire_at_once = |c: &mut petstore_portfolio_server::Config| {
         c.portfolio.newsletter.confirmation_ttl_hours = 0;
     };
     let Some((server, _smtp, confirmation)) =
-        subscribe_with_double_opt_in(db, test, expire_at_once).await
+        subscribe_with_double_opt_in(db, expire_at_once).await
     else {
         return;
     };
@@ -465,9 +452,7 @@ async fn an_expired_confirmation_link_is_400(db: Db) {
 }
 
 async fn a_tampered_confirmation_link_is_404(db: Db) {
-    let test = "a_tampered_confirmation_link_is_404";
-    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, test, |_| {}).await
-    else {
+    let Some((server, _smtp, confirmation)) = subscribe_with_double_opt_in(db, |_| {}).await else {
         return;
     };
     let tampered = format!("{}x", newsletter_link(&server, &confirmation, "confirm"));
@@ -566,8 +551,7 @@ async fn notify_two_of_three_subscribers(
 }
 
 async fn a_new_post_is_emailed_to_each_current_subscriber(db: Db) {
-    let test = "a_new_post_is_emailed_to_each_current_subscriber";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     let first = notify_two_of_three_subscribers(&server, &smtp).await;
@@ -593,8 +577,7 @@ async fn a_new_post_is_emailed_to_each_current_subscriber(db: Db) {
 }
 
 async fn notifying_again_of_a_post_queues_nothing(db: Db) {
-    let test = "notifying_again_of_a_post_queues_nothing";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     notify_two_of_three_subscribers(&server, &smtp).await;
@@ -628,8 +611,7 @@ async fn sent_and_pending(server: &TestServer) -> (i64, i64) {
 }
 
 async fn smtp_down_then_up_loses_nothing_sends_nothing_twice(db: Db) {
-    let test = "smtp_down_then_up_loses_nothing_sends_nothing_twice";
-    let Some((server, port)) = TestServer::start_with_smtp_down(db, test).await else {
+    let Some((server, port)) = TestServer::start_with_smtp_down(db).await else {
         return;
     };
     for name in ["One", "Two"] {
@@ -668,8 +650,7 @@ async fn smtp_down_then_up_loses_nothing_sends_nothing_twice(db: Db) {
 }
 
 async fn a_restart_loses_nothing_and_sends_nothing_twice(db: Db) {
-    let test = "a_restart_loses_nothing_and_sends_nothing_twice";
-    let Some((server, port)) = TestServer::start_with_smtp_down(db, test).await else {
+    let Some((server, port)) = TestServer::start_with_smtp_down(db).await else {
         return;
     };
     for address in ["r1@example.test", "r2@example.test", "r3@example.test"] {
@@ -694,8 +675,7 @@ async fn a_restart_loses_nothing_and_sends_nothing_twice(db: Db) {
 }
 
 async fn a_rejected_recipient_fails_visibly_and_others_go_on(db: Db) {
-    let test = "a_rejected_recipient_fails_visibly_and_others_go_on";
-    let Some((server, smtp)) = TestServer::start_with_smtp(db, test, |_| {}).await else {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
     subscribe(&server, "reject-me@example.test").await;

@@ -6,10 +6,14 @@
 //! database of its own. Without the URL the PostgreSQL runs say loudly that
 //! they were skipped; under CI (`CI=true`) a missing URL is a failure.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod smtp;
 
+use std::fmt::Debug;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use petstore_portfolio_client::{petstore, portfolio};
@@ -79,6 +83,9 @@ impl Db {
 
 /// Generates, for each listed `async fn name(db: Db)`, a test on SQLite
 /// (`sqlite::name`) and one on PostgreSQL (`postgres::name`).
+///
+/// Both run in one process, so an inline insta snapshot in such a function
+/// is asserted twice: wrap it in `insta::allow_duplicates!`.
 #[macro_export]
 macro_rules! on_every_database {
     ($($name:ident),* $(,)?) => {
@@ -131,10 +138,9 @@ impl TestServer {
 
     /// Like [`start`](Self::start), with the configuration adjusted first.
     pub async fn start_with(db: Db, adjust: impl FnOnce(&mut Config)) -> TestServer {
-        match Self::try_start(db, adjust).await {
-            Ok(server) => server,
-            Err(e) => panic!("cannot start the test server: {e:#}"),
-        }
+        Self::try_start(db, adjust)
+            .await
+            .expect("cannot start the test server")
     }
 
     async fn try_start(db: Db, adjust: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
@@ -191,10 +197,9 @@ impl TestServer {
 
     /// A pet store client without credentials.
     pub fn petstore(&self) -> petstore::Client {
-        match petstore::ClientBuilder::new(&self.url).build() {
-            Ok(client) => client,
-            Err(e) => panic!("cannot build the client: {e}"),
-        }
+        petstore::ClientBuilder::new(&self.url)
+            .build()
+            .expect("cannot build the pet store client")
     }
 
     /// A portfolio client without a key.
@@ -208,15 +213,21 @@ impl TestServer {
         if let Some(key) = key {
             builder = builder.api_key(key);
         }
-        match builder.build() {
-            Ok(client) => client,
-            Err(e) => panic!("cannot build the client: {e}"),
-        }
+        builder.build().expect("cannot build the portfolio client")
     }
 
     /// The full URL of a path on this server.
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.url)
+    }
+
+    /// A raw `POST` of `body` (a `serde_json::Value`, or any text, well
+    /// formed or not) to `path`, labelled `application/json`.
+    pub fn post_json(&self, path: &str, body: impl std::fmt::Display) -> reqwest::RequestBuilder {
+        http()
+            .post(self.at(path))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string())
     }
 
     /// The number of rows in a table, read straight from the database: for
@@ -254,7 +265,7 @@ impl TestServer {
         adjust(&mut config);
         let server = Server::bind(config.clone())
             .await
-            .unwrap_or_else(|e| panic!("cannot restart: {e:#}"));
+            .expect("cannot restart the test server");
         let url = format!("http://{}", server.local_addr());
         let (shutdown, stop) = oneshot::channel::<()>();
         self.task = Some(tokio::spawn(server.run(async {
@@ -364,6 +375,69 @@ async fn sqlx_query(conn: &mut sqlx::PgConnection, sql: &str) -> anyhow::Result<
     use sqlx::Executor as _;
     conn.execute(sql).await.with_context(|| sql.to_owned())?;
     Ok(())
+}
+
+/// A raw HTTP client, for what the SDKs do not send: other formats, bad input.
+pub fn http() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+/// Sends a raw request; returns the status, the content type (empty if
+/// none) and the body as text.
+pub async fn send(request: reqwest::RequestBuilder) -> (u16, String, String) {
+    let response = request.send().await.expect("the request was not answered");
+    let status = response.status().as_u16();
+    let content_type = header(response.headers(), reqwest::header::CONTENT_TYPE.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.unwrap_or_default();
+    (status, content_type, text)
+}
+
+/// Like [`send`], with the body parsed as JSON (which it must be).
+pub async fn send_json(request: reqwest::RequestBuilder) -> (u16, String, serde_json::Value) {
+    let (status, content_type, text) = send(request).await;
+    let body = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{status} {content_type}: not JSON ({e}): {text}"));
+    (status, content_type, body)
+}
+
+/// A header's value, if it is there and is text.
+pub fn header<'a>(headers: &'a reqwest::header::HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Asks `attempt` every 50 ms until it gives `Ok`, for effects that happen
+/// off the request path (email, batches, timers). Fails after `within`,
+/// saying that `what` did not happen and showing the last `Err`.
+pub async fn eventually<T, E: Debug>(
+    within: Duration,
+    what: &str,
+    mut attempt: impl AsyncFnMut() -> Result<T, E>,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        match attempt().await {
+            Ok(value) => return value,
+            Err(last) => assert!(
+                Instant::now() < deadline,
+                "{what}: not within {within:?}; last seen: {last:#?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits (see [`eventually`]) until `condition` holds.
+pub async fn wait_until(within: Duration, what: &str, mut condition: impl AsyncFnMut() -> bool) {
+    eventually(within, what, async || {
+        if condition().await {
+            Ok(())
+        } else {
+            Err("not yet")
+        }
+    })
+    .await;
 }
 
 /// A small valid PNG (1x1, transparent).

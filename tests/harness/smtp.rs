@@ -5,10 +5,13 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use petstore_portfolio_server::Config;
 use petstore_portfolio_server::config::{SmtpConfig, SmtpTls};
 use serde::Deserialize;
+
+use crate::{Db, TestServer, eventually};
 
 /// The Python that has aiosmtpd: `SMTP_TEST_PYTHON`, else Debian's.
 fn python() -> String {
@@ -98,7 +101,7 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .unwrap_or_else(|e| panic!("no free port: {e}"))
+        .expect("no free port")
 }
 
 impl SmtpServer {
@@ -108,7 +111,7 @@ impl SmtpServer {
 
     /// Starts on a given port (to bring a "down" server up).
     pub fn start_on(port: u16) -> SmtpServer {
-        let folder = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let folder = tempfile::tempdir().expect("a folder for the received messages");
         let path = folder.path().to_path_buf();
         Self::spawn(port, path, Some(folder))
     }
@@ -126,7 +129,7 @@ impl SmtpServer {
             .unwrap_or_else(|e| {
                 panic!("cannot start the test SMTP server ({} with aiosmtpd; apt-get install python3-aiosmtpd): {e}", python())
             });
-        let stdout = child.stdout.take().unwrap_or_else(|| panic!("no stdout"));
+        let stdout = child.stdout.take().expect("the SMTP server's stdout");
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut line = String::new();
@@ -165,7 +168,7 @@ impl SmtpServer {
         names
             .iter()
             .map(|p| {
-                let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{e}"));
+                let text = std::fs::read_to_string(p).expect("a received message");
                 serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
             })
             .collect()
@@ -173,19 +176,15 @@ impl SmtpServer {
 
     /// Waits (polling, at most `within`) until `count` messages arrived.
     pub async fn wait_for(&self, count: usize, within: Duration) -> Vec<ReceivedMessage> {
-        let deadline = Instant::now() + within;
-        loop {
+        eventually(within, &format!("{count} messages arrive"), async || {
             let messages = self.messages();
             if messages.len() >= count {
-                return messages;
+                Ok(messages)
+            } else {
+                Err(messages)
             }
-            assert!(
-                Instant::now() < deadline,
-                "expected {count} messages within {within:?}, got {}: {messages:#?}",
-                messages.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await
     }
 }
 
@@ -207,5 +206,51 @@ pub fn smtp_config(port: u16) -> SmtpConfig {
         username: None,
         password: None,
         timeout_secs: 5,
+    }
+}
+
+/// The name of the running test, for a skip notice: libtest names the
+/// test's thread after it, and `#[tokio::test]` runs the test's body there.
+fn current_test() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("an SMTP test")
+        .to_owned()
+}
+
+impl TestServer {
+    /// A server whose email goes to an SMTP server of its own, both started
+    /// here; `adjust` changes the server's configuration further. `None`
+    /// where the SMTP server cannot run here: the test is then skipped,
+    /// loudly (see [`available`]).
+    pub async fn start_with_smtp(
+        db: Db,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Option<(TestServer, SmtpServer)> {
+        if !available(&current_test()) {
+            return None;
+        }
+        let smtp = SmtpServer::start();
+        let config = smtp.config();
+        let server = TestServer::start_with(db, move |c| {
+            c.mail.smtp = Some(config);
+            adjust(c);
+        })
+        .await;
+        Some((server, smtp))
+    }
+
+    /// A server whose SMTP server is down: its port, returned, has nobody
+    /// listening until the test brings one up there with
+    /// [`SmtpServer::start_on`]. `None` as for
+    /// [`start_with_smtp`](Self::start_with_smtp).
+    pub async fn start_with_smtp_down(db: Db) -> Option<(TestServer, u16)> {
+        if !available(&current_test()) {
+            return None;
+        }
+        let port = free_port();
+        let server =
+            TestServer::start_with(db, move |c| c.mail.smtp = Some(smtp_config(port))).await;
+        Some((server, port))
     }
 }

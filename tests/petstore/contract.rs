@@ -9,7 +9,7 @@ use xtask::{SERVICES, check_service, contract};
 fn documents_and_code_agree() {
     let root = workspace_root();
     for service in SERVICES {
-        let drifts = check_service(&root, service).unwrap_or_else(|e| panic!("{e:#}"));
+        let drifts = check_service(&root, service).expect("the contract check runs");
         let lines: Vec<String> = drifts.iter().map(ToString::to_string).collect();
         assert!(
             lines.is_empty(),
@@ -23,7 +23,7 @@ fn documents_and_code_agree() {
 
 #[test]
 fn the_checked_in_sdk_is_fresh() {
-    let stale = codegen::stale_files(&workspace_root()).unwrap_or_else(|e| panic!("{e:#}"));
+    let stale = codegen::stale_files(&workspace_root()).expect("the SDK freshness check runs");
     assert!(
         stale.is_empty(),
         "stale SDK files {stale:?}: run `cargo xtask codegen` and commit the result"
@@ -32,9 +32,9 @@ fn the_checked_in_sdk_is_fresh() {
 
 fn petstore_documents() -> (Value, Value) {
     let document = codegen::read_document(&workspace_root(), "openapi/petstore.yaml")
-        .unwrap_or_else(|e| panic!("{e:#}"));
+        .expect("openapi/petstore.yaml");
     let code = serde_json::to_value(petstore_portfolio_server::petstore::openapi())
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the code's document as JSON");
     (document, code)
 }
 
@@ -107,31 +107,54 @@ fn check_ignores_prose() {
     assert!(drift_lines(&document, &code).is_empty());
 }
 
-#[test]
-fn the_client_profile_keeps_the_json_face() {
+fn petstore_client_profile() -> Value {
     let (document, _) = petstore_documents();
-    let profile = codegen::client_profile(&document).unwrap_or_else(|e| panic!("{e:#}"));
-    let add_pet =
-        codegen::profile_operation_of(&profile, "/pet", "post").unwrap_or_else(|| panic!("addPet"));
-    let content: Vec<&String> = add_pet["requestBody"]["content"]
+    codegen::client_profile(&document).expect("the client profile")
+}
+
+/// The media types of an operation's request body in the client profile.
+fn request_media_types(profile: &Value, path: &str, method: &str) -> Vec<String> {
+    let operation = codegen::profile_operation_of(profile, path, method)
+        .unwrap_or_else(|| panic!("no {method} {path} in the profile"));
+    operation["requestBody"]["content"]
         .as_object()
-        .map(|c| c.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(content, ["application/json"]);
-    let upload = codegen::profile_operation_of(&profile, "/pet/{petId}/uploadImage", "post")
-        .unwrap_or_else(|| panic!("uploadFile"));
-    let content: Vec<&String> = upload["requestBody"]["content"]
-        .as_object()
-        .map(|c| c.keys().collect())
-        .unwrap_or_default();
-    assert_eq!(content, ["application/octet-stream"]);
-    let with_form = codegen::profile_operation_of(&profile, "/pet/{petId}", "post")
-        .unwrap_or_else(|| panic!("updatePetWithForm"));
+        .map(|c| c.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_client_profile_sends_pets_as_json() {
+    let profile = petstore_client_profile();
+    assert_eq!(
+        request_media_types(&profile, "/pet", "post"),
+        ["application/json"]
+    );
+}
+
+#[test]
+fn the_client_profile_uploads_images_as_octet_streams() {
+    let profile = petstore_client_profile();
+    assert_eq!(
+        request_media_types(&profile, "/pet/{petId}/uploadImage", "post"),
+        ["application/octet-stream"]
+    );
+}
+
+#[test]
+fn the_client_profile_leaves_form_only_bodies_to_the_query() {
+    let profile = petstore_client_profile();
+    let with_form =
+        codegen::profile_operation_of(&profile, "/pet/{petId}", "post").expect("updatePetWithForm");
     assert!(
         with_form.get("requestBody").is_none(),
         "a form-only body is left to the query parameters"
     );
     assert!(profile["components"]["schemas"].get("PetForm").is_none());
+}
+
+#[test]
+fn the_client_profile_has_no_shared_responses() {
+    let profile = petstore_client_profile();
     assert!(profile["components"].get("responses").is_none());
 }
 
@@ -142,22 +165,10 @@ fn the_client_profile_names_what_progenitor_cannot_do() {
         json!({"description": "no body"});
     let err = codegen::client_profile(&document)
         .map(|_| ())
-        .unwrap_err_or_panic();
+        .expect_err("a profile of an operation whose errors differ in type");
+    let err = format!("{err:#}");
     assert!(
         err.contains("getInventory (get /store/inventory): its error responses differ in type"),
         "{err}"
     );
-}
-
-trait UnwrapErrOrPanic {
-    fn unwrap_err_or_panic(self) -> String;
-}
-
-impl UnwrapErrOrPanic for anyhow::Result<()> {
-    fn unwrap_err_or_panic(self) -> String {
-        match self {
-            Ok(()) => panic!("expected an error"),
-            Err(e) => format!("{e:#}"),
-        }
-    }
 }

@@ -1,14 +1,13 @@
 //! The HTTP plumbing around the pet store: request ids, compression, CORS,
 //! and settings that are refused.
 
-use end_to_end_tests::{Db, TestServer};
+use end_to_end_tests::{Db, TestServer, header, http};
 use petstore_portfolio_server::config::AuthMode;
 use petstore_portfolio_server::{Config, Server};
 
-use crate::support::http;
-
-#[tokio::test]
-async fn every_response_has_a_request_id_cors_and_negotiated_compression() {
+/// A server with the sample pets; the answer to a cross-origin request for
+/// all of them that accepts gzip.
+async fn a_cross_origin_request() -> (TestServer, reqwest::Response) {
     let server = TestServer::start_with(Db::Sqlite, |c| c.petstore.demo_data = true).await;
     let response = http()
         .get(server.at("/v2/pet/findByStatus?status=available,pending,sold"))
@@ -16,34 +15,49 @@ async fn every_response_has_a_request_id_cors_and_negotiated_compression() {
         .header("origin", "https://example.test")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
+        .expect("findByStatus");
+    (server, response)
+}
+
+#[tokio::test]
+async fn every_response_has_a_request_id() {
+    let (server, response) = a_cross_origin_request().await;
     assert!(
-        header("x-request-id").is_some_and(|id| id.len() >= 32),
+        header(response.headers(), "x-request-id").is_some_and(|id| id.len() >= 32),
         "{:?}",
         response.headers()
     );
-    assert_eq!(header("content-encoding").as_deref(), Some("gzip"));
-    assert_eq!(header("access-control-allow-origin").as_deref(), Some("*"));
+    server.stop().await;
+}
 
-    // A client's own request id is kept.
+#[tokio::test]
+async fn responses_are_compressed_when_the_client_accepts_it() {
+    let (server, response) = a_cross_origin_request().await;
+    assert_eq!(header(response.headers(), "content-encoding"), Some("gzip"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn any_origin_may_call_the_pet_store() {
+    let (server, response) = a_cross_origin_request().await;
+    assert_eq!(
+        header(response.headers(), "access-control-allow-origin"),
+        Some("*")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_clients_own_request_id_is_kept() {
+    let server = TestServer::start(Db::Sqlite).await;
     let response = http()
         .get(server.at("/v2/pet/404"))
         .header("x-request-id", "trace-me-42")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("GET /v2/pet/404");
     assert_eq!(
-        response
-            .headers()
-            .get("x-request-id")
-            .and_then(|v| v.to_str().ok()),
+        header(response.headers(), "x-request-id"),
         Some("trace-me-42")
     );
     server.stop().await;
@@ -51,7 +65,7 @@ async fn every_response_has_a_request_id_cors_and_negotiated_compression() {
 
 #[tokio::test]
 async fn enforce_mode_is_refused_until_it_exists() {
-    let data = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data = tempfile::tempdir().expect("a data folder");
     let mut config = Config {
         bind: ([127, 0, 0, 1], 0).into(),
         data_dir: data.path().to_path_buf(),

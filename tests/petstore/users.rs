@@ -1,18 +1,36 @@
 //! The `user` operations: hashed passwords, atomic lists, sessions.
 
-use end_to_end_tests::{Db, TestServer, on_every_database};
-use petstore_portfolio_client::petstore::{ClientBuilder, types};
+use end_to_end_tests::{Db, TestServer, header, http, on_every_database, send};
+use petstore_portfolio_client::petstore::{Client, ClientBuilder, Error, ResponseValue, types};
 use serde_json::json;
 
-use crate::support::{api_error, assert_error, http, json_error, send};
+use crate::support::{api_error, assert_api_error, assert_refused};
 
 on_every_database!(
-    create_and_read_user_without_password,
-    duplicate_usernames_conflict_and_change_nothing,
-    create_with_list_is_all_or_nothing,
-    login_checks_credentials_and_logout_ends_the_session,
-    update_user_replaces_and_keeps_the_password,
-    delete_user_removes_user_and_sessions,
+    creating_a_user_assigns_an_id_and_returns_no_password,
+    a_user_reads_back_as_created,
+    a_users_password_is_never_shown,
+    getting_a_missing_user_is_404,
+    a_taken_username_is_409_and_changes_nothing,
+    invalid_user_fields_are_422,
+    malformed_users_are_400,
+    creating_a_list_answers_with_the_last_user,
+    a_list_with_a_taken_username_creates_nothing,
+    a_list_that_repeats_a_username_creates_nothing,
+    an_empty_list_is_422,
+    logging_in_answers_a_token_with_rate_limit_and_expiry,
+    logging_in_opens_a_session,
+    bad_credentials_are_400_and_open_no_session,
+    logging_in_without_a_password_is_400,
+    logging_out_ends_the_session,
+    logging_out_again_or_without_a_session_is_fine,
+    updating_a_user_replaces_it,
+    updating_a_user_without_a_password_keeps_the_password,
+    updating_a_user_with_a_password_changes_it,
+    renaming_a_user_to_a_taken_username_is_409,
+    updating_a_missing_user_is_404,
+    deleting_a_user_ends_their_sessions,
+    deleting_a_deleted_user_is_404,
 );
 
 fn parse<T: std::str::FromStr<Err: std::fmt::Display>>(value: &str) -> T {
@@ -32,34 +50,94 @@ fn user(name: &str, password: Option<&str>) -> types::User {
     }
 }
 
-async fn create_and_read_user_without_password(db: Db) {
-    let server = TestServer::start(db).await;
-    let client = server.petstore();
-    let created = client
+async fn create_user(client: &Client, user: types::User) -> types::User {
+    client
         .create_user()
-        .body(user("ada", Some("secret")))
-        .send()
-        .await;
-    let created = created
-        .unwrap_or_else(|e| panic!("createUser: {e}"))
-        .into_inner();
-    assert!(created.id.is_some_and(|id| id > 0));
-    assert!(created.password.is_none(), "the password is never returned");
-
-    let fetched = client
-        .get_user_by_name()
-        .username("ada")
+        .body(user)
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("createUser")
+        .into_inner()
+}
+
+/// Creates ada, whose password is `secret`.
+async fn create_ada(client: &Client) -> types::User {
+    create_user(client, user("ada", Some("secret"))).await
+}
+
+async fn get_user(client: &Client, username: &str) -> types::User {
+    client
+        .get_user_by_name()
+        .username(username)
+        .send()
+        .await
+        .expect("getUserByName")
+        .into_inner()
+}
+
+async fn update_user(
+    client: &Client,
+    username: &str,
+    user: types::User,
+) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+    client
+        .update_user()
+        .username(username)
+        .body(user)
+        .send()
+        .await
+}
+
+/// Does `username` log in with `password`?
+async fn logs_in(client: &Client, username: &str, password: &str) -> bool {
+    client
+        .login_user()
+        .username(username)
+        .password(password)
+        .send()
+        .await
+        .is_ok()
+}
+
+/// Logs ada in; returns her session token.
+async fn log_ada_in(client: &Client) -> String {
+    client
+        .login_user()
+        .username("ada")
+        .password("secret")
+        .send()
+        .await
+        .expect("loginUser")
+        .into_inner()
+}
+
+async fn creating_a_user_assigns_an_id_and_returns_no_password(db: Db) {
+    let server = TestServer::start(db).await;
+    let created = create_ada(&server.petstore()).await;
+    assert!(created.id.is_some_and(|id| id > 0));
+    assert!(created.password.is_none(), "the password is never returned");
+    server.stop().await;
+}
+
+async fn a_user_reads_back_as_created(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    create_ada(&client).await;
+    let fetched = get_user(&client, "ada").await;
     assert_eq!(
         fetched.email.as_ref().map(|e| e.as_str()),
         Some("ada@example.test")
     );
-    let (_, _, text) = send(http().get(server.at("/v2/user/ada"))).await;
+    server.stop().await;
+}
+
+async fn a_users_password_is_never_shown(db: Db) {
+    let server = TestServer::start(db).await;
+    create_ada(&server.petstore()).await;
+    let (_, _, json) = send(http().get(server.at("/v2/user/ada"))).await;
     assert!(
-        !text.contains("password") && !text.contains("secret"),
-        "{text}"
+        !json.contains("password") && !json.contains("secret"),
+        "{json}"
     );
     let (_, _, xml) = send(
         http()
@@ -71,103 +149,97 @@ async fn create_and_read_user_without_password(db: Db) {
         !xml.contains("password") && !xml.contains("secret"),
         "{xml}"
     );
-
-    let (status, body) = api_error(client.get_user_by_name().username("nobody").send().await);
-    assert_eq!(status, 404);
-    assert_error(&body, 404, "NOT_FOUND");
     server.stop().await;
 }
 
-async fn duplicate_usernames_conflict_and_change_nothing(db: Db) {
+async fn getting_a_missing_user_is_404(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    client
-        .create_user()
-        .body(user("ada", Some("one")))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut again = user("ada", Some("two"));
-    again.email = Some(
-        "other@example.test"
-            .parse()
-            .unwrap_or_else(|e| panic!("{e}")),
+    assert_api_error(
+        client.get_user_by_name().username("nobody").send().await,
+        404,
+        "NOT_FOUND",
     );
-    let (status, body) = api_error(client.create_user().body(again).send().await);
-    assert_eq!(status, 409);
-    assert_error(&body, 409, "CONFLICT");
-    let fetched = client
-        .get_user_by_name()
-        .username("ada")
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    server.stop().await;
+}
+
+async fn a_taken_username_is_409_and_changes_nothing(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    create_user(&client, user("ada", Some("one"))).await;
+    let mut again = user("ada", Some("two"));
+    again.email = Some(parse("other@example.test"));
+    assert_api_error(
+        client.create_user().body(again).send().await,
+        409,
+        "CONFLICT",
+    );
+
+    let fetched = get_user(&client, "ada").await;
     assert_eq!(
         fetched.email.as_ref().map(|e| e.as_str()),
         Some("ada@example.test")
     );
-    assert!(
-        client
-            .login_user()
-            .username("ada")
-            .password("one")
-            .send()
-            .await
-            .is_ok()
-    );
+    assert!(logs_in(&client, "ada", "one").await);
+    server.stop().await;
+}
 
-    let post = |body: serde_json::Value| {
-        http()
-            .post(server.at("/v2/user"))
-            .header("content-type", "application/json")
-            .body(body.to_string())
-    };
-    for (request, expected, kind) in [
-        (post(json!({"username": ""})), 422, "VALIDATION_FAILED"),
-        (
-            post(json!({"username": "x".repeat(65)})),
-            422,
-            "VALIDATION_FAILED",
-        ),
-        (post(json!({"firstName": "No Name"})), 400, "BAD_REQUEST"),
-        (
-            post(json!({"username": "bob", "userStatus": "active"})),
-            400,
-            "BAD_REQUEST",
-        ),
-    ] {
-        let (status, content_type, text) = send(request).await;
-        assert_eq!(status, expected, "{text}");
-        json_error(status, &content_type, &text, kind);
+async fn invalid_user_fields_are_422(db: Db) {
+    let server = TestServer::start(db).await;
+    for body in [json!({"username": ""}), json!({"username": "x".repeat(65)})] {
+        let request = server.post_json("/v2/user", body);
+        assert_refused(request, 422, "VALIDATION_FAILED").await;
     }
     server.stop().await;
 }
 
-async fn create_with_list_is_all_or_nothing(db: Db) {
+async fn malformed_users_are_400(db: Db) {
     let server = TestServer::start(db).await;
-    let client = server.petstore();
-    let last = client
+    for body in [
+        json!({"firstName": "No Name"}),
+        json!({"username": "bob", "userStatus": "active"}),
+    ] {
+        let request = server.post_json("/v2/user", body);
+        assert_refused(request, 400, "BAD_REQUEST").await;
+    }
+    server.stop().await;
+}
+
+async fn creating_a_list_answers_with_the_last_user(db: Db) {
+    let server = TestServer::start(db).await;
+    let last = server
+        .petstore()
         .create_users_with_list_input()
         .body(vec![user("u1", Some("p")), user("u2", None)])
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("createUsersWithListInput");
     assert_eq!(last.username.as_str(), "u2", "answers with the last user");
+    server.stop().await;
+}
 
+async fn a_list_with_a_taken_username_creates_nothing(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    create_user(&client, user("u1", Some("p"))).await;
     // u3 is new, u1 exists: neither is created.
-    let (status, body) = api_error(
+    assert_api_error(
         client
             .create_users_with_list_input()
             .body(vec![user("u3", None), user("u1", None)])
             .send()
             .await,
+        409,
+        "CONFLICT",
     );
-    assert_eq!(status, 409);
-    assert_error(&body, 409, "CONFLICT");
     let (status, _) = api_error(client.get_user_by_name().username("u3").send().await);
     assert_eq!(status, 404, "the whole list was rolled back");
+    server.stop().await;
+}
 
-    // A name repeated inside the list conflicts too.
+async fn a_list_that_repeats_a_username_creates_nothing(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
     let (status, _) = api_error(
         client
             .create_users_with_list_input()
@@ -178,217 +250,223 @@ async fn create_with_list_is_all_or_nothing(db: Db) {
     assert_eq!(status, 409);
     let (status, _) = api_error(client.get_user_by_name().username("u4").send().await);
     assert_eq!(status, 404);
-
-    let (status, content_type, text) = send(
-        http()
-            .post(server.at("/v2/user/createWithList"))
-            .header("content-type", "application/json")
-            .body("[]"),
-    )
-    .await;
-    json_error(status, &content_type, &text, "VALIDATION_FAILED");
     server.stop().await;
 }
 
-async fn login_checks_credentials_and_logout_ends_the_session(db: Db) {
+async fn an_empty_list_is_422(db: Db) {
+    let server = TestServer::start(db).await;
+    let request = server.post_json("/v2/user/createWithList", "[]");
+    assert_refused(request, 422, "VALIDATION_FAILED").await;
+    server.stop().await;
+}
+
+async fn logging_in_answers_a_token_with_rate_limit_and_expiry(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    client
-        .create_user()
-        .body(user("ada", Some("secret")))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-
+    create_ada(&client).await;
     let login = client
         .login_user()
         .username("ada")
         .password("secret")
         .send()
-        .await;
-    let login = login.unwrap_or_else(|e| panic!("loginUser: {e}"));
-    let header = |name: &str| {
-        login
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .unwrap_or_default()
-    };
-    assert_eq!(header("x-rate-limit"), "5000");
-    let expires = chrono::DateTime::parse_from_rfc3339(&header("x-expires-after"))
-        .unwrap_or_else(|e| panic!("X-Expires-After is not RFC 3339: {e}"));
+        .await
+        .expect("loginUser");
+    assert_eq!(header(login.headers(), "x-rate-limit"), Some("5000"));
+    let expires = header(login.headers(), "x-expires-after").unwrap_or_default();
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(expires).expect("X-Expires-After in RFC 3339");
     assert!(expires > chrono::Utc::now());
     let token = login.into_inner();
     assert!(token.len() >= 32, "{token}");
-    assert_eq!(server.count("user_sessions").await, 1);
+    server.stop().await;
+}
 
+async fn logging_in_opens_a_session(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    create_ada(&client).await;
+    log_ada_in(&client).await;
+    assert_eq!(server.count("user_sessions").await, 1);
+    server.stop().await;
+}
+
+async fn bad_credentials_are_400_and_open_no_session(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    create_ada(&client).await;
+    let mut bodies = Vec::new();
     for (name, password) in [("ada", "wrong"), ("nobody", "secret")] {
-        let (status, body) = api_error(
-            client
-                .login_user()
-                .username(name)
-                .password(password)
-                .send()
-                .await,
-        );
-        assert_eq!(status, 400);
-        assert_error(&body, 400, "BAD_REQUEST");
+        let login = client
+            .login_user()
+            .username(name)
+            .password(password)
+            .send()
+            .await;
+        bodies.push(assert_api_error(login, 400, "BAD_REQUEST"));
     }
-    let (status, content_type, text) =
-        send(http().get(server.at("/v2/user/login?username=ada"))).await;
-    json_error(status, &content_type, &text, "BAD_REQUEST");
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(bodies[1], @r#"
+        {
+          "code": 400,
+          "message": "invalid username/password supplied",
+          "type": "BAD_REQUEST"
+        }
+        "#);
+    }
     assert_eq!(
         server.count("user_sessions").await,
-        1,
+        0,
         "failed logins open no session"
     );
+    server.stop().await;
+}
 
-    let session = ClientBuilder::new(&server.url)
+async fn logging_in_without_a_password_is_400(db: Db) {
+    let server = TestServer::start(db).await;
+    create_ada(&server.petstore()).await;
+    let request = http().get(server.at("/v2/user/login?username=ada"));
+    assert_refused(request, 400, "BAD_REQUEST").await;
+    assert_eq!(server.count("user_sessions").await, 0);
+    server.stop().await;
+}
+
+/// A client that sends ada's session token.
+async fn ada_session(server: &TestServer) -> Client {
+    let client = server.petstore();
+    create_ada(&client).await;
+    let token = log_ada_in(&client).await;
+    ClientBuilder::new(&server.url)
         .bearer_token(token)
         .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    session
-        .logout_user()
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("logoutUser: {e}"));
+        .expect("a client with a session")
+}
+
+async fn logging_out_ends_the_session(db: Db) {
+    let server = TestServer::start(db).await;
+    let session = ada_session(&server).await;
+    session.logout_user().send().await.expect("logoutUser");
     assert_eq!(
         server.count("user_sessions").await,
         0,
         "logout ended the session"
     );
-    // Logging out again, or without a session, is fine.
+    server.stop().await;
+}
+
+async fn logging_out_again_or_without_a_session_is_fine(db: Db) {
+    let server = TestServer::start(db).await;
+    let session = ada_session(&server).await;
+    session.logout_user().send().await.expect("logoutUser");
     session
         .logout_user()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    client
+        .expect("logoutUser again");
+    server
+        .petstore()
         .logout_user()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("logoutUser without a session");
     server.stop().await;
 }
 
-async fn update_user_replaces_and_keeps_the_password(db: Db) {
-    let server = TestServer::start(db).await;
-    let client = server.petstore();
-    client
-        .create_user()
-        .body(user("ada", Some("secret")))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    client
-        .create_user()
-        .body(user("bob", None))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-
+/// Creates ada (password `secret`) and bob; renames ada to ada2 by
+/// `updateUser`, without a password or a phone; returns the answer.
+async fn rename_ada(client: &Client) -> types::User {
+    create_ada(client).await;
+    create_user(client, user("bob", None)).await;
     let mut renamed = user("ada2", None);
     renamed.phone = None;
-    let updated = client
-        .update_user()
-        .username("ada")
-        .body(renamed)
-        .send()
-        .await;
-    let updated = updated
-        .unwrap_or_else(|e| panic!("updateUser: {e}"))
-        .into_inner();
+    update_user(client, "ada", renamed)
+        .await
+        .expect("updateUser")
+        .into_inner()
+}
+
+async fn updating_a_user_replaces_it(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let updated = rename_ada(&client).await;
     assert_eq!(updated.username.as_str(), "ada2");
     assert!(updated.phone.is_none(), "update replaces");
     let (status, _) = api_error(client.get_user_by_name().username("ada").send().await);
     assert_eq!(status, 404);
-    assert!(
-        client
-            .login_user()
-            .username("ada2")
-            .password("secret")
-            .send()
-            .await
-            .is_ok(),
-        "password kept"
-    );
-
-    client
-        .update_user()
-        .username("ada2")
-        .body(user("ada2", Some("new")))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        client
-            .login_user()
-            .username("ada2")
-            .password("new")
-            .send()
-            .await
-            .is_ok()
-    );
-    assert!(
-        client
-            .login_user()
-            .username("ada2")
-            .password("secret")
-            .send()
-            .await
-            .is_err()
-    );
-
-    let (status, body) = api_error(
-        client
-            .update_user()
-            .username("ada2")
-            .body(user("bob", None))
-            .send()
-            .await,
-    );
-    assert_eq!(status, 409);
-    assert_error(&body, 409, "CONFLICT");
-    let (status, body) = api_error(
-        client
-            .update_user()
-            .username("nobody")
-            .body(user("x", None))
-            .send()
-            .await,
-    );
-    assert_eq!(status, 404);
-    assert_error(&body, 404, "NOT_FOUND");
     server.stop().await;
 }
 
-async fn delete_user_removes_user_and_sessions(db: Db) {
+async fn updating_a_user_without_a_password_keeps_the_password(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    client
-        .create_user()
-        .body(user("ada", Some("secret")))
-        .send()
+    rename_ada(&client).await;
+    assert!(logs_in(&client, "ada2", "secret").await, "password kept");
+    server.stop().await;
+}
+
+async fn updating_a_user_with_a_password_changes_it(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    rename_ada(&client).await;
+    update_user(&client, "ada2", user("ada2", Some("new")))
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    client
-        .login_user()
-        .username("ada")
-        .password("secret")
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("updateUser");
+    assert!(logs_in(&client, "ada2", "new").await);
+    assert!(!logs_in(&client, "ada2", "secret").await);
+    server.stop().await;
+}
+
+async fn renaming_a_user_to_a_taken_username_is_409(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    rename_ada(&client).await;
+    assert_api_error(
+        update_user(&client, "ada2", user("bob", None)).await,
+        409,
+        "CONFLICT",
+    );
+    server.stop().await;
+}
+
+async fn updating_a_missing_user_is_404(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    rename_ada(&client).await;
+    assert_api_error(
+        update_user(&client, "nobody", user("x", None)).await,
+        404,
+        "NOT_FOUND",
+    );
+    server.stop().await;
+}
+
+/// Creates ada, logs her in, and deletes her.
+async fn delete_ada_with_a_session(server: &TestServer) {
+    let client = server.petstore();
+    create_ada(&client).await;
+    log_ada_in(&client).await;
     assert_eq!(server.count("user_sessions").await, 1);
     client
         .delete_user()
         .username("ada")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("deleteUser: {e}"));
+        .expect("deleteUser");
+}
+
+async fn deleting_a_user_ends_their_sessions(db: Db) {
+    let server = TestServer::start(db).await;
+    delete_ada_with_a_session(&server).await;
     assert_eq!(server.count("user_sessions").await, 0);
-    let (status, body) = api_error(client.delete_user().username("ada").send().await);
-    assert_eq!(status, 404);
-    assert_error(&body, 404, "NOT_FOUND");
+    server.stop().await;
+}
+
+async fn deleting_a_deleted_user_is_404(db: Db) {
+    let server = TestServer::start(db).await;
+    delete_ada_with_a_session(&server).await;
+    assert_api_error(
+        server.petstore().delete_user().username("ada").send().await,
+        404,
+        "NOT_FOUND",
+    );
     server.stop().await;
 }

@@ -1,147 +1,260 @@
 //! Content, LLM context and liveness: served from the database, filled from
 //! the content file.
 
-use end_to_end_tests::{Db, TestServer, keys, on_every_database};
-use petstore_portfolio_client::portfolio::types;
+use end_to_end_tests::{Db, TestServer, header, http, keys, on_every_database};
+use petstore_portfolio_client::portfolio::{Error, types};
 
-use crate::support::{api_error, assert_envelope, send_json};
+use crate::support::{api_error, assert_api_error, assert_refused};
 
 on_every_database!(
-    site_info_projects_achievements_and_posts,
-    unknown_and_malformed_slugs,
-    llm_context_needs_a_key_with_its_scope,
+    the_site_info_is_served,
+    projects_are_listed_featured_first,
+    a_project_is_found_by_its_slug,
+    achievements_are_listed_newest_first,
+    posts_are_listed_newest_first,
+    a_post_is_found_by_its_slug_with_its_body,
+    an_unknown_project_is_404,
+    an_unknown_post_is_404,
+    malformed_slugs_are_400,
+    the_llm_context_without_a_key_is_401,
+    the_llm_context_with_an_unknown_key_is_401,
+    the_llm_context_without_its_scope_is_403,
+    the_llm_context_gathers_site_projects_achievements_and_posts,
     health_says_alive,
     a_content_file_of_ones_own,
-    routing_errors_are_envelopes,
+    unknown_routes_are_404,
+    unsupported_methods_are_405,
 );
 
-async fn site_info_projects_achievements_and_posts(db: Db) {
+async fn the_site_info_is_served(db: Db) {
     let server = TestServer::start(db).await;
-    let client = server.portfolio();
-    let site = client
+    let site = server
+        .portfolio()
         .get_site_info()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("getSiteInfo");
     assert_eq!(site.name, "Ada Example");
     assert_eq!(site.links.len(), 2);
+    server.stop().await;
+}
 
-    let projects = client
+async fn projects_are_listed_featured_first(db: Db) {
+    let server = TestServer::start(db).await;
+    let projects = server
+        .portfolio()
         .list_projects()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("listProjects");
     let slugs: Vec<&str> = projects.iter().map(|p| p.slug.as_str()).collect();
     assert_eq!(
         slugs,
         ["petstore-portfolio", "tide-tables"],
         "featured first"
     );
-    let project = client
+    server.stop().await;
+}
+
+async fn a_project_is_found_by_its_slug(db: Db) {
+    let server = TestServer::start(db).await;
+    let project = server
+        .portfolio()
         .get_project()
         .slug("tide-tables")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("getProject");
     assert_eq!(project.title, "Tide tables");
     assert!(!project.featured);
+    server.stop().await;
+}
 
-    let achievements = client
+async fn achievements_are_listed_newest_first(db: Db) {
+    let server = TestServer::start(db).await;
+    let achievements = server
+        .portfolio()
         .list_achievements()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("listAchievements");
     assert_eq!(
         achievements.first().map(|a| a.slug.as_str()),
         Some("talk-contracts-2026"),
         "newest first"
     );
+    server.stop().await;
+}
 
-    let posts = client
+async fn posts_are_listed_newest_first(db: Db) {
+    let server = TestServer::start(db).await;
+    let posts = server
+        .portfolio()
         .list_posts()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("listPosts");
     let slugs: Vec<&str> = posts.iter().map(|p| p.slug.as_str()).collect();
     assert_eq!(
         slugs,
         ["outbox-pattern", "why-contract-first"],
         "newest first"
     );
-    let post = client
+    server.stop().await;
+}
+
+async fn a_post_is_found_by_its_slug_with_its_body(db: Db) {
+    let server = TestServer::start(db).await;
+    let post = server
+        .portfolio()
         .get_post()
         .slug("outbox-pattern")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("getPost");
     assert!(post.body.contains("same transaction"));
     server.stop().await;
 }
 
-async fn unknown_and_malformed_slugs(db: Db) {
+async fn an_unknown_project_is_404(db: Db) {
     let server = TestServer::start(db).await;
-    let client = server.portfolio();
-    let (status, error) = api_error(client.get_project().slug("no-such-project").send().await);
-    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
-    let (status, error) = api_error(client.get_post().slug("no-such-post").send().await);
-    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
-    // The SDK checks the slug pattern itself; raw HTTP reaches the server.
-    for bad in ["Not_A_Slug", "a--b", &"a".repeat(101)] {
-        let (status, _, body) =
-            send_json(reqwest::Client::new().get(server.at(&format!("/api/posts/{bad}")))).await;
-        assert_eq!(status, 400, "{bad}: {body}");
-        assert_envelope(&body, "BAD_REQUEST");
+    let project = server
+        .portfolio()
+        .get_project()
+        .slug("no-such-project")
+        .send()
+        .await;
+    assert_api_error(project, 404, "NOT_FOUND");
+    server.stop().await;
+}
+
+async fn an_unknown_post_is_404(db: Db) {
+    let server = TestServer::start(db).await;
+    let post = server
+        .portfolio()
+        .get_post()
+        .slug("no-such-post")
+        .send()
+        .await;
+    let error = assert_api_error(post, 404, "NOT_FOUND");
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(error, @r#"
+        {
+          "code": "NOT_FOUND",
+          "details": {},
+          "message": "no post \"no-such-post\""
+        }
+        "#);
     }
     server.stop().await;
 }
 
-async fn llm_context_needs_a_key_with_its_scope(db: Db) {
+/// The SDK checks the slug pattern itself; raw HTTP reaches the server.
+async fn malformed_slugs_are_400(db: Db) {
     let server = TestServer::start(db).await;
-    let (status, error) = api_error(server.portfolio().get_llm_context().send().await);
-    assert_eq!((status, error.code.as_str()), (401, "UNAUTHORIZED"));
+    let post = |slug: &str| http().get(server.at(&format!("/api/posts/{slug}")));
+    let body = assert_refused(post("Not_A_Slug"), 400, "BAD_REQUEST").await;
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(body, @r#"
+        {
+          "error": {
+            "code": "BAD_REQUEST",
+            "details": {},
+            "message": "\"Not_A_Slug\" is not a slug: lower-case letters and digits in dash-separated runs, at most 100"
+          }
+        }
+        "#);
+    }
+    for bad in ["a--b", &"a".repeat(101)] {
+        assert_refused(post(bad), 400, "BAD_REQUEST").await;
+    }
+    server.stop().await;
+}
+
+/// The LLM context as asked for with `key`.
+async fn llm_context(
+    server: &TestServer,
+    key: Option<&str>,
+) -> Result<types::LlmContext, Error<types::ErrorBody>> {
+    let answer = server
+        .portfolio_with_key(key)
+        .get_llm_context()
+        .send()
+        .await;
+    answer.map(|context| context.into_inner())
+}
+
+async fn the_llm_context_without_a_key_is_401(db: Db) {
+    let server = TestServer::start(db).await;
+    let error = assert_api_error(llm_context(&server, None).await, 401, "UNAUTHORIZED");
     assert_eq!(
         error.details.get("required_header"),
         Some(&serde_json::json!("X-API-Key"))
     );
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(error, @r#"
+        {
+          "code": "UNAUTHORIZED",
+          "details": {
+            "required_header": "X-API-Key"
+          },
+          "message": "this operation needs an API key in the X-API-Key header"
+        }
+        "#);
+    }
+    server.stop().await;
+}
 
-    let (status, error) = api_error(
-        server
-            .portfolio_with_key(Some("wrong-key"))
-            .get_llm_context()
-            .send()
-            .await,
-    );
-    assert_eq!((status, error.code.as_str()), (401, "UNAUTHORIZED"));
+async fn the_llm_context_with_an_unknown_key_is_401(db: Db) {
+    let server = TestServer::start(db).await;
+    let context = llm_context(&server, Some("wrong-key")).await;
+    let error = assert_api_error(context, 401, "UNAUTHORIZED");
     assert_eq!(
         error.details.get("required_header"),
         Some(&serde_json::json!("X-API-Key"))
     );
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(error, @r#"
+        {
+          "code": "UNAUTHORIZED",
+          "details": {
+            "required_header": "X-API-Key"
+          },
+          "message": "the API key is not valid"
+        }
+        "#);
+    }
+    server.stop().await;
+}
 
-    let (status, error) = api_error(
-        server
-            .portfolio_with_key(Some(keys::NO_SCOPE))
-            .get_llm_context()
-            .send()
-            .await,
-    );
-    assert_eq!((status, error.code.as_str()), (403, "FORBIDDEN"));
+async fn the_llm_context_without_its_scope_is_403(db: Db) {
+    let server = TestServer::start(db).await;
+    let context = llm_context(&server, Some(keys::NO_SCOPE)).await;
+    let error = assert_api_error(context, 403, "FORBIDDEN");
     assert_eq!(
         error.details.get("required_scope"),
         Some(&serde_json::json!("context:read"))
     );
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(error, @r#"
+        {
+          "code": "FORBIDDEN",
+          "details": {
+            "required_scope": "context:read"
+          },
+          "message": "the API key lacks the scope context:read"
+        }
+        "#);
+    }
+    server.stop().await;
+}
 
+async fn the_llm_context_gathers_site_projects_achievements_and_posts(db: Db) {
+    let server = TestServer::start(db).await;
     let before = chrono::Utc::now();
-    let context = server
-        .portfolio_with_key(Some(keys::CONTEXT_READER))
-        .get_llm_context()
-        .send()
+    let context = llm_context(&server, Some(keys::CONTEXT_READER))
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("getLlmContext");
     assert!(context.generated_at >= before - chrono::Duration::seconds(1));
     assert_eq!(context.site.name, "Ada Example");
     assert_eq!(context.projects.len(), 2);
@@ -161,118 +274,143 @@ async fn health_says_alive(db: Db) {
         .get_health()
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_inner();
+        .expect("getHealth");
     assert_eq!(health.status, types::HealthStatus::Ok);
     assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
     server.stop().await;
 }
 
 async fn a_content_file_of_ones_own(db: Db) {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().expect("a folder for the content file");
     let file = dir.path().join("content.toml");
     std::fs::write(
         &file,
         "[site]\nname = \"Bo\"\nheadline = \"h\"\nbio = \"b\"\nlinks = []\n\n[[posts]]\nslug = \"hello\"\n\
          title = \"Hello\"\nsummary = \"s\"\nbody = \"Hi.\"\ntags = []\npublished_at = \"2026-01-01T00:00:00Z\"\n",
     )
-    .unwrap_or_else(|e| panic!("{e}"));
+    .expect("the content file");
     let server = TestServer::start_with(db, |c| c.portfolio.content_file = Some(file)).await;
     let client = server.portfolio();
-    let site = client
-        .get_site_info()
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let site = client.get_site_info().send().await.expect("getSiteInfo");
     assert_eq!(site.name, "Bo");
-    assert!(
-        client
-            .list_projects()
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .is_empty()
-    );
+    let projects = client.list_projects().send().await.expect("listProjects");
+    assert!(projects.is_empty());
     let post = client
         .get_post()
         .slug("hello")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("getPost");
     assert_eq!(post.body, "Hi.");
     server.stop().await;
 }
 
-async fn routing_errors_are_envelopes(db: Db) {
+async fn unknown_routes_are_404(db: Db) {
     let server = TestServer::start(db).await;
-    let http = reqwest::Client::new();
-    for (request, status, code) in [
-        (http.get(server.at("/api/nothing-here")), 404, "NOT_FOUND"),
-        (http.get(server.at("/elsewhere")), 404, "NOT_FOUND"),
-        (
-            http.post(server.at("/api/site-info")),
-            405,
-            "METHOD_NOT_ALLOWED",
-        ),
-        (
-            http.delete(server.at("/api/posts/why-contract-first")),
-            405,
-            "METHOD_NOT_ALLOWED",
-        ),
-    ] {
-        let (got, content_type, body) = send_json(request).await;
-        assert_eq!(got, status, "{body}");
-        assert!(content_type.starts_with("application/json"));
-        assert_envelope(&body, code);
+    let body = assert_refused(http().get(server.at("/api/nothing")), 404, "NOT_FOUND").await;
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(body, @r#"
+        {
+          "error": {
+            "code": "NOT_FOUND",
+            "details": {},
+            "message": "no such route: the pet store is under /v2, the portfolio under /api; see /docs"
+          }
+        }
+        "#);
+    }
+    for path in ["/api/nothing-here", "/elsewhere"] {
+        assert_refused(http().get(server.at(path)), 404, "NOT_FOUND").await;
     }
     server.stop().await;
 }
 
-#[tokio::test]
-async fn static_files_from_the_configured_folder() {
-    use futures::TryStreamExt as _;
-    let folder = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(folder.path().join("hello.txt"), "hello, static world\n")
-        .unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(folder.path().join(".secret"), "no").unwrap_or_else(|e| panic!("{e}"));
+async fn unsupported_methods_are_405(db: Db) {
+    let server = TestServer::start(db).await;
+    let delete_site_info = http().delete(server.at("/api/site-info"));
+    let body = assert_refused(delete_site_info, 405, "METHOD_NOT_ALLOWED").await;
+    insta::allow_duplicates! {
+        insta::assert_json_snapshot!(body, @r#"
+        {
+          "error": {
+            "code": "METHOD_NOT_ALLOWED",
+            "details": {},
+            "message": "this method is not allowed on this path"
+          }
+        }
+        "#);
+    }
+    for request in [
+        http().post(server.at("/api/site-info")),
+        http().delete(server.at("/api/posts/why-contract-first")),
+    ] {
+        assert_refused(request, 405, "METHOD_NOT_ALLOWED").await;
+    }
+    server.stop().await;
+}
+
+/// A server whose static files come from a folder with `hello.txt` and a
+/// hidden `.secret`; the folder goes when it is dropped.
+async fn start_with_static_files() -> (TestServer, tempfile::TempDir) {
+    let folder = tempfile::tempdir().expect("a static folder");
+    std::fs::write(folder.path().join("hello.txt"), "hello, static world\n").expect("hello.txt");
+    std::fs::write(folder.path().join(".secret"), "no").expect(".secret");
     let dir = folder.path().to_path_buf();
     let server =
         TestServer::start_with(Db::Sqlite, move |c| c.portfolio.static_dir = Some(dir)).await;
-    let client = server.portfolio();
-    let file = client
+    (server, folder)
+}
+
+#[tokio::test]
+async fn a_static_file_is_served_with_its_type() {
+    use futures::TryStreamExt as _;
+    let (server, _folder) = start_with_static_files().await;
+    let file = server
+        .portfolio()
         .get_static_file()
         .file("hello.txt")
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        file.headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("text/plain"))
-    );
+        .expect("getStaticFile");
+    assert!(header(file.headers(), "content-type").is_some_and(|t| t.starts_with("text/plain")));
     let chunks: Vec<bytes::Bytes> = file
         .into_inner()
         .into_inner()
         .try_collect()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .expect("the file's bytes");
     assert_eq!(chunks.concat(), b"hello, static world\n");
+    server.stop().await;
+}
 
-    let (status, error) = api_error(client.get_static_file().file("missing.txt").send().await);
-    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
-    for (path, status, code) in [
-        ("/api/static/.secret", 400, "BAD_REQUEST"),
-        ("/api/static/..%2Fsecret", 400, "BAD_REQUEST"),
-        ("/api/static/sub%2Fhello.txt", 400, "BAD_REQUEST"),
+#[tokio::test]
+async fn a_missing_static_file_is_404() {
+    let (server, _folder) = start_with_static_files().await;
+    let file = server
+        .portfolio()
+        .get_static_file()
+        .file("missing.txt")
+        .send()
+        .await;
+    assert_api_error(file, 404, "NOT_FOUND");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn hidden_and_escaping_static_paths_are_400() {
+    let (server, _folder) = start_with_static_files().await;
+    for path in [
+        "/api/static/.secret",
+        "/api/static/..%2Fsecret",
+        "/api/static/sub%2Fhello.txt",
     ] {
-        let (got, _, body) = send_json(reqwest::Client::new().get(server.at(path))).await;
-        assert_eq!(got, status, "{path}: {body}");
-        assert_envelope(&body, code);
+        assert_refused(http().get(server.at(path)), 400, "BAD_REQUEST").await;
     }
     server.stop().await;
+}
 
-    // Without a folder, there are no static files.
+#[tokio::test]
+async fn without_a_static_folder_there_are_no_static_files() {
     let server = TestServer::start(Db::Sqlite).await;
     let (status, _) = api_error(
         server
@@ -283,76 +421,5 @@ async fn static_files_from_the_configured_folder() {
             .await,
     );
     assert_eq!(status, 404);
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn error_bodies_snapshot() {
-    let server = TestServer::start(Db::Sqlite).await;
-    let http = reqwest::Client::new();
-    let json_post = |path: &str, key: Option<&str>, body: serde_json::Value| {
-        let mut request = http
-            .post(server.at(path))
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(key) = key {
-            request = request.header("x-api-key", key);
-        }
-        request
-    };
-    let mut bodies = Vec::new();
-    for (name, request) in [
-        ("unknown_route", http.get(server.at("/api/nothing"))),
-        (
-            "method_not_allowed",
-            http.delete(server.at("/api/site-info")),
-        ),
-        (
-            "unknown_post",
-            http.get(server.at("/api/posts/no-such-post")),
-        ),
-        ("bad_slug", http.get(server.at("/api/posts/Not_A_Slug"))),
-        ("missing_key", http.get(server.at("/api/llm-context"))),
-        (
-            "wrong_key",
-            http.get(server.at("/api/llm-context"))
-                .header("x-api-key", "wrong"),
-        ),
-        (
-            "missing_scope",
-            http.get(server.at("/api/llm-context"))
-                .header("x-api-key", keys::NO_SCOPE),
-        ),
-        (
-            "invalid_fields",
-            json_post(
-                "/api/contact",
-                Some(keys::ADMIN),
-                serde_json::json!({"email": "not an address"}),
-            ),
-        ),
-        (
-            "malformed_json",
-            http.post(server.at("/api/newsletter"))
-                .header("content-type", "application/json")
-                .body("{"),
-        ),
-        (
-            "not_json",
-            http.post(server.at("/api/newsletter"))
-                .header("content-type", "text/plain")
-                .body("x"),
-        ),
-        (
-            "unknown_token",
-            http.get(server.at("/api/newsletter/unsubscribe?token=nope")),
-        ),
-    ] {
-        let (_, _, body) = send_json(request).await;
-        bodies.push(serde_json::json!({"case": name, "body": body}));
-    }
-    let mut settings = insta::Settings::clone_current();
-    settings.set_prepend_module_to_snapshot(false);
-    settings.bind(|| insta::assert_json_snapshot!("portfolio_error_bodies", bodies));
     server.stop().await;
 }

@@ -1,5 +1,7 @@
 //! The portfolio service end to end, through the SDK.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod analytics;
 mod content;
 mod docs;

@@ -1,106 +1,110 @@
 //! Rate limits: headers on every answer, 429 with Retry-After over the limit.
 
-use end_to_end_tests::{Db, TestServer, keys};
+use end_to_end_tests::{Db, TestServer, header, http, keys};
 
-use crate::support::{assert_envelope, send_json};
+use crate::support::assert_refused;
 
-#[tokio::test]
-async fn limits_per_key_and_per_address_with_headers_on_every_answer() {
+/// A server that lets an address make 2 requests a minute without a key,
+/// and a key 3, started well inside a minute. Windows are whole UTC
+/// minutes: the counts of a test cannot straddle two (this waits at most a
+/// few seconds).
+async fn start_with_small_limits() -> TestServer {
     let server = TestServer::start_with(Db::Sqlite, |c| {
         c.portfolio.rate_limit.per_key_per_minute = 3;
         c.portfolio.rate_limit.anonymous_per_minute = 2;
     })
     .await;
-    // Windows are whole UTC minutes: start well inside one, so that the counts
-    // below cannot straddle two (waits at most a few seconds).
     while chrono::Utc::now().timestamp().rem_euclid(60) > 50 {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    let http = reqwest::Client::new();
-    let header = |response: &reqwest::Response, name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
+    server
+}
 
-    // Anonymous: two, then 429 - errors carry the headers too.
-    let first = http
-        .get(server.at("/api/posts/no-such-post"))
+async fn get(server: &TestServer, path: &str) -> reqwest::Response {
+    http()
+        .get(server.at(path))
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"))
+}
+
+/// Uses up the anonymous budget of 2.
+async fn exhaust_the_anonymous_budget(server: &TestServer) {
+    for _ in 0..2 {
+        get(server, "/api/site-info").await;
+    }
+}
+
+/// Errors carry the headers too.
+#[tokio::test]
+async fn every_answer_carries_the_rate_limit_headers() {
+    let server = start_with_small_limits().await;
+    let first = get(&server, "/api/posts/no-such-post").await;
+    let headers = first.headers();
     assert_eq!(first.status().as_u16(), 404);
-    assert_eq!(header(&first, "x-ratelimit-limit").as_deref(), Some("2"));
-    assert_eq!(
-        header(&first, "x-ratelimit-remaining").as_deref(),
-        Some("1")
-    );
+    assert_eq!(header(headers, "x-ratelimit-limit"), Some("2"));
+    assert_eq!(header(headers, "x-ratelimit-remaining"), Some("1"));
     assert!(
-        header(&first, "x-ratelimit-reset")
+        header(headers, "x-ratelimit-reset")
             .and_then(|v| v.parse::<i64>().ok())
             .is_some()
     );
     assert_eq!(
-        header(&first, "ratelimit-policy").as_deref(),
+        header(headers, "ratelimit-policy"),
         Some("\"default\";q=2;w=60")
     );
-    assert!(header(&first, "ratelimit").is_some_and(|v| v.starts_with("\"default\";r=1;t=")));
-    let second = http
-        .get(server.at("/api/site-info"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        header(&second, "x-ratelimit-remaining").as_deref(),
-        Some("0")
-    );
+    assert!(header(headers, "ratelimit").is_some_and(|v| v.starts_with("\"default\";r=1;t=")));
 
-    let over = http
-        .get(server.at("/api/site-info"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let second = get(&server, "/api/site-info").await;
+    assert_eq!(header(second.headers(), "x-ratelimit-remaining"), Some("0"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn over_the_limit_is_429_with_retry_after() {
+    let server = start_with_small_limits().await;
+    exhaust_the_anonymous_budget(&server).await;
+    let over = get(&server, "/api/site-info").await;
     assert_eq!(over.status().as_u16(), 429);
-    let retry_after = header(&over, "retry-after")
+    let retry_after = header(over.headers(), "retry-after")
         .and_then(|v| v.parse::<i64>().ok())
         .unwrap_or_default();
     assert!((1..=60).contains(&retry_after), "{retry_after}");
-    assert_eq!(header(&over, "x-ratelimit-remaining").as_deref(), Some("0"));
-    let (status, _, body) = send_json(http.get(server.at("/api/projects"))).await;
-    assert_eq!(status, 429);
-    assert_envelope(&body, "RATE_LIMITED");
+    assert_eq!(header(over.headers(), "x-ratelimit-remaining"), Some("0"));
+    assert_refused(http().get(server.at("/api/projects")), 429, "RATE_LIMITED").await;
+    server.stop().await;
+}
 
-    // A key has its own, larger budget.
-    for expected in ["2", "1", "0"] {
-        let response = http
+/// Over the anonymous limit, a key still has its own, larger budget.
+#[tokio::test]
+async fn a_key_has_a_budget_of_its_own() {
+    let server = start_with_small_limits().await;
+    exhaust_the_anonymous_budget(&server).await;
+    let with_key = || {
+        http()
             .get(server.at("/api/llm-context"))
             .header("x-api-key", keys::ADMIN)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    for expected in ["2", "1", "0"] {
+        let response = with_key().send().await.expect("GET /api/llm-context");
         assert_eq!(response.status().as_u16(), 200);
-        assert_eq!(header(&response, "x-ratelimit-limit").as_deref(), Some("3"));
+        assert_eq!(header(response.headers(), "x-ratelimit-limit"), Some("3"));
         assert_eq!(
-            header(&response, "x-ratelimit-remaining").as_deref(),
+            header(response.headers(), "x-ratelimit-remaining"),
             Some(expected)
         );
     }
-    let (status, _, body) = send_json(
-        http.get(server.at("/api/llm-context"))
-            .header("x-api-key", keys::ADMIN),
-    )
-    .await;
-    assert_eq!(status, 429);
-    assert_envelope(&body, "RATE_LIMITED");
-    // The pet store is not limited by the portfolio's limits.
-    let pets = http
-        .get(server.at("/v2/store/inventory"))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    assert_refused(with_key(), 429, "RATE_LIMITED").await;
+    server.stop().await;
+}
+
+/// The pet store is not limited by the portfolio's limits.
+#[tokio::test]
+async fn the_pet_store_is_not_rate_limited() {
+    let server = start_with_small_limits().await;
+    exhaust_the_anonymous_budget(&server).await;
+    let pets = get(&server, "/v2/store/inventory").await;
     assert_eq!(pets.status().as_u16(), 200);
-    assert!(header(&pets, "x-ratelimit-limit").is_none());
+    assert!(header(pets.headers(), "x-ratelimit-limit").is_none());
     server.stop().await;
 }

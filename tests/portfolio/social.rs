@@ -2,20 +2,26 @@
 
 use std::time::Duration;
 
-use end_to_end_tests::{Db, TestServer, keys, on_every_database};
-use petstore_portfolio_client::portfolio::types;
+use end_to_end_tests::{Db, TestServer, keys, on_every_database, send_json};
+use petstore_portfolio_client::portfolio::{Client, Error, types};
 use petstore_portfolio_server::config::MastodonConfig;
 use serde_json::json;
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::support::{api_error, assert_envelope, send_json};
+use crate::support::{assert_api_error, assert_refused, parse};
 
 on_every_database!(
     without_a_network_it_is_a_dry_run,
-    publishes_once_with_bearer_token_and_idempotency_key,
+    publishing_posts_once_with_the_token_and_an_idempotency_key,
+    publishing_again_reports_without_sending,
+    the_deprecated_path_reports_without_sending,
     upstream_failures_are_503_and_record_nothing,
-    publishing_needs_the_scope_and_a_post,
+    after_an_upstream_failure_publishing_works,
+    publishing_without_a_key_is_401,
+    publishing_without_the_scope_is_403,
+    publishing_an_unknown_post_is_404,
+    publishing_with_a_malformed_body_is_400,
 );
 
 fn mastodon(server: &MockServer, timeout_secs: u64) -> MastodonConfig {
@@ -27,22 +33,34 @@ fn mastodon(server: &MockServer, timeout_secs: u64) -> MastodonConfig {
     }
 }
 
-fn request(slug: &str) -> types::PublishRequest {
-    types::PublishRequest {
-        post_slug: slug.parse().unwrap_or_else(|e| panic!("{e}")),
-    }
+/// A server that publishes to `mastodon_server`, giving it `timeout_secs`.
+async fn start_with_mastodon(
+    db: Db,
+    mastodon_server: &MockServer,
+    timeout_secs: u64,
+) -> TestServer {
+    let config = mastodon(mastodon_server, timeout_secs);
+    TestServer::start_with(db, move |c| c.portfolio.mastodon = Some(config)).await
+}
+
+async fn publish(
+    client: &Client,
+    slug: &str,
+) -> Result<types::PublishResult, Error<types::ErrorBody>> {
+    let request = types::PublishRequest {
+        post_slug: parse(slug),
+    };
+    let answer = client.social_publish().body(request).send().await;
+    answer.map(|result| result.into_inner())
 }
 
 async fn without_a_network_it_is_a_dry_run(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.portfolio_with_key(Some(keys::ADMIN));
     for _ in 0..2 {
-        let result = client
-            .social_publish()
-            .body(request("outbox-pattern"))
-            .send()
-            .await;
-        let result = result.unwrap_or_else(|e| panic!("{e}")).into_inner();
+        let result = publish(&client, "outbox-pattern")
+            .await
+            .expect("socialPublish");
         assert!(result.dry_run);
         assert_eq!(result.status, types::PublishResultStatus::DryRun);
         assert!(!result.already_published);
@@ -60,7 +78,10 @@ async fn without_a_network_it_is_a_dry_run(db: Db) {
     server.stop().await;
 }
 
-async fn publishes_once_with_bearer_token_and_idempotency_key(db: Db) {
+/// A fake Mastodon that expects exactly one status for `outbox-pattern`,
+/// with the token and the idempotency key, and answers it as status 109.
+/// Dropping it checks that exactly one status was posted.
+async fn mastodon_expecting_one_status() -> MockServer {
     let mastodon_server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/api/v1/statuses"))
@@ -77,16 +98,16 @@ async fn publishes_once_with_bearer_token_and_idempotency_key(db: Db) {
         .expect(1)
         .mount(&mastodon_server)
         .await;
-    let config = mastodon(&mastodon_server, 5);
-    let server = TestServer::start_with(db, move |c| c.portfolio.mastodon = Some(config)).await;
-    let client = server.portfolio_with_key(Some(keys::ADMIN));
+    mastodon_server
+}
 
-    let first = client
-        .social_publish()
-        .body(request("outbox-pattern"))
-        .send()
-        .await;
-    let first = first.unwrap_or_else(|e| panic!("{e}")).into_inner();
+async fn publishing_posts_once_with_the_token_and_an_idempotency_key(db: Db) {
+    let mastodon_server = mastodon_expecting_one_status().await;
+    let server = start_with_mastodon(db, &mastodon_server, 5).await;
+    let client = server.portfolio_with_key(Some(keys::ADMIN));
+    let first = publish(&client, "outbox-pattern")
+        .await
+        .expect("socialPublish");
     assert_eq!(first.status, types::PublishResultStatus::Published);
     assert!(!first.dry_run && !first.already_published);
     assert_eq!(first.remote_id.as_deref(), Some("109"));
@@ -100,22 +121,35 @@ async fn publishes_once_with_bearer_token_and_idempotency_key(db: Db) {
         .unwrap_or_default();
     let body: serde_json::Value = serde_json::from_slice(&sent[0].body).unwrap_or_default();
     assert_eq!(body["status"], first.text.as_str());
+    server.stop().await;
+}
 
-    // Again, and through the deprecated alias: reported, not sent.
-    let again = client
-        .social_publish()
-        .body(request("outbox-pattern"))
-        .send()
-        .await;
-    let again = again.unwrap_or_else(|e| panic!("{e}")).into_inner();
+async fn publishing_again_reports_without_sending(db: Db) {
+    let mastodon_server = mastodon_expecting_one_status().await;
+    let server = start_with_mastodon(db, &mastodon_server, 5).await;
+    let client = server.portfolio_with_key(Some(keys::ADMIN));
+    publish(&client, "outbox-pattern")
+        .await
+        .expect("socialPublish");
+    let again = publish(&client, "outbox-pattern")
+        .await
+        .expect("socialPublish again");
     assert!(again.already_published);
     assert_eq!(again.remote_id.as_deref(), Some("109"));
+    server.stop().await;
+}
+
+async fn the_deprecated_path_reports_without_sending(db: Db) {
+    let mastodon_server = mastodon_expecting_one_status().await;
+    let server = start_with_mastodon(db, &mastodon_server, 5).await;
+    let client = server.portfolio_with_key(Some(keys::ADMIN));
+    publish(&client, "outbox-pattern")
+        .await
+        .expect("socialPublish");
     let (status, _, body) = send_json(
-        reqwest::Client::new()
-            .post(server.at("/social-publish"))
-            .header("x-api-key", keys::ADMIN)
-            .header("content-type", "application/json")
-            .body(json!({"post_slug": "outbox-pattern"}).to_string()),
+        server
+            .post_json("/social-publish", json!({"post_slug": "outbox-pattern"}))
+            .header("x-api-key", keys::ADMIN),
     )
     .await;
     assert_eq!(
@@ -124,13 +158,21 @@ async fn publishes_once_with_bearer_token_and_idempotency_key(db: Db) {
         "{body}"
     );
     server.stop().await;
-    // Dropping the mock server checks that exactly one status was posted.
+}
+
+/// Makes the fake Mastodon answer every status with `answer`, and nothing else.
+async fn mastodon_answers(mastodon_server: &MockServer, answer: ResponseTemplate) {
+    mastodon_server.reset().await;
+    Mock::given(method("POST"))
+        .and(path("/api/v1/statuses"))
+        .respond_with(answer)
+        .mount(mastodon_server)
+        .await;
 }
 
 async fn upstream_failures_are_503_and_record_nothing(db: Db) {
     let mastodon_server = MockServer::start().await;
-    let config = mastodon(&mastodon_server, 1);
-    let server = TestServer::start_with(db, move |c| c.portfolio.mastodon = Some(config)).await;
+    let server = start_with_mastodon(db, &mastodon_server, 1).await;
     let client = server.portfolio_with_key(Some(keys::ADMIN));
     for (answer, upstream) in [
         (
@@ -152,24 +194,9 @@ async fn upstream_failures_are_503_and_record_nothing(db: Db) {
             None,
         ),
     ] {
-        mastodon_server.reset().await;
-        Mock::given(method("POST"))
-            .and(path("/api/v1/statuses"))
-            .respond_with(answer)
-            .mount(&mastodon_server)
-            .await;
-        let (status, error) = api_error(
-            client
-                .social_publish()
-                .body(request("why-contract-first"))
-                .send()
-                .await,
-        );
-        assert_eq!(
-            (status, error.code.as_str()),
-            (503, "SERVICE_UNAVAILABLE"),
-            "{error:?}"
-        );
+        mastodon_answers(&mastodon_server, answer).await;
+        let published = publish(&client, "why-contract-first").await;
+        let error = assert_api_error(published, 503, "SERVICE_UNAVAILABLE");
         assert_eq!(
             error
                 .details
@@ -183,19 +210,27 @@ async fn upstream_failures_are_503_and_record_nothing(db: Db) {
             "a failure records nothing"
         );
     }
-    // Once the network works again, the post is published.
-    mastodon_server.reset().await;
-    Mock::given(method("POST"))
-        .and(path("/api/v1/statuses"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": "7", "url": null})))
-        .mount(&mastodon_server)
-        .await;
-    let result = client
-        .social_publish()
-        .body(request("why-contract-first"))
-        .send()
-        .await;
-    let result = result.unwrap_or_else(|e| panic!("{e}")).into_inner();
+    server.stop().await;
+}
+
+/// Once the network works again, the post is published.
+async fn after_an_upstream_failure_publishing_works(db: Db) {
+    let mastodon_server = MockServer::start().await;
+    let server = start_with_mastodon(db, &mastodon_server, 1).await;
+    let client = server.portfolio_with_key(Some(keys::ADMIN));
+    mastodon_answers(&mastodon_server, ResponseTemplate::new(503)).await;
+    let failed = publish(&client, "why-contract-first").await;
+    assert_api_error(failed, 503, "SERVICE_UNAVAILABLE");
+
+    let published = json!({"id": "7", "url": null});
+    mastodon_answers(
+        &mastodon_server,
+        ResponseTemplate::new(200).set_body_json(published),
+    )
+    .await;
+    let result = publish(&client, "why-contract-first")
+        .await
+        .expect("socialPublish");
     assert_eq!(
         (result.remote_id.as_deref(), result.already_published),
         (Some("7"), false)
@@ -203,48 +238,36 @@ async fn upstream_failures_are_503_and_record_nothing(db: Db) {
     server.stop().await;
 }
 
-async fn publishing_needs_the_scope_and_a_post(db: Db) {
+async fn publishing_without_a_key_is_401(db: Db) {
     let server = TestServer::start(db).await;
-    let (status, error) = api_error(
-        server
-            .portfolio()
-            .social_publish()
-            .body(request("outbox-pattern"))
-            .send()
-            .await,
-    );
-    assert_eq!((status, error.code.as_str()), (401, "UNAUTHORIZED"));
-    let (status, error) = api_error(
-        server
-            .portfolio_with_key(Some(keys::CONTEXT_READER))
-            .social_publish()
-            .body(request("outbox-pattern"))
-            .send()
-            .await,
-    );
-    assert_eq!((status, error.code.as_str()), (403, "FORBIDDEN"));
+    let published = publish(&server.portfolio(), "outbox-pattern").await;
+    assert_api_error(published, 401, "UNAUTHORIZED");
+    server.stop().await;
+}
+
+async fn publishing_without_the_scope_is_403(db: Db) {
+    let server = TestServer::start(db).await;
+    let reader = server.portfolio_with_key(Some(keys::CONTEXT_READER));
+    let error = assert_api_error(publish(&reader, "outbox-pattern").await, 403, "FORBIDDEN");
     assert_eq!(
         error.details.get("required_scope"),
         Some(&json!("social:publish"))
     );
-    let (status, error) = api_error(
-        server
-            .portfolio_with_key(Some(keys::ADMIN))
-            .social_publish()
-            .body(request("no-such-post"))
-            .send()
-            .await,
-    );
-    assert_eq!((status, error.code.as_str()), (404, "NOT_FOUND"));
-    let (status, _, body) = send_json(
-        reqwest::Client::new()
-            .post(server.at("/api/social-publish"))
-            .header("x-api-key", keys::ADMIN)
-            .header("content-type", "application/json")
-            .body("{\"post_slug\": 5}"),
-    )
-    .await;
-    assert_eq!(status, 400);
-    assert_envelope(&body, "BAD_REQUEST");
+    server.stop().await;
+}
+
+async fn publishing_an_unknown_post_is_404(db: Db) {
+    let server = TestServer::start(db).await;
+    let admin = server.portfolio_with_key(Some(keys::ADMIN));
+    assert_api_error(publish(&admin, "no-such-post").await, 404, "NOT_FOUND");
+    server.stop().await;
+}
+
+async fn publishing_with_a_malformed_body_is_400(db: Db) {
+    let server = TestServer::start(db).await;
+    let request = server
+        .post_json("/api/social-publish", "{\"post_slug\": 5}")
+        .header("x-api-key", keys::ADMIN);
+    assert_refused(request, 400, "BAD_REQUEST").await;
     server.stop().await;
 }

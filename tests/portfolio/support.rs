@@ -1,5 +1,6 @@
 //! Helpers shared by the portfolio tests.
 
+use end_to_end_tests::send_json;
 use petstore_portfolio_client::portfolio::{Error, error_body, types};
 
 /// The status and envelope of an error the server answered.
@@ -16,22 +17,16 @@ pub fn api_error<T>(result: Result<T, Error<types::ErrorBody>>) -> (u16, types::
     }
 }
 
-/// Sends a raw request; returns status, content type and the body as JSON.
-pub async fn send_json(request: reqwest::RequestBuilder) -> (u16, String, serde_json::Value) {
-    let response = request
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("request failed: {e}"));
-    let status = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let text = response.text().await.unwrap_or_default();
-    let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
-    (status, content_type, body)
+/// Asserts that the SDK call failed with `status` and an envelope of `code`;
+/// returns the envelope's content.
+pub fn assert_api_error<T>(
+    result: Result<T, Error<types::ErrorBody>>,
+    status: u16,
+    code: &str,
+) -> types::ErrorDetail {
+    let (got, error) = api_error(result);
+    assert_eq!((got, error.code.as_str()), (status, code), "{error:?}");
+    error
 }
 
 /// Asserts the envelope's shape and code.
@@ -44,4 +39,26 @@ pub fn assert_envelope(body: &serde_json::Value, code: &str) {
         "{body}"
     );
     assert!(body["error"]["details"].is_object(), "{body}");
+}
+
+/// Sends a raw request and asserts that it is refused with `status` and a
+/// JSON envelope of `code`; returns the whole body.
+pub async fn assert_refused(
+    request: reqwest::RequestBuilder,
+    status: u16,
+    code: &str,
+) -> serde_json::Value {
+    let (got, content_type, body) = send_json(request).await;
+    assert_eq!(got, status, "{code}: {body}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    assert_envelope(&body, code);
+    body
+}
+
+/// A slug, a path or another string the SDK checks before sending.
+pub fn parse<T: std::str::FromStr<Err: std::fmt::Display>>(value: &str) -> T {
+    value.parse().unwrap_or_else(|e| panic!("{value:?}: {e}"))
 }

@@ -6,6 +6,7 @@
 mod contract;
 mod docs;
 mod example;
+mod hardening;
 mod images;
 mod negotiation;
 mod operation;

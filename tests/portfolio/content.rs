@@ -1,7 +1,7 @@
 //! Content, LLM context and liveness: served from the database, filled from
 //! the content file.
 
-use end_to_end_tests::{Db, TestServer, header, http, keys, on_every_database};
+use end_to_end_tests::{Db, TestServer, header, http, keys, on_every_database, send};
 use petstore_portfolio_client::portfolio::{Error, types};
 
 use crate::support::{api_error, assert_api_error, assert_refused};
@@ -349,13 +349,20 @@ async fn unsupported_methods_are_405(db: Db) {
     server.stop().await;
 }
 
-/// A server whose static files come from a folder with `hello.txt` and a
-/// hidden `.secret`; the folder goes when it is dropped.
+/// A server whose static files come from `public/` in a temporary folder:
+/// `hello.txt`, a hidden `.secret`, `out.txt`, a link to `../outside.txt`,
+/// and `hi.txt`, a link to `hello.txt`. The folder goes when it is dropped.
 async fn start_with_static_files() -> (TestServer, tempfile::TempDir) {
-    let folder = tempfile::tempdir().expect("a static folder");
-    std::fs::write(folder.path().join("hello.txt"), "hello, static world\n").expect("hello.txt");
-    std::fs::write(folder.path().join(".secret"), "no").expect(".secret");
-    let dir = folder.path().to_path_buf();
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let public = folder.path().join("public");
+    std::fs::create_dir(&public).expect("public/");
+    std::fs::write(public.join("hello.txt"), "hello, static world\n").expect("hello.txt");
+    std::fs::write(public.join(".secret"), "no").expect(".secret");
+    std::fs::write(folder.path().join("outside.txt"), "outside").expect("outside.txt");
+    std::os::unix::fs::symlink(folder.path().join("outside.txt"), public.join("out.txt"))
+        .expect("out.txt");
+    std::os::unix::fs::symlink(public.join("hello.txt"), public.join("hi.txt")).expect("hi.txt");
+    let dir = public;
     let server =
         TestServer::start_with(Db::Sqlite, move |c| c.portfolio.static_dir = Some(dir)).await;
     (server, folder)
@@ -397,15 +404,48 @@ async fn a_missing_static_file_is_404() {
 }
 
 #[tokio::test]
-async fn hidden_and_escaping_static_paths_are_400() {
+async fn static_paths_that_leave_the_folder_are_400() {
     let (server, _folder) = start_with_static_files().await;
     for path in [
-        "/api/static/.secret",
-        "/api/static/..%2Fsecret",
+        "/api/static/a%5Cb",
+        "/api/static/..%2Foutside.txt",
         "/api/static/sub%2Fhello.txt",
     ] {
         assert_refused(http().get(server.at(path)), 400, "BAD_REQUEST").await;
     }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_hidden_static_file_is_404() {
+    let (server, _folder) = start_with_static_files().await;
+    assert_refused(
+        http().get(server.at("/api/static/.secret")),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_symlink_out_of_the_static_folder_is_404() {
+    let (server, _folder) = start_with_static_files().await;
+    let body = assert_refused(
+        http().get(server.at("/api/static/out.txt")),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    assert!(!body.to_string().contains("outside"), "{body}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_symlink_within_the_static_folder_is_served() {
+    let (server, _folder) = start_with_static_files().await;
+    let (status, _, text) = send(http().get(server.at("/api/static/hi.txt"))).await;
+    assert_eq!((status, text.as_str()), (200, "hello, static world\n"));
     server.stop().await;
 }
 

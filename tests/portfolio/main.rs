@@ -6,6 +6,7 @@ mod analytics;
 mod content;
 mod docs;
 mod example;
+mod hardening;
 mod mail;
 mod rate_limit;
 mod social;

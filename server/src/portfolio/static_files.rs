@@ -19,12 +19,18 @@ use crate::extract::Path as PathParam;
 #[schema(value_type = String, format = Binary)]
 pub struct FileBytes(#[allow(dead_code)] Vec<u8>);
 
-/// A name that stays inside the folder: no separators, no `..`, no hidden files.
-fn is_plain_file_name(name: &str) -> bool {
+/// A name of a file in the folder itself: no separators, not `.` or `..`.
+fn is_file_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 255
-        && !name.starts_with('.')
+        && name != "."
+        && name != ".."
         && !name.contains(['/', '\\', '\0'])
+}
+
+/// Hidden files (`.env`, `.git`) are never served: they answer as missing.
+fn is_hidden(name: &str) -> bool {
+    name.starts_with('.')
 }
 
 /// Returns a static file.
@@ -37,8 +43,8 @@ fn is_plain_file_name(name: &str) -> bool {
     responses(
         (status = 200, description = "The file, with the media type its name suggests",
             content((inline(FileBytes) = "*/*"))),
-        (status = 400, description = "Not a plain file name"),
-        (status = 404, description = "No such file"),
+        (status = 400, description = "Not a file name (a path, or `..`)"),
+        (status = 404, description = "No such file, or a hidden one"),
     ),
 )]
 pub async fn get_static_file(
@@ -46,9 +52,9 @@ pub async fn get_static_file(
     PathParam(file): PathParam<String>,
     request: Request,
 ) -> Result<Response, Error> {
-    if !is_plain_file_name(&file) {
+    if !is_file_name(&file) {
         return Err(Error::bad_request(format!(
-            "{file:?} is not a plain file name"
+            "{file:?} is not the name of a file in the static folder"
         )));
     }
     let not_found = || Error::not_found(format!("no static file {file:?}"));
@@ -78,7 +84,7 @@ async fn resolve(dir: &Path, name: &str) -> Option<PathBuf> {
     let visible = path
         .file_name()
         .and_then(|n| n.to_str())
-        .is_some_and(is_plain_file_name);
+        .is_some_and(|n| is_file_name(n) && !is_hidden(n));
     let regular = tokio::fs::metadata(&path).await.ok()?.is_file();
     (inside && visible && regular).then_some(path)
 }
@@ -118,10 +124,11 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_names_are_served() {
-        assert!(is_plain_file_name("cv.pdf"));
-        for bad in ["", "../etc/passwd", "a/b", ".env", "a\\b"] {
-            assert!(!is_plain_file_name(bad), "{bad}");
+    fn only_names_of_files_in_the_folder_are_file_names() {
+        assert!(is_file_name("cv.pdf"));
+        assert!(is_file_name(".env"), "a name, though hidden");
+        for bad in ["", ".", "..", "../etc/passwd", "a/b", "a\\b"] {
+            assert!(!is_file_name(bad), "{bad}");
         }
     }
 }

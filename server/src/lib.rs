@@ -10,6 +10,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod app;
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod docs;

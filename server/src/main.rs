@@ -40,6 +40,9 @@ enum Command {
     Serve,
     /// Print the JSON Schema of the configuration file.
     ConfigSchema,
+    /// The emails of the outbox: list them, requeue the failed ones.
+    #[command(subcommand)]
+    Outbox(petstore_portfolio_server::cli::outbox::OutboxCommand),
 }
 
 #[tokio::main]
@@ -68,6 +71,15 @@ async fn main() -> ExitCode {
                 }
             }
             ExitCode::SUCCESS
+        }
+        Command::Outbox(command) => {
+            match petstore_portfolio_server::cli::outbox::run(&config, command).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Serve => match serve(config).await {
             Ok(()) => ExitCode::SUCCESS,

@@ -247,6 +247,11 @@ impl TestServer {
             .unwrap_or_else(|e| panic!("cannot count {table}: {e}"))
     }
 
+    /// The URL of the server's database (for the operator CLI).
+    pub fn database_url(&self) -> &str {
+        &self.database_url
+    }
+
     /// The server's data directory (SQLite file, `.eml` files).
     pub fn data_dir(&self) -> &std::path::Path {
         &self.config.data_dir

@@ -242,15 +242,21 @@ impl TestServer {
 
     /// A server whose SMTP server is down: its port, returned, has nobody
     /// listening until the test brings one up there with
-    /// [`SmtpServer::start_on`]. `None` as for
-    /// [`start_with_smtp`](Self::start_with_smtp).
-    pub async fn start_with_smtp_down(db: Db) -> Option<(TestServer, u16)> {
+    /// [`SmtpServer::start_on`]; `adjust` changes the server's configuration
+    /// further. `None` as for [`start_with_smtp`](Self::start_with_smtp).
+    pub async fn start_with_smtp_down(
+        db: Db,
+        adjust: impl FnOnce(&mut Config),
+    ) -> Option<(TestServer, u16)> {
         if !available(&current_test()) {
             return None;
         }
         let port = free_port();
-        let server =
-            TestServer::start_with(db, move |c| c.mail.smtp = Some(smtp_config(port))).await;
+        let server = TestServer::start_with(db, move |c| {
+            c.mail.smtp = Some(smtp_config(port));
+            adjust(c);
+        })
+        .await;
         Some((server, port))
     }
 }

@@ -41,6 +41,7 @@ on_every_database!(
     notifying_again_of_a_post_queues_nothing,
     notifying_of_an_unknown_post_is_404,
     smtp_down_then_up_loses_nothing_sends_nothing_twice,
+    an_outage_longer_than_many_retries_loses_nothing,
     a_restart_loses_nothing_and_sends_nothing_twice,
     a_rejected_recipient_fails_visibly_and_others_go_on,
     without_smtp_emails_are_eml_files,
@@ -611,7 +612,7 @@ async fn sent_and_pending(server: &TestServer) -> (i64, i64) {
 }
 
 async fn smtp_down_then_up_loses_nothing_sends_nothing_twice(db: Db) {
-    let Some((server, port)) = TestServer::start_with_smtp_down(db).await else {
+    let Some((server, port)) = TestServer::start_with_smtp_down(db, |_| {}).await else {
         return;
     };
     for name in ["One", "Two"] {
@@ -649,8 +650,47 @@ async fn smtp_down_then_up_loses_nothing_sends_nothing_twice(db: Db) {
     server.stop().await;
 }
 
+/// Emails wait out an outage of any length within their lifetime (3 days by
+/// default): here the server is down for twelve attempts, which the retry
+/// budget of earlier versions (8 attempts) would have failed for good.
+async fn an_outage_longer_than_many_retries_loses_nothing(db: Db) {
+    let Some((server, port)) = TestServer::start_with_smtp_down(db, |c| {
+        c.mail.max_retry_delay_ms = 200;
+    })
+    .await
+    else {
+        return;
+    };
+    const QUEUED: usize = 10;
+    for n in 0..QUEUED {
+        submit_contact(&server, &format!("Sender {n}")).await;
+    }
+    wait_until(WAIT, "every email is tried twelve times", async || {
+        server.count_where("outbox", "attempts >= 12").await == QUEUED as i64
+    })
+    .await;
+    assert_eq!(server.count_where("outbox", "status = 'failed'").await, 0);
+
+    let smtp = SmtpServer::start_on(port);
+    let messages = smtp.wait_for(QUEUED, WAIT).await;
+    wait_until(WAIT, "the outbox drains", async || {
+        sent_and_pending(&server).await == (QUEUED as i64, 0)
+    })
+    .await;
+    let ids: std::collections::BTreeSet<_> = messages
+        .iter()
+        .filter_map(|m| m.header("Message-ID"))
+        .collect();
+    assert_eq!(
+        (smtp.messages().len(), ids.len()),
+        (QUEUED, QUEUED),
+        "every email delivered, each once"
+    );
+    server.stop().await;
+}
+
 async fn a_restart_loses_nothing_and_sends_nothing_twice(db: Db) {
-    let Some((server, port)) = TestServer::start_with_smtp_down(db).await else {
+    let Some((server, port)) = TestServer::start_with_smtp_down(db, |_| {}).await else {
         return;
     };
     for address in ["r1@example.test", "r2@example.test", "r3@example.test"] {
@@ -696,6 +736,12 @@ async fn a_rejected_recipient_fails_visibly_and_others_go_on(db: Db) {
         .await
         .expect("getReadiness");
     assert_eq!(ready.checks.outbox.failed, 1, "the failure is visible");
+    assert_eq!(ready.status, types::ReadinessStatus::Degraded);
+    assert!(
+        ready.checks.outbox.detail.contains("degraded: 1 email"),
+        "{}",
+        ready.checks.outbox.detail
+    );
     server.stop().await;
 }
 

@@ -818,6 +818,7 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct OutboxCheck {
+        pub detail: ::std::string::String,
         pub failed: i64,
         pub ok: bool,
         pub oldest_due_seconds: i64,
@@ -1131,7 +1132,7 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`Readiness`"]
+    #[doc = "`ready`, or `degraded` when the service works but some emails failed for good (`checks.outbox` says how many and how to requeue them)."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
@@ -1175,11 +1176,14 @@ pub mod types {
     pub enum ReadinessStatus {
         #[serde(rename = "ready")]
         Ready,
+        #[serde(rename = "degraded")]
+        Degraded,
     }
     impl ::std::fmt::Display for ReadinessStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Ready => f.write_str("ready"),
+                Self::Degraded => f.write_str("degraded"),
             }
         }
     }
@@ -1188,6 +1192,7 @@ pub mod types {
         fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             match value {
                 "ready" => Ok(Self::Ready),
+                "degraded" => Ok(Self::Degraded),
                 _ => Err("invalid value".into()),
             }
         }
@@ -2479,6 +2484,7 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct OutboxCheck {
+            detail: ::std::result::Result<::std::string::String, ::std::string::String>,
             failed: ::std::result::Result<i64, ::std::string::String>,
             ok: ::std::result::Result<bool, ::std::string::String>,
             oldest_due_seconds: ::std::result::Result<i64, ::std::string::String>,
@@ -2487,6 +2493,7 @@ pub mod types {
         impl ::std::default::Default for OutboxCheck {
             fn default() -> Self {
                 Self {
+                    detail: Err("no value supplied for detail".to_string()),
                     failed: Err("no value supplied for failed".to_string()),
                     ok: Err("no value supplied for ok".to_string()),
                     oldest_due_seconds: Err("no value supplied for oldest_due_seconds".to_string()),
@@ -2495,6 +2502,16 @@ pub mod types {
             }
         }
         impl OutboxCheck {
+            pub fn detail<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.detail = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for detail: {e}"));
+                self
+            }
             pub fn failed<T>(mut self, value: T) -> Self
             where
                 T: ::std::convert::TryInto<i64>,
@@ -2542,6 +2559,7 @@ pub mod types {
                 value: OutboxCheck,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
+                    detail: value.detail?,
                     failed: value.failed?,
                     ok: value.ok?,
                     oldest_due_seconds: value.oldest_due_seconds?,
@@ -2552,6 +2570,7 @@ pub mod types {
         impl ::std::convert::From<super::OutboxCheck> for OutboxCheck {
             fn from(value: super::OutboxCheck) -> Self {
                 Self {
+                    detail: Ok(value.detail),
                     failed: Ok(value.failed),
                     ok: Ok(value.ok),
                     oldest_due_seconds: Ok(value.oldest_due_seconds),

@@ -15,10 +15,16 @@ pub struct MailConfig {
     /// The SMTP server; without one, emails are written as `.eml` files into
     /// `<data_dir>/outbox`.
     pub smtp: Option<SmtpConfig>,
-    /// Attempts before an email is marked failed.
-    pub max_attempts: u32,
-    /// Delay before the first retry (milliseconds); it doubles each time, up to an hour.
+    /// How long an email may wait for a transient failure to pass (the SMTP
+    /// server down or refusing for now) before it is marked failed
+    /// (seconds; default 3 days, like a mail server's queue lifetime). A
+    /// permanent refusal (5xx) fails it at once.
+    pub lifetime_secs: u64,
+    /// Delay before the first retry (milliseconds); it doubles each time, up
+    /// to `max_retry_delay_ms`.
     pub retry_base_ms: u64,
+    /// The longest wait between two attempts (milliseconds; default an hour).
+    pub max_retry_delay_ms: u64,
     /// How often the worker looks for due emails when nothing wakes it (milliseconds).
     pub poll_interval_ms: u64,
 }
@@ -29,8 +35,9 @@ impl Default for MailConfig {
             from: "Portfolio <noreply@localhost>".to_owned(),
             owner_address: "owner@localhost".to_owned(),
             smtp: None,
-            max_attempts: 8,
+            lifetime_secs: 3 * 24 * 3600,
             retry_base_ms: 1000,
+            max_retry_delay_ms: 3_600_000,
             poll_interval_ms: 1000,
         }
     }

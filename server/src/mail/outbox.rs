@@ -20,6 +20,9 @@ pub struct QueuedEmail {
     pub message_id: String,
     /// Attempts before this one.
     pub attempts: i32,
+    /// When it was queued (or requeued): its lifetime runs from here.
+    #[sqlx(rename = "created_at_ms")]
+    pub queued_at_ms: i64,
 }
 
 /// Writes an email into the outbox, in the caller's transaction.
@@ -73,8 +76,8 @@ pub async fn claim(
     .await?;
     let email = if claimed.rows_affected() == 1 {
         sqlx::query_as(
-            "SELECT id, recipient, subject, body, list_unsubscribe, message_id, attempts \
-             FROM outbox WHERE id = $1",
+            "SELECT id, recipient, subject, body, list_unsubscribe, message_id, attempts, \
+             created_at_ms FROM outbox WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(tx.conn())
@@ -152,4 +155,69 @@ pub async fn backlog(db: &Database) -> Result<Backlog, StoreError> {
         failed,
         oldest_due_ms,
     })
+}
+
+/// An email as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Serialize)]
+pub struct OutboxEntry {
+    pub id: i64,
+    pub recipient: String,
+    pub subject: String,
+    /// `pending`, `sent` or `failed`.
+    pub status: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    /// When it was queued or last requeued (Unix milliseconds).
+    #[sqlx(rename = "created_at_ms")]
+    pub queued_at_ms: i64,
+    pub sent_at_ms: Option<i64>,
+}
+
+/// The emails of the outbox (only the failed ones if asked), newest first,
+/// at most `limit`.
+pub async fn list(
+    db: &Database,
+    only_failed: bool,
+    limit: i64,
+) -> Result<Vec<OutboxEntry>, StoreError> {
+    let filter = if only_failed {
+        "WHERE status = 'failed' "
+    } else {
+        ""
+    };
+    Ok(sqlx::query_as(&format!(
+        "SELECT id, recipient, subject, status, attempts, last_error, created_at_ms, sent_at_ms \
+         FROM outbox {filter}ORDER BY id DESC LIMIT $1"
+    ))
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await?)
+}
+
+/// Puts failed emails back in the queue (these ids, or every failed one),
+/// due now and with a new lifetime; returns the ids requeued. The error that
+/// failed them stays until the next attempt.
+pub async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let failed: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM outbox WHERE status = 'failed' ORDER BY id")
+            .fetch_all(tx.conn())
+            .await?;
+    let chosen: Vec<i64> = failed
+        .into_iter()
+        .filter(|id| ids.is_empty() || ids.contains(id))
+        .collect();
+    let now = now_ms();
+    for id in &chosen {
+        sqlx::query(
+            "UPDATE outbox SET status = 'pending', next_attempt_at_ms = $1, created_at_ms = $1, \
+             lease_until_ms = NULL WHERE id = $2 AND status = 'failed'",
+        )
+        .bind(now)
+        .bind(id)
+        .execute(tx.conn())
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(chosen)
 }

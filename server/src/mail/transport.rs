@@ -1,5 +1,9 @@
 //! How an email leaves: over SMTP (lettre), or, with no SMTP server
-//! configured, as an `.eml` file in a folder.
+//! configured, as an `.eml` file in a folder. A file appears whole or not
+//! at all: it is written under a hidden temporary name in the same folder,
+//! synced, then renamed, so a crash never leaves a torn file; and it is named
+//! after the email, so delivering it again after a crash rewrites the same
+//! file instead of adding one.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,7 +12,7 @@ use anyhow::Context as _;
 use lettre::message::Mailbox;
 use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
 use lettre::transport::smtp::authentication::Credentials;
-use lettre::{AsyncFileTransport, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use super::outbox::QueuedEmail;
 use crate::config::{MailConfig, SmtpConfig, SmtpTls};
@@ -25,10 +29,8 @@ pub enum Outcome {
 
 pub enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
-    Files {
-        transport: AsyncFileTransport<Tokio1Executor>,
-        dir: PathBuf,
-    },
+    /// `.eml` files in this folder.
+    Files(PathBuf),
 }
 
 impl Transport {
@@ -41,10 +43,8 @@ impl Transport {
                 let dir = data_dir.join("outbox");
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create the email folder {}", dir.display()))?;
-                Ok(Transport::Files {
-                    transport: AsyncFileTransport::new(&dir),
-                    dir,
-                })
+                remove_unfinished_files(&dir)?;
+                Ok(Transport::Files(dir))
             }
         }
     }
@@ -61,9 +61,9 @@ impl Transport {
                 Err(e) if e.is_permanent() => Outcome::Permanent(e.to_string()),
                 Err(e) => Outcome::Retry(e.to_string()),
             },
-            Transport::Files { transport, .. } => match transport.send(message).await {
-                Ok(_) => Outcome::Sent,
-                Err(e) => Outcome::Retry(e.to_string()),
+            Transport::Files(dir) => match write_whole(dir, email.id, &message.formatted()).await {
+                Ok(()) => Outcome::Sent,
+                Err(e) => Outcome::Retry(format!("cannot write the .eml file: {e}")),
             },
         }
     }
@@ -79,7 +79,7 @@ impl Transport {
                     Err(_) => (false, "SMTP server did not answer in time".to_owned()),
                 }
             }
-            Transport::Files { dir, .. } => match std::fs::metadata(dir) {
+            Transport::Files(dir) => match std::fs::metadata(dir) {
                 Ok(meta) if meta.is_dir() && !meta.permissions().readonly() => {
                     (true, format!("writing .eml files to {}", dir.display()))
                 }
@@ -90,6 +90,43 @@ impl Transport {
             },
         }
     }
+}
+
+/// The file of outbox email `id`.
+fn eml_name(id: i64) -> String {
+    format!("outbox-{id}.eml")
+}
+
+/// Writes `bytes` as `dir/outbox-<id>.eml`: first under a hidden temporary
+/// name, synced to disk, then renamed (atomic within a folder), and the
+/// folder synced so that the rename itself survives a crash.
+async fn write_whole(dir: &Path, id: i64, bytes: &[u8]) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt as _;
+    let name = eml_name(id);
+    let temporary = dir.join(format!(".{name}.tmp"));
+    let mut file = tokio::fs::File::create(&temporary).await?;
+    file.write_all(bytes).await?;
+    file.sync_all().await?;
+    drop(file);
+    tokio::fs::rename(&temporary, dir.join(&name)).await?;
+    tokio::fs::File::open(dir).await?.sync_all().await
+}
+
+/// Removes what a crash left half-written (hidden `.tmp` files); their
+/// emails are still pending and are written again.
+fn remove_unfinished_files(dir: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        let unfinished = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
+        if unfinished {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn smtp_transport(smtp: &SmtpConfig) -> anyhow::Result<AsyncSmtpTransport<Tokio1Executor>> {

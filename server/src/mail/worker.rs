@@ -1,7 +1,10 @@
 //! The delivery worker: each pass claims the due emails with a lease, tries
-//! each once, and records the outcome; failures are retried with exponential
-//! backoff until the attempts run out. It stops between emails, so a
-//! graceful shutdown leaves none leased.
+//! each once, and records the outcome. A transient failure (the server down,
+//! a timeout, a 4xx reply) is retried with capped exponential backoff for as
+//! long as the email's lifetime lasts (`mail.lifetime_secs`, 3 days by
+//! default); only a permanent reply (5xx) or the lifetime's end marks it
+//! failed, with the reason kept. It stops between emails, so a graceful
+//! shutdown leaves none leased.
 
 use std::time::Duration;
 
@@ -13,9 +16,6 @@ use crate::storage::StoreError;
 
 /// Emails claimed in one pass, at most.
 const BATCH: i64 = 50;
-
-/// The longest wait between two attempts.
-const MAX_RETRY_DELAY_MS: i64 = 3_600_000;
 
 /// Delivers the outbox until [`Mailer::stop`].
 pub async fn run(mailer: Mailer) {
@@ -62,20 +62,34 @@ pub async fn deliver_due(mailer: &Mailer) -> Result<usize, StoreError> {
     Ok(handled)
 }
 
-/// What to record of an attempt: sent, retried after a backoff, or failed
-/// for good once the attempts run out or the reply is permanent.
+/// What to record of an attempt: sent; retried after a backoff while the
+/// email's lifetime lasts; or failed, for a permanent reply or once the
+/// lifetime is over.
 fn record_for(mailer: &Mailer, email: &QueuedEmail, outcome: Outcome) -> Record {
+    let config = &mailer.inner.config;
     let attempts = email.attempts + 1;
-    let max_attempts = mailer.inner.config.max_attempts;
+    let now = now_ms();
+    let lifetime_ms = i64::try_from(config.lifetime_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let expires_at = email.queued_at_ms.saturating_add(lifetime_ms);
     match outcome {
         Outcome::Sent => Record::Sent,
-        Outcome::Retry(error) if u32::try_from(attempts).unwrap_or(u32::MAX) < max_attempts => {
-            let delay = retry_delay_ms(mailer.inner.config.retry_base_ms, attempts);
-            tracing::warn!(email = email.id, attempts, retry_in_ms = delay, %error, "email not delivered; will retry");
-            Record::RetryAt(now_ms() + delay, error)
+        Outcome::Retry(error) if now < expires_at => {
+            let delay = retry_delay_ms(config.retry_base_ms, config.max_retry_delay_ms, attempts);
+            // Never past the lifetime's end: the last try comes at the end.
+            let at = now.saturating_add(delay).min(expires_at);
+            tracing::warn!(email = email.id, attempts, retry_in_ms = at - now, %error, "email not delivered; will retry");
+            Record::RetryAt(at, error)
         }
-        Outcome::Retry(error) | Outcome::Permanent(error) => {
+        Outcome::Retry(error) => {
+            let error = format!(
+                "not delivered within its lifetime of {} s; last error: {error}",
+                config.lifetime_secs
+            );
             tracing::error!(email = email.id, attempts, %error, "email failed for good");
+            Record::Failed(error)
+        }
+        Outcome::Permanent(error) => {
+            tracing::error!(email = email.id, attempts, %error, "email refused for good");
             Record::Failed(error)
         }
     }
@@ -93,11 +107,12 @@ fn lease_ms(mailer: &Mailer) -> i64 {
     i64::try_from(smtp_timeout.saturating_mul(2).saturating_add(30)).unwrap_or(60) * 1000
 }
 
-/// base * 2^(attempts - 1), at most an hour.
-fn retry_delay_ms(base_ms: u64, attempts: i32) -> i64 {
+/// base * 2^(attempts - 1), at most `max_ms`.
+fn retry_delay_ms(base_ms: u64, max_ms: u64, attempts: i32) -> i64 {
     let base = i64::try_from(base_ms).unwrap_or(i64::MAX);
-    let factor = 1_i64 << (attempts - 1).clamp(0, 20);
-    base.saturating_mul(factor).min(MAX_RETRY_DELAY_MS)
+    let max = i64::try_from(max_ms).unwrap_or(i64::MAX);
+    let factor = 1_i64 << (attempts - 1).clamp(0, 40);
+    base.saturating_mul(factor).min(max)
 }
 
 #[cfg(test)]
@@ -105,10 +120,11 @@ mod tests {
     use super::retry_delay_ms;
 
     #[test]
-    fn retries_back_off_exponentially_up_to_an_hour() {
-        assert_eq!(retry_delay_ms(1000, 1), 1000);
-        assert_eq!(retry_delay_ms(1000, 2), 2000);
-        assert_eq!(retry_delay_ms(1000, 5), 16_000);
-        assert_eq!(retry_delay_ms(1000, 40), 3_600_000);
+    fn retries_back_off_exponentially_up_to_the_cap() {
+        assert_eq!(retry_delay_ms(1000, 3_600_000, 1), 1000);
+        assert_eq!(retry_delay_ms(1000, 3_600_000, 2), 2000);
+        assert_eq!(retry_delay_ms(1000, 3_600_000, 5), 16_000);
+        assert_eq!(retry_delay_ms(1000, 3_600_000, 40), 3_600_000);
+        assert_eq!(retry_delay_ms(1000, 3_600_000, 4000), 3_600_000);
     }
 }

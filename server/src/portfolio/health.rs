@@ -48,10 +48,12 @@ pub struct Readiness {
     pub checks: ReadinessChecks,
 }
 
+/// `degraded`: the service works, but some emails failed for good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReadyStatus {
     Ready,
+    Degraded,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -70,6 +72,7 @@ pub struct Check {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct OutboxCheck {
     pub ok: bool,
+    pub detail: String,
     /// Emails waiting for delivery.
     #[schema(minimum = 0)]
     pub pending: i64,
@@ -81,8 +84,30 @@ pub struct OutboxCheck {
     pub oldest_due_seconds: i64,
 }
 
+/// What readiness says of the outbox.
+fn outbox_detail(health: &crate::mail::MailHealth) -> String {
+    let waiting = if health.oldest_due_secs > MAX_OUTBOX_DELAY_SECS {
+        format!(
+            "falling behind: the oldest due email has waited {} s; ",
+            health.oldest_due_secs
+        )
+    } else {
+        String::new()
+    };
+    if health.failed > 0 {
+        format!(
+            "{waiting}degraded: {} email(s) failed for good; `petstore-portfolio outbox list --failed` \
+             shows why, `petstore-portfolio outbox requeue` sends them again",
+            health.failed
+        )
+    } else {
+        format!("{waiting}{} email(s) waiting", health.pending)
+    }
+}
+
 /// Readiness: the database answers, email can leave, and the outbox is not
-/// falling behind.
+/// falling behind. Emails that failed for good make it `degraded`, not
+/// unready: everything else still works.
 #[utoipa::path(
     get,
     path = "/api/health/ready",
@@ -110,10 +135,11 @@ pub async fn get_readiness(
         Ok(health) => (
             Check {
                 ok: health.transport_ok,
-                detail: health.transport_detail,
+                detail: health.transport_detail.clone(),
             },
             OutboxCheck {
                 ok: health.oldest_due_secs <= MAX_OUTBOX_DELAY_SECS,
+                detail: outbox_detail(&health),
                 pending: health.pending,
                 failed: health.failed,
                 oldest_due_seconds: health.oldest_due_secs,
@@ -126,6 +152,7 @@ pub async fn get_readiness(
             },
             OutboxCheck {
                 ok: false,
+                detail: "cannot read the outbox".to_owned(),
                 pending: 0,
                 failed: 0,
                 oldest_due_seconds: 0,
@@ -138,10 +165,12 @@ pub async fn get_readiness(
         outbox,
     };
     if checks.database.ok && checks.mail.ok && checks.outbox.ok {
-        Ok(axum::Json(Readiness {
-            status: ReadyStatus::Ready,
-            checks,
-        }))
+        let status = if checks.outbox.failed > 0 {
+            ReadyStatus::Degraded
+        } else {
+            ReadyStatus::Ready
+        };
+        Ok(axum::Json(Readiness { status, checks }))
     } else {
         let details = serde_json::to_value(&checks).unwrap_or_default();
         Err(Error::new(

@@ -1,0 +1,26 @@
+//! Operator tasks: subcommands of the server binary that work on the same
+//! database as a running server (`--data-dir` / `--database-url`, as for
+//! `serve`). Each prints text for people, or JSON with `--json` for scripts.
+
+pub mod outbox;
+
+use std::io::Write as _;
+
+use serde::Serialize;
+
+/// Prints `value` as JSON (with `--json`) or as the lines `text` gives.
+pub fn print<T: Serialize>(
+    json: bool,
+    value: &T,
+    text: impl FnOnce() -> Vec<String>,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(value)?)?;
+    } else {
+        for line in text() {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}

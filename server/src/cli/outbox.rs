@@ -1,0 +1,79 @@
+//! `outbox list [--failed]` and `outbox requeue [ID...]`: the emails the
+//! worker gave up on, why, and another chance for them.
+
+use clap::Subcommand;
+
+use crate::config::Config;
+use crate::mail::outbox;
+use crate::storage::Database;
+
+/// How many emails `outbox list` shows at most.
+const LIST_LIMIT: i64 = 1000;
+
+#[derive(Debug, Subcommand)]
+pub enum OutboxCommand {
+    /// List the emails of the outbox, newest first.
+    List {
+        /// Only the emails that failed for good.
+        #[arg(long)]
+        failed: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put failed emails back in the queue (these ids, or every failed one):
+    /// a running server sends them again.
+    Requeue {
+        ids: Vec<i64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> {
+    let db = Database::connect(&config.database_url()).await?;
+    match command {
+        OutboxCommand::List { failed, json } => {
+            let emails = outbox::list(&db, failed, LIST_LIMIT).await?;
+            super::print(json, &emails, || {
+                if emails.is_empty() {
+                    return vec![if failed {
+                        "no failed emails".to_owned()
+                    } else {
+                        "the outbox is empty".to_owned()
+                    }];
+                }
+                emails
+                    .iter()
+                    .map(|e| {
+                        let error = e.last_error.as_deref().unwrap_or("-");
+                        format!(
+                            "{}\\t{}\\t{} attempt(s)\\tto {}\\t{:?}\\t{error}",
+                            e.id, e.status, e.attempts, e.recipient, e.subject
+                        )
+                    })
+                    .collect()
+            })
+        }
+        OutboxCommand::Requeue { ids, json } => {
+            let requeued = outbox::requeue(&db, &ids).await?;
+            let missing: Vec<i64> = ids
+                .iter()
+                .copied()
+                .filter(|id| !requeued.contains(id))
+                .collect();
+            super::print(
+                json,
+                &serde_json::json!({"requeued": requeued, "not_failed": missing}),
+                || {
+                    let mut lines = vec![format!("requeued {} email(s)", requeued.len())];
+                    if !missing.is_empty() {
+                        lines.push(format!("not failed (left alone): {missing:?}"));
+                    }
+                    lines
+                },
+            )
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! `petstore-portfolio`: serves both services; operator tasks are subcommands.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -95,16 +96,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     telemetry::init(&config.log);
     let server = Server::bind(config).await?;
     let base = format!("http://{}", server.local_addr());
-    println!("petstore-portfolio listening on {base}");
-    println!(
-        "  pet store:  {base}/v2   (document: {base}{})",
-        docs::PETSTORE_JSON_PATH
+    // Where it listens, for people and for scripts that wait for the first
+    // line. A closed stdout (a supervisor that does not read it) is no
+    // reason to stop.
+    let _ = writeln!(
+        std::io::stdout(),
+        "petstore-portfolio listening on {base}\n  \
+         pet store:  {base}/v2   (document: {base}{})\n  \
+         portfolio:  {base}/api  (document: {base}{})\n  \
+         Swagger UI: {base}{}/",
+        docs::PETSTORE_JSON_PATH,
+        docs::PORTFOLIO_JSON_PATH,
+        docs::SWAGGER_UI_PATH
     );
-    println!(
-        "  portfolio:  {base}/api  (document: {base}{})",
-        docs::PORTFOLIO_JSON_PATH
-    );
-    println!("  Swagger UI: {base}{}/", docs::SWAGGER_UI_PATH);
     server.run(shutdown_signal()).await
 }
 

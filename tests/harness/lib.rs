@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod process;
 pub mod smtp;
 
 use std::fmt::Debug;
@@ -114,12 +115,10 @@ macro_rules! on_every_database {
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`
     pub url: String,
-    database_url: String,
     config: Config,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
-    _data_dir: tempfile::TempDir,
-    postgres: Option<PostgresDatabase>,
+    database: Option<FreshDatabase>,
 }
 
 impl std::fmt::Debug for TestServer {
@@ -149,10 +148,11 @@ impl TestServer {
             .with_test_writer()
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()))
             .try_init();
-        let data_dir = tempfile::tempdir().context("temporary data dir")?;
+        let database = FreshDatabase::try_create(db).await?;
         let mut config = Config {
             bind: ([127, 0, 0, 1], 0).into(),
-            data_dir: data_dir.path().to_path_buf(),
+            data_dir: database.data_dir().to_path_buf(),
+            database_url: Some(database.url.clone()),
             ..Config::default()
         };
         config.petstore.demo_data = false;
@@ -160,13 +160,6 @@ impl TestServer {
         // Tests send many requests from one address; the rate-limit tests lower these.
         config.portfolio.rate_limit.per_key_per_minute = 1_000_000;
         config.portfolio.rate_limit.anonymous_per_minute = 1_000_000;
-        let postgres = match db {
-            Db::Sqlite => None,
-            Db::Postgres(server_url) => Some(PostgresDatabase::create(&server_url).await?),
-        };
-        if let Some(pg) = &postgres {
-            config.database_url = Some(pg.url.clone());
-        }
         adjust(&mut config);
         // Email leaves quickly in tests: short retries, frequent passes.
         config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);
@@ -177,7 +170,6 @@ impl TestServer {
         if config.portfolio.analytics_flush_interval_ms == default_flush {
             config.portfolio.analytics_flush_interval_ms = 50;
         }
-        let database_url = config.database_url();
         let server = Server::bind(config.clone()).await?;
         let url = format!("http://{}", server.local_addr());
         let (shutdown, stop) = oneshot::channel::<()>();
@@ -186,12 +178,10 @@ impl TestServer {
         }));
         Ok(TestServer {
             url,
-            database_url,
             config,
             shutdown: Some(shutdown),
             task: Some(task),
-            _data_dir: data_dir,
-            postgres,
+            database: Some(database),
         })
     }
 
@@ -233,23 +223,12 @@ impl TestServer {
     /// The number of rows in a table, read straight from the database: for
     /// effects the API does not show (sessions, ...).
     pub async fn count(&self, table: &str) -> i64 {
-        sqlx::any::install_default_drivers();
-        let result = async {
-            let pool = sqlx::AnyPool::connect(&self.database_url).await?;
-            let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-                .fetch_one(&pool)
-                .await?;
-            pool.close().await;
-            Ok::<_, sqlx::Error>(count)
-        };
-        result
-            .await
-            .unwrap_or_else(|e| panic!("cannot count {table}: {e}"))
+        count_rows(&self.database_url(), table).await
     }
 
     /// The URL of the server's database (for the operator CLI).
-    pub fn database_url(&self) -> &str {
-        &self.database_url
+    pub fn database_url(&self) -> String {
+        self.config.database_url()
     }
 
     /// The server's data directory (SQLite file, `.eml` files).
@@ -295,8 +274,8 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
-        if let Some(pg) = self.postgres.take() {
-            pg.drop_database().await;
+        if let Some(database) = self.database.take() {
+            database.remove().await;
         }
     }
 }
@@ -309,6 +288,92 @@ impl Drop for TestServer {
         if let Some(task) = self.task.take() {
             task.abort();
         }
+    }
+}
+
+/// The number of rows in a table of the database at `url`, read straight
+/// from it: for effects the API does not show.
+async fn count_rows(url: &str, table: &str) -> i64 {
+    sqlx::any::install_default_drivers();
+    let result = async {
+        let pool = sqlx::AnyPool::connect(url).await?;
+        let count: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(&pool)
+            .await?;
+        pool.close().await;
+        Ok::<_, sqlx::Error>(count)
+    };
+    result
+        .await
+        .unwrap_or_else(|e| panic!("cannot count {table}: {e}"))
+}
+
+/// A database of its own and a data folder of its own, for one test: SQLite
+/// in the folder, or a database created on the configured PostgreSQL server.
+/// Both go when it is dropped (or [`remove`](Self::remove)d).
+pub struct FreshDatabase {
+    /// `sqlite://...` or `postgres://...`
+    pub url: String,
+    data_dir: tempfile::TempDir,
+    postgres: Option<PostgresDatabase>,
+}
+
+impl std::fmt::Debug for FreshDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FreshDatabase")
+            .field("data_dir", &self.data_dir.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FreshDatabase {
+    pub async fn create(db: Db) -> FreshDatabase {
+        Self::try_create(db)
+            .await
+            .expect("cannot create a database")
+    }
+
+    async fn try_create(db: Db) -> anyhow::Result<FreshDatabase> {
+        let data_dir = tempfile::tempdir().context("temporary data dir")?;
+        let postgres = match db {
+            Db::Sqlite => None,
+            Db::Postgres(server_url) => Some(PostgresDatabase::create(&server_url).await?),
+        };
+        let url = match &postgres {
+            Some(pg) => pg.url.clone(),
+            None => Config {
+                data_dir: data_dir.path().to_path_buf(),
+                ..Config::default()
+            }
+            .database_url(),
+        };
+        Ok(FreshDatabase {
+            url,
+            data_dir,
+            postgres,
+        })
+    }
+
+    /// The data folder (the SQLite file, `.eml` files).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.data_dir.path()
+    }
+
+    /// The number of rows in a table (or `table WHERE condition`).
+    pub async fn count(&self, table: &str) -> i64 {
+        count_rows(&self.url, table).await
+    }
+
+    /// Drops the PostgreSQL database now.
+    pub async fn remove(mut self) {
+        if let Some(pg) = self.postgres.take() {
+            pg.drop_database().await;
+        }
+    }
+}
+
+impl Drop for FreshDatabase {
+    fn drop(&mut self) {
         if let Some(pg) = self.postgres.take() {
             // Drop cannot await: finish on a thread of its own.
             let _ = std::thread::spawn(move || {
@@ -384,6 +449,10 @@ async fn sqlx_query(conn: &mut sqlx::PgConnection, sql: &str) -> anyhow::Result<
 
 /// A raw HTTP client, for what the SDKs do not send: other formats, bad input.
 pub fn http() -> reqwest::Client {
+    // The server builds reqwest with rustls and no crypto provider of its
+    // own (it installs ring at start-up); a test without an in-process
+    // server installs it here. A second install fails harmlessly.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
 

@@ -200,3 +200,48 @@ impl Header for ListUnsubscribePost {
         HeaderValue::new(Self::name(), "List-Unsubscribe=One-Click".to_owned())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_eml_file_appears_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = vec![b'x'; 64 * 1024 * 1024];
+        let size = bytes.len() as u64;
+        let folder = dir.path().to_path_buf();
+        let writer = tokio::spawn(async move { write_whole(&folder, 7, &bytes).await });
+        let path = dir.path().join("outbox-7.eml");
+        let mut seen_partial = None;
+        while !writer.is_finished() {
+            if let Ok(meta) = std::fs::metadata(&path)
+                && meta.len() != size
+            {
+                seen_partial = Some(meta.len());
+            }
+            tokio::task::yield_now().await;
+        }
+        writer.await.unwrap().unwrap();
+        assert_eq!(seen_partial, None, "the file was visible half-written");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["outbox-7.eml"], "no temporary file is left");
+    }
+
+    #[test]
+    fn what_a_crash_left_half_written_is_removed_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".outbox-3.eml.tmp"), "half").unwrap();
+        std::fs::write(dir.path().join("outbox-2.eml"), "whole").unwrap();
+        remove_unfinished_files(dir.path()).unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["outbox-2.eml"]);
+    }
+}

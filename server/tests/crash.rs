@@ -1,0 +1,140 @@
+//! The real binary killed with `kill -9` while it writes emails as `.eml`
+//! files: no file is ever torn, no acknowledged write is lost, and every
+//! email ends up written once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use end_to_end_tests::process::ServerProcess;
+use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, wait_until};
+use serde_json::json;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
+const KILLS: usize = 3;
+const WRITERS: usize = 8;
+const WAIT: Duration = Duration::from_secs(60);
+
+on_every_database!(killed_while_writing_emails_no_file_is_torn_and_nothing_is_lost);
+
+/// Subscribes fresh addresses from several clients until `stop`; returns the
+/// addresses the server acknowledged (202).
+async fn subscribe_until(url: String, round: usize, stop: Arc<AtomicBool>) -> Vec<String> {
+    let mut writers = Vec::new();
+    for writer in 0..WRITERS {
+        let (url, stop) = (url.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let client = http();
+            let mut acknowledged = Vec::new();
+            for n in 0.. {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let email = format!("r{round}-w{writer}-n{n}@example.test");
+                let answer = client
+                    .post(format!("{url}/api/newsletter"))
+                    .json(&json!({ "email": email }))
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await;
+                match answer {
+                    Ok(answer) if answer.status().as_u16() == 202 => acknowledged.push(email),
+                    // The server was killed under this request: not acknowledged.
+                    _ => break,
+                }
+            }
+            acknowledged
+        }));
+    }
+    let mut acknowledged = Vec::new();
+    for writer in writers {
+        acknowledged.extend(writer.await.unwrap());
+    }
+    acknowledged
+}
+
+/// The `.eml` files of the folder (by recipient) and the names of any other
+/// files; panics on a torn file: a welcome email's body (quoted-printable)
+/// ends with the unsubscribe link its `List-Unsubscribe` header names.
+fn emails_in(folder: &Path) -> (BTreeMap<String, Vec<String>>, Vec<String>) {
+    let mut by_recipient: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut others = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.extension().is_none_or(|e| e != "eml") {
+            others.push(name);
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let link = text
+            .split_once("List-Unsubscribe: <")
+            .and_then(|(_, rest)| rest.split_once('>'))
+            .map(|(link, _)| link)
+            .unwrap_or_default();
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        let decoded = body.replace("=\r\n", "").replace("=3D", "=");
+        assert!(
+            !link.is_empty() && decoded.trim_end().ends_with(link),
+            "{name} is torn: {text:?}"
+        );
+        let to = text
+            .lines()
+            .find_map(|l| l.strip_prefix("To: "))
+            .unwrap_or_default()
+            .to_owned();
+        by_recipient.entry(to).or_default().push(name);
+    }
+    (by_recipient, others)
+}
+
+async fn killed_while_writing_emails_no_file_is_torn_and_nothing_is_lost(db: Db) {
+    let database = FreshDatabase::create(db).await;
+    let outbox = database.data_dir().join("outbox");
+    let mut acknowledged = Vec::new();
+    for round in 0..KILLS {
+        let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let load = tokio::spawn(subscribe_until(server.url.clone(), round, stop.clone()));
+        // Kill it while emails are being written: once this round has put
+        // some on disk, with more queued behind them.
+        let written_before = std::fs::read_dir(&outbox).map_or(0, |d| d.count());
+        wait_until(WAIT, "emails are being written", async || {
+            std::fs::read_dir(&outbox).map_or(0, |d| d.count()) >= written_before + 40
+        })
+        .await;
+        server.kill();
+        stop.store(true, Ordering::SeqCst);
+        acknowledged.extend(load.await.unwrap());
+        // No torn file, whenever the kill came.
+        emails_in(&outbox);
+    }
+
+    // A last start delivers what the kills left queued.
+    let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+    wait_until(WAIT, "the outbox drains", async || {
+        database.count("outbox WHERE status = 'pending'").await == 0
+    })
+    .await;
+    server.terminate();
+
+    let (by_recipient, others) = emails_in(&outbox);
+    assert!(others.is_empty(), "only whole .eml files: {others:?}");
+    let subscribers = database.count("subscribers").await;
+    assert!(
+        subscribers >= acknowledged.len() as i64,
+        "every acknowledged subscription is stored: {subscribers} < {}",
+        acknowledged.len()
+    );
+    for email in &acknowledged {
+        let files = by_recipient.get(email).map_or(0, Vec::len);
+        assert_eq!(files, 1, "{email} has one welcome email");
+    }
+    let twice: Vec<_> = by_recipient.iter().filter(|(_, f)| f.len() > 1).collect();
+    assert!(twice.is_empty(), "no email written twice: {twice:?}");
+    database.remove().await;
+}

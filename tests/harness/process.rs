@@ -1,0 +1,116 @@
+//! The real server binary as a child process, for what only a process
+//! shows: a crash (`kill -9`), limits of the operating system, the lines it
+//! prints at start-up.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::FreshDatabase;
+
+/// How long a server process may take to say where it listens.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running server process; killed when dropped.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// `http://127.0.0.1:<port>` (or `https://`), as the server printed it.
+    pub url: String,
+    /// What the server printed on stdout up to its address line.
+    pub banner: Vec<String>,
+}
+
+impl ServerProcess {
+    /// Starts `binary` on `database` (its URL and data folder), listening on
+    /// a free port of 127.0.0.1, with `args` and `env` added, and waits for
+    /// the line that says where it listens.
+    pub fn start(
+        binary: &Path,
+        database: &FreshDatabase,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> ServerProcess {
+        let mut command = Command::new(binary);
+        command
+            .args(["--bind", "127.0.0.1:0", "--database-url", &database.url])
+            .arg("--data-dir")
+            .arg(database.data_dir())
+            .args(args)
+            .env_remove("PETSTORE_PORTFOLIO_CONFIG")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Self::spawn(command)
+    }
+
+    /// Spawns a prepared command (for a shell that sets limits first) and
+    /// waits for its address line.
+    pub fn spawn(mut command: Command) -> ServerProcess {
+        let mut child = command.spawn().expect("the server binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines, received) = mpsc::channel();
+        // Reads to the end, after the address line too, so the server never
+        // writes into a closed pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        let mut banner = Vec::new();
+        loop {
+            match received.recv_timeout(START_TIMEOUT) {
+                Ok(line) => {
+                    let url = line
+                        .split_once(" listening on ")
+                        .map(|(_, url)| url.trim().to_owned());
+                    banner.push(line);
+                    if let Some(url) = url {
+                        return ServerProcess { child, url, banner };
+                    }
+                }
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("the server did not say where it listens ({e}): {banner:?}");
+                }
+            }
+        }
+    }
+
+    /// The full URL of a path on this server.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `kill -9`: the process ends at once, in the middle of whatever it does.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// `kill -TERM` and wait: a graceful stop.
+    pub fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -17,13 +17,14 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::config::{AuthMode, Config};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
 use crate::extract::refuse_nul_in_uri;
 use crate::mail::Mailer;
+use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
 use crate::storage::{Database, redact_url};
@@ -90,20 +91,32 @@ impl Server {
             .trim_end_matches('/')
             .to_owned();
 
+        anyhow::ensure!(
+            config.petstore.failed_logins_per_minute > 0,
+            "petstore.failed_logins_per_minute must be at least 1"
+        );
+        let hasher = Hasher::start(
+            config.petstore.password_hash_threads,
+            config.petstore.password_hash_queue,
+        )
+        .context("cannot start the password hashing threads")?;
         let petstore_state = PetstoreState {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
+            hasher: hasher.clone(),
+            failed_logins: Arc::default(),
             public_url: Arc::from(public_url.as_str()),
         };
         let mut background = Vec::new();
         if config.petstore.demo_data {
-            demo_data::load_if_empty(&db)
+            demo_data::load_if_empty(&db, &hasher)
                 .await
                 .context("cannot load the demo data")?;
         }
         if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
             background.push(demo_data::spawn_periodic_reset(
                 db.clone(),
+                hasher,
                 Duration::from_secs(secs),
             ));
         }
@@ -260,14 +273,20 @@ pub fn build_router(
         .layer(CompressionLayer::new())
         .layer(cors_layer(&config.http.cors_allowed_origins))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-            let request_id = request
-                .headers()
-                .get(&REQUEST_ID)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-");
-            tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id)
-        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request<_>| {
+                    let request_id = request
+                        .headers()
+                        .get(&REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-");
+                    tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id)
+                })
+                // Server faults are logged once, with their cause, where the
+                // error is rendered; a 5xx is no news to repeat here.
+                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
+        )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid));
     Ok(router)
 }

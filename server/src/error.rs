@@ -130,6 +130,8 @@ pub struct Error {
     details: Map<String, Value>,
     /// What really went wrong, for the log only (server faults).
     cause: Option<String>,
+    /// Seconds after which a retry may succeed (`Retry-After`).
+    retry_after: Option<u64>,
 }
 
 impl Error {
@@ -139,6 +141,7 @@ impl Error {
             message: message.into(),
             details: Map::new(),
             cause: None,
+            retry_after: None,
         }
     }
 
@@ -200,8 +203,18 @@ impl Error {
         self
     }
 
+    /// Tells the client when to try again (`Retry-After`, in seconds).
+    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
+        self
+    }
+
     pub fn code(&self) -> ErrorCode {
         self.code
+    }
+
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
     }
 
     pub fn message(&self) -> &str {
@@ -370,6 +383,12 @@ pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Resp
         .remove::<Error>()
         .unwrap_or_else(|| Error::for_status(status));
     log(&error, status, &request_id);
+    if let Some(seconds) = error.retry_after {
+        parts
+            .headers
+            .entry(header::RETRY_AFTER)
+            .or_insert_with(|| HeaderValue::from(seconds));
+    }
     let (content_type, body) = F::render(&error, status, &negotiated);
     parts.headers.remove(header::CONTENT_LENGTH);
     parts

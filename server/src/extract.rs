@@ -34,6 +34,28 @@ pub struct Path<T>(pub T);
 #[from_request(via(axum_extra::extract::Query), rejection(Error))]
 pub struct Query<T>(pub T);
 
+/// The client's address (the TCP peer), when the server knows it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddress(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddress(client_address(&parts.extensions)))
+    }
+}
+
+/// The TCP peer's address, left in the request's extensions by the server.
+pub fn client_address(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|axum::extract::ConnectInfo(address)| address.ip())
+}
+
 /// For an optional query or form field where `name=` is a value (an empty
 /// text, or a date that does not parse), not an absent field:
 /// `#[serde(default, deserialize_with = "keep_empty")]`.

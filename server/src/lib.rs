@@ -16,6 +16,7 @@ pub mod config;
 pub mod docs;
 pub mod error;
 pub mod extract;
+pub mod limits;
 pub mod mail;
 pub mod openapi_errors;
 pub mod password;

@@ -456,6 +456,25 @@ pub fn http() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// Waits, if need be, until the current UTC minute has at least 10 seconds
+/// left: rate limits count in whole minutes, and a test's requests must not
+/// straddle two windows (this waits at most a few seconds).
+pub async fn inside_a_fresh_minute() {
+    while chrono::Utc::now().timestamp().rem_euclid(60) > 50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// An HTTP client whose connections come from `address` (a loopback
+/// address such as 127.0.0.2), to look like another client.
+pub fn http_from(address: std::net::IpAddr) -> reqwest::Client {
+    let _ = http();
+    reqwest::Client::builder()
+        .local_address(address)
+        .build()
+        .expect("an HTTP client")
+}
+
 /// Sends a raw request; returns the status, the content type (empty if
 /// none) and the body as text.
 pub async fn send(request: reqwest::RequestBuilder) -> (u16, String, String) {

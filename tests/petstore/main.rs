@@ -8,6 +8,7 @@ mod docs;
 mod example;
 mod hardening;
 mod images;
+mod login_limits;
 mod negotiation;
 mod operation;
 mod pets;

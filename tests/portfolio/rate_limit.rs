@@ -1,6 +1,6 @@
 //! Rate limits: headers on every answer, 429 with Retry-After over the limit.
 
-use end_to_end_tests::{Db, TestServer, header, http, keys};
+use end_to_end_tests::{Db, TestServer, header, http, inside_a_fresh_minute, keys};
 
 use crate::support::assert_refused;
 
@@ -14,9 +14,7 @@ async fn start_with_small_limits() -> TestServer {
         c.portfolio.rate_limit.anonymous_per_minute = 2;
     })
     .await;
-    while chrono::Utc::now().timestamp().rem_euclid(60) > 50 {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    inside_a_fresh_minute().await;
     server
 }
 

@@ -3,6 +3,7 @@
 pub mod codegen;
 pub mod contract;
 pub mod layers;
+pub mod stress;
 
 use std::path::Path;
 

@@ -24,12 +24,25 @@ enum Command {
     /// produce, and print every difference; and check that the server writes
     /// SQL only in its storage modules.
     Check,
+    /// Run the release build under a hostile or unlucky load and print the
+    /// figures: `login-storm`.
+    Stress {
+        /// Which scenario.
+        scenario: StressScenario,
+    },
     /// Print the document the code's annotations produce (OpenAPI 3.1, JSON),
     /// for looking into a drift.
     CodeDocument {
         /// Which service: petstore.
         service: String,
     },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum StressScenario {
+    /// 100 concurrent logins for unknown users, then 16 clients creating
+    /// users for 10 s: peak memory under password hashing.
+    LoginStorm,
 }
 
 fn main() -> ExitCode {
@@ -48,6 +61,7 @@ fn main() -> ExitCode {
         }),
         Command::Check => check_all(&root),
         Command::CodeDocument { service } => print_code_document(&service),
+        Command::Stress { scenario } => stress(&root, scenario).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -95,4 +109,13 @@ fn print_code_document(name: &str) -> anyhow::Result<bool> {
         .ok_or_else(|| anyhow::anyhow!("no service {name:?}; try petstore"))?;
     println!("{}", (service.code_document)().to_pretty_json()?);
     Ok(true)
+}
+
+fn stress(root: &std::path::Path, scenario: StressScenario) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        match scenario {
+            StressScenario::LoginStorm => xtask::stress::login_storm::run(root).await,
+        }
+    })
 }

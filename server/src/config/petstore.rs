@@ -26,8 +26,16 @@ pub struct PetstoreConfig {
     pub demo_reset_interval_secs: Option<u64>,
     /// How long a `loginUser` session lasts (seconds).
     pub session_ttl_secs: u64,
-    /// The `X-Rate-Limit` announced at login (calls per hour).
-    pub login_rate_limit_per_hour: u32,
+    /// Failed `loginUser` attempts allowed per minute, for each username and
+    /// for each client address; beyond them it answers 429 until the minute
+    /// ends. Successful logins do not count. `X-Rate-Limit` announces the
+    /// hourly rate (60 times this).
+    pub failed_logins_per_minute: u32,
+    /// Threads that hash passwords (argon2id, 19 MiB each); 0: one per core.
+    pub password_hash_threads: usize,
+    /// Password checks that may wait for a thread; beyond them a request is
+    /// answered 503 with `Retry-After`.
+    pub password_hash_queue: usize,
 }
 
 impl Default for PetstoreConfig {
@@ -38,7 +46,9 @@ impl Default for PetstoreConfig {
             demo_data: true,
             demo_reset_interval_secs: None,
             session_ttl_secs: 3600,
-            login_rate_limit_per_hour: 5000,
+            failed_logins_per_minute: 10,
+            password_hash_threads: 0,
+            password_hash_queue: 64,
         }
     }
 }

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use super::db::sample::{self, Contents};
 use super::model::{Category, Order, OrderStatus, Pet, PetStatus, Tag, User};
 use crate::error::Error;
+use crate::password::Hasher;
 use crate::storage::Database;
 
 /// The password upstream gives every sample user.
@@ -89,17 +90,17 @@ fn sample_users() -> Vec<User> {
 }
 
 /// Loads the sample data if the store is empty.
-pub async fn load_if_empty(db: &Database) -> Result<(), Error> {
+pub async fn load_if_empty(db: &Database, hasher: &Hasher) -> Result<(), Error> {
     if sample::store_is_empty(db).await? {
-        restore(db).await?;
+        restore(db, hasher).await?;
         tracing::info!("loaded the pet store's sample data");
     }
     Ok(())
 }
 
 /// Replaces everything in the store with the sample data, in one transaction.
-pub async fn restore(db: &Database) -> Result<(), Error> {
-    let password_hash = crate::password::hash(SAMPLE_PASSWORD.to_owned()).await?;
+pub async fn restore(db: &Database, hasher: &Hasher) -> Result<(), Error> {
+    let password_hash = hasher.hash(SAMPLE_PASSWORD.to_owned()).await?;
     let contents = Contents {
         pets: sample_pets(),
         users: sample_users()
@@ -113,13 +114,17 @@ pub async fn restore(db: &Database) -> Result<(), Error> {
 }
 
 /// Restores the sample data every `every`, until the process ends.
-pub fn spawn_periodic_reset(db: Database, every: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn_periodic_reset(
+    db: Database,
+    hasher: Hasher,
+    every: Duration,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         ticker.tick().await; // the first tick is immediate
         loop {
             ticker.tick().await;
-            match restore(&db).await {
+            match restore(&db, &hasher).await {
                 Ok(()) => tracing::info!("restored the pet store's sample data"),
                 Err(e) => tracing::error!(error = %e, "cannot restore the sample data"),
             }

@@ -29,7 +29,9 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
+use crate::limits::Limiter;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, operations_mut};
+use crate::password::Hasher;
 use crate::storage::Database;
 
 /// What every pet store handler can reach.
@@ -37,6 +39,10 @@ use crate::storage::Database;
 pub struct PetstoreState {
     pub db: Database,
     pub config: Arc<PetstoreConfig>,
+    /// Hashes and checks passwords on a bounded pool.
+    pub hasher: Hasher,
+    /// Counts failed logins per username and per client address.
+    pub failed_logins: Arc<Limiter>,
     /// Base URL for links the server hands out, without a trailing slash.
     pub public_url: Arc<str>,
 }

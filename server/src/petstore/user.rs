@@ -10,9 +10,10 @@ use super::PetstoreState;
 use super::db;
 use super::model::{User, requested_id};
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
-use crate::error::{Error, OnConflict as _};
-use crate::extract::{Path, Query, keep_empty};
-use crate::{clock, password, secret};
+use crate::error::{Error, ErrorCode, OnConflict as _};
+use crate::extract::{ClientAddress, Path, Query, keep_empty};
+use crate::password::Hasher;
+use crate::{clock, secret};
 
 impl ToXml for User {}
 
@@ -47,9 +48,9 @@ impl WireBody for UserList {
 }
 
 /// The hash of a password, if one was given.
-async fn hash_if_given(password: Option<&str>) -> Result<Option<String>, Error> {
+async fn hash_if_given(hasher: &Hasher, password: Option<&str>) -> Result<Option<String>, Error> {
     match password {
-        Some(given) => password::hash(given.to_owned()).await.map(Some),
+        Some(given) => hasher.hash(given.to_owned()).await.map(Some),
         None => Ok(None),
     }
 }
@@ -87,7 +88,7 @@ pub async fn create_user(
     format: Format,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, Error> {
-    let hash = hash_if_given(user.password.as_deref()).await?;
+    let hash = hash_if_given(&state.hasher, user.password.as_deref()).await?;
     let mut tx = state.db.begin_write().await?;
     let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
         .await
@@ -117,7 +118,7 @@ pub async fn create_users_with_list_input(
 ) -> Result<Reply<User>, Error> {
     let mut hashes = Vec::with_capacity(users.len());
     for user in &users {
-        hashes.push(hash_if_given(user.password.as_deref()).await?);
+        hashes.push(hash_if_given(&state.hasher, user.password.as_deref()).await?);
     }
     // All or none: one transaction, and the first conflict rolls it back.
     let mut tx = state.db.begin_write().await?;
@@ -175,30 +176,61 @@ impl ToXml for SessionToken {
     responses(
         (status = 200, description = "successful operation",
             headers(
-                ("X-Rate-Limit" = i32, description = "calls per hour allowed by the user"),
+                ("X-Rate-Limit" = i32, description = "calls per hour allowed by the user (failed logins, per username and per client address)"),
                 ("X-Expires-After" = chrono::DateTime<chrono::Utc>, description = "date in UTC when token expires"),
             ),
             content((String = "application/json"))),
         (status = 400, description = "Invalid username/password supplied"),
+        (status = 429, description = "Too many failed logins for this username or from this address; retry after `Retry-After` seconds",
+            headers(("Retry-After" = i32, description = "Seconds until the window ends."))),
     ),
 )]
 pub async fn login_user(
     State(state): State<PetstoreState>,
     format: Format,
+    ClientAddress(address): ClientAddress,
     Query(query): Query<LoginQuery>,
 ) -> Result<Reply<SessionToken>, Error> {
     let (Some(username), Some(given)) = (query.username, query.password) else {
         return Err(Error::bad_request("username and password are required"));
     };
+    // Failed logins are limited per username and per client address; a
+    // caller over either limit is refused before any password is checked.
+    let callers = [
+        format!("user:{username}"),
+        format!(
+            "address:{}",
+            address.map_or_else(String::new, |a| a.to_string())
+        ),
+    ];
+    let limit = state.config.failed_logins_per_minute;
+    let now = Utc::now().timestamp();
+    if let Some(quota) = callers
+        .iter()
+        .map(|caller| state.failed_logins.peek(caller, limit, now))
+        .find(|quota| !quota.allowed)
+    {
+        let retry_after = u64::try_from((quota.reset_at - now).max(1)).unwrap_or(1);
+        return Err(Error::new(
+            ErrorCode::RateLimited,
+            format!("too many failed logins; retry in {retry_after} s"),
+        )
+        .with_retry_after(retry_after));
+    }
     let stored = db::users::get(&state.db, &username).await?;
     let (user_id, hash) = match stored {
         Some(stored) => (Some(stored.id), stored.password_hash),
         None => (None, None),
     };
     // An unknown user costs as much as a wrong password.
-    let user_id = match (password::verify(given, hash).await?, user_id) {
+    let user_id = match (state.hasher.verify(given, hash).await?, user_id) {
         (true, Some(id)) => id,
-        _ => return Err(Error::bad_request("invalid username/password supplied")),
+        _ => {
+            for caller in &callers {
+                state.failed_logins.hit(caller, limit, now);
+            }
+            return Err(Error::bad_request("invalid username/password supplied"));
+        }
     };
     let token = secret::token::<32>();
     let ttl = chrono::Duration::seconds(
@@ -219,7 +251,7 @@ pub async fn login_user(
     Ok(Reply::new(format, SessionToken(token))
         .with_header(
             header::HeaderName::from_static("x-rate-limit"),
-            HeaderValue::from(state.config.login_rate_limit_per_hour),
+            HeaderValue::from(limit.saturating_mul(60)),
         )
         .with_header(
             header::HeaderName::from_static("x-expires-after"),
@@ -301,7 +333,7 @@ pub async fn update_user(
     Body(user): Body<User>,
 ) -> Result<Reply<User>, Error> {
     // Without a password the old one stays.
-    let new_hash = hash_if_given(user.password.as_deref()).await?;
+    let new_hash = hash_if_given(&state.hasher, user.password.as_deref()).await?;
     let id = db::users::replace(&state.db, &username, &user, new_hash.as_deref())
         .await
         .on_conflict(|_| Error::conflict(format!("the username {:?} is taken", user.username)))?

@@ -3,16 +3,12 @@
 //! carries the limit's headers; a request over the limit is `429
 //! RATE_LIMITED` with `Retry-After`.
 //!
-//! The counters are fixed one-minute windows kept in memory, so each server
-//! process counts on its own: limits across replicas on one database are the
-//! auth and limits issue's (it can replace [`Limiter`] behind the same
-//! middleware).
+//! The counters are [`crate::limits::Limiter`]'s fixed one-minute windows,
+//! kept in memory: each server process counts on its own.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -20,56 +16,7 @@ use axum::response::{IntoResponse, Response};
 use super::auth::ApiKeys;
 use crate::config::RateLimitConfig;
 use crate::error::{Error, ErrorCode};
-
-const WINDOW_SECS: i64 = 60;
-/// Past this many counters, the ones of finished windows are dropped.
-const PRUNE_ABOVE: usize = 10_000;
-
-/// Where a request stands against its limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quota {
-    pub limit: u32,
-    pub remaining: u32,
-    /// Unix seconds when the window ends.
-    pub reset_at: i64,
-    pub allowed: bool,
-}
-
-/// Counts requests per caller and window.
-#[derive(Debug, Default)]
-pub struct Limiter {
-    counters: Mutex<HashMap<String, (i64, u32)>>,
-}
-
-impl Limiter {
-    /// Counts one request of `caller` at `now` (Unix seconds) against `limit`.
-    pub fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
-        let window = now - now.rem_euclid(WINDOW_SECS);
-        let reset_at = window + WINDOW_SECS;
-        let mut counters = match self.counters.lock() {
-            Ok(counters) => counters,
-            // A panic elsewhere while counting leaves counts that are still counts.
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if counters.len() > PRUNE_ABOVE {
-            counters.retain(|_, (start, _)| *start == window);
-        }
-        let entry = counters.entry(caller.to_owned()).or_insert((window, 0));
-        if entry.0 != window {
-            *entry = (window, 0);
-        }
-        let allowed = entry.1 < limit;
-        if allowed {
-            entry.1 += 1;
-        }
-        Quota {
-            limit,
-            remaining: limit - entry.1,
-            reset_at,
-            allowed,
-        }
-    }
-}
+use crate::limits::{Limiter, Quota, WINDOW_SECS};
 
 /// The name of the known API key a request carries (`None`: no known key),
 /// left in the request's extensions by [`limit_requests`].
@@ -125,11 +72,8 @@ pub async fn limit_requests(
     let (caller, limit) = match key_name {
         Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),
         None => {
-            let address = request
-                .extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|ConnectInfo(addr)| addr.ip().to_string())
-                .unwrap_or_else(|| "unknown".to_owned());
+            let address = crate::extract::client_address(request.extensions())
+                .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
             (
                 format!("address:{address}"),
                 limits.config.anonymous_per_minute,
@@ -242,32 +186,5 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_window_allows_the_limit_then_refuses_until_it_ends() {
-        let limiter = Limiter::default();
-        let start = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
-        for n in 0..3 {
-            let quota = limiter.hit("k", 3, start + n);
-            assert!(quota.allowed);
-            assert_eq!(quota.remaining, 2 - u32::try_from(n).unwrap_or(0));
-        }
-        let over = limiter.hit("k", 3, start + 10);
-        assert!(!over.allowed);
-        assert_eq!((over.remaining, over.reset_at), (0, start + WINDOW_SECS));
-        assert!(
-            limiter.hit("other", 3, start + 10).allowed,
-            "callers count apart"
-        );
-        assert!(
-            limiter.hit("k", 3, start + WINDOW_SECS).allowed,
-            "a new window starts afresh"
-        );
     }
 }

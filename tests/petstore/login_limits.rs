@@ -1,0 +1,135 @@
+//! Failed logins are limited per username and per client address: brute
+//! force gets 429, not an answer.
+
+use std::net::IpAddr;
+
+use end_to_end_tests::{
+    Db, TestServer, header, http_from, inside_a_fresh_minute, on_every_database, send,
+};
+use serde_json::json;
+
+use crate::support::json_error;
+
+on_every_database!(
+    beyond_the_limit_even_the_right_password_is_429,
+    the_limit_holds_per_username_from_any_address,
+    the_limit_holds_per_address_for_any_username,
+    successful_logins_count_nothing,
+);
+
+const LIMIT: u32 = 3;
+const FROM_A: [u8; 4] = [127, 0, 0, 2];
+const FROM_B: [u8; 4] = [127, 0, 0, 3];
+
+/// A server allowing 3 failed logins a minute, with users ada and bob
+/// (password `secret`), started well inside a minute.
+async fn start_with_users(db: Db) -> TestServer {
+    let server = TestServer::start_with(db, |c| c.petstore.failed_logins_per_minute = LIMIT).await;
+    for name in ["ada", "bob"] {
+        let body = json!({"username": name, "password": "secret"}).to_string();
+        let (status, _, text) = send(server.post_json("/v2/user", body)).await;
+        assert_eq!(status, 200, "{text}");
+    }
+    inside_a_fresh_minute().await;
+    server
+}
+
+/// Logs in from `address`; returns the status and the answer's headers and body.
+async fn login(
+    server: &TestServer,
+    from: [u8; 4],
+    username: &str,
+    password: &str,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let response = http_from(IpAddr::from(from))
+        .get(server.at("/v2/user/login"))
+        .query(&[("username", username), ("password", password)])
+        .send()
+        .await
+        .expect("loginUser");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    (status, headers, response.text().await.unwrap_or_default())
+}
+
+async fn beyond_the_limit_even_the_right_password_is_429(db: Db) {
+    let server = start_with_users(db).await;
+    for _ in 0..LIMIT {
+        assert_eq!(login(&server, FROM_A, "ada", "wrong").await.0, 400);
+    }
+    let (status, headers, text) = login(&server, FROM_A, "ada", "secret").await;
+    assert_eq!(status, 429, "{text}");
+    json_error(status, "application/json", &text, "RATE_LIMITED");
+    let retry_after: i64 = header(&headers, "retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    assert_eq!(server.count("user_sessions").await, 0, "no session opened");
+    server.stop().await;
+}
+
+async fn the_limit_holds_per_username_from_any_address(db: Db) {
+    let server = start_with_users(db).await;
+    for _ in 0..LIMIT {
+        assert_eq!(login(&server, FROM_A, "ada", "wrong").await.0, 400);
+    }
+    assert_eq!(login(&server, FROM_B, "ada", "secret").await.0, 429);
+    assert_eq!(login(&server, FROM_B, "bob", "secret").await.0, 200);
+    server.stop().await;
+}
+
+async fn the_limit_holds_per_address_for_any_username(db: Db) {
+    let server = start_with_users(db).await;
+    for name in ["ada", "bob", "nobody"] {
+        assert_eq!(login(&server, FROM_A, name, "wrong").await.0, 400);
+    }
+    assert_eq!(login(&server, FROM_A, "bob", "secret").await.0, 429);
+    assert_eq!(login(&server, FROM_B, "bob", "secret").await.0, 200);
+    server.stop().await;
+}
+
+async fn successful_logins_count_nothing(db: Db) {
+    let server = start_with_users(db).await;
+    for _ in 0..LIMIT + 2 {
+        assert_eq!(login(&server, FROM_A, "ada", "secret").await.0, 200);
+    }
+    server.stop().await;
+}
+
+/// Password checks beyond the hashing pool's queue are refused with 503
+/// and `Retry-After`, never left to pile up (nor answered 500).
+#[tokio::test]
+async fn a_login_storm_beyond_the_hashing_queue_is_503_with_retry_after() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.petstore.failed_logins_per_minute = 1_000_000;
+        c.petstore.password_hash_threads = 1;
+        c.petstore.password_hash_queue = 2;
+    })
+    .await;
+    let logins: Vec<_> = (0..24)
+        .map(|n| {
+            let url = server.at(&format!("/v2/user/login?username=nobody{n}&password=x"));
+            tokio::spawn(async move {
+                let response = end_to_end_tests::http().get(url).send().await.unwrap();
+                let retry_after = header(response.headers(), "retry-after").map(str::to_owned);
+                (response.status().as_u16(), retry_after)
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for login in logins {
+        let (status, retry_after) = login.await.unwrap();
+        if status == 503 {
+            assert_eq!(retry_after.as_deref(), Some("1"));
+        }
+        statuses.push(status);
+    }
+    assert!(
+        statuses.iter().all(|s| *s == 400 || *s == 503),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&503),
+        "the queue is bounded: {statuses:?}"
+    );
+    assert!(statuses.contains(&400), "some are checked: {statuses:?}");
+    server.stop().await;
+}

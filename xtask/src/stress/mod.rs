@@ -1,0 +1,123 @@
+//! `cargo xtask stress <scenario>`: the release binary under a hostile or
+//! unlucky load, with the figures printed (peak memory, answers, latency).
+//! These measure; they assert nothing (the machines are noisy), except that
+//! the server keeps answering.
+
+pub mod login_storm;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+/// Builds the release binary and returns its path.
+pub fn build_release(root: &Path) -> anyhow::Result<PathBuf> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--bin",
+            "petstore-portfolio",
+        ])
+        .current_dir(root)
+        .status()
+        .context("cannot run cargo build")?;
+    anyhow::ensure!(status.success(), "cargo build --release failed");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target.join("release").join("petstore-portfolio"))
+}
+
+/// The release server on a fresh data folder (SQLite), on a free port.
+pub struct Server {
+    child: Child,
+    pub url: String,
+    _data: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `binary` with `env` set (configuration by environment), through
+    /// `sh -c` so that `shell_prefix` (e.g. `ulimit -n 1024;`) applies first.
+    pub fn start(
+        binary: &Path,
+        env: &[(&str, &str)],
+        shell_prefix: &str,
+    ) -> anyhow::Result<Server> {
+        let data = tempfile::tempdir()?;
+        let script = format!("{shell_prefix} exec \"$0\" --bind 127.0.0.1:0 --data-dir \"$1\"",);
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(script)
+            .arg(binary)
+            .arg(data.path())
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().context("cannot start the server")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let (lines, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        loop {
+            let line = received
+                .recv_timeout(Duration::from_secs(30))
+                .context("the server did not say where it listens")?;
+            if let Some((_, url)) = line.split_once(" listening on ") {
+                return Ok(Server {
+                    child,
+                    url: url.trim().to_owned(),
+                    _data: data,
+                });
+            }
+        }
+    }
+
+    /// The server's peak resident memory so far (VmHWM), in MiB.
+    pub fn peak_rss_mib(&self) -> anyhow::Result<f64> {
+        self.status_field("VmHWM:")
+    }
+
+    /// The server's resident memory now (VmRSS), in MiB.
+    pub fn rss_mib(&self) -> anyhow::Result<f64> {
+        self.status_field("VmRSS:")
+    }
+
+    fn status_field(&self, field: &str) -> anyhow::Result<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .context("cannot read the server's /proc status")?;
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .with_context(|| format!("no {field} in /proc status"))?;
+        Ok(kib / 1024.0)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP client for the load (TLS is not needed, but reqwest is built
+/// with rustls and wants a crypto provider).
+pub fn client() -> anyhow::Result<reqwest::Client> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()?)
+}

@@ -8,15 +8,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderMap, Request, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::middleware;
 use axum::response::Response;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::timeout::TimeoutLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::config::{AuthMode, Config};
@@ -29,11 +31,14 @@ use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
 use crate::storage::{Database, redact_url};
 use crate::telemetry::REQUEST_ID;
+use crate::{serve, tls};
 
 /// A server bound to its address, ready to run.
 pub struct Server {
     listener: TcpListener,
     router: Router,
+    tls: Option<TlsAcceptor>,
+    limits: serve::Limits,
     local_addr: SocketAddr,
     public_url: String,
     background: Vec<tokio::task::JoinHandle<()>>,
@@ -80,16 +85,31 @@ impl Server {
         let db = Database::connect(&database_url).await?;
         tracing::info!(database = %redact_url(&database_url), "database ready");
 
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+            (None, None) => None,
+            _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
+        };
         let listener = TcpListener::bind(config.bind)
             .await
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let local_addr = listener.local_addr()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let public_url = config
             .public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{local_addr}"))
+            .unwrap_or_else(|| format!("{scheme}://{local_addr}"))
             .trim_end_matches('/')
             .to_owned();
+        let limits = serve::Limits {
+            header_read_timeout: Duration::from_secs(config.http.header_read_timeout_secs.max(1)),
+            keep_alive_timeout: Duration::from_secs(config.http.keep_alive_timeout_secs.max(1)),
+            max_connections: config
+                .http
+                .max_connections
+                .unwrap_or_else(serve::default_max_connections)
+                .max(1),
+        };
 
         anyhow::ensure!(
             config.petstore.failed_logins_per_minute > 0,
@@ -144,10 +164,12 @@ impl Server {
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
         };
-        let router = build_router(&config, petstore_state, portfolio_state)?;
+        let router = build_router(&config, tls.is_some(), petstore_state, portfolio_state)?;
         Ok(Self {
             listener,
             router,
+            tls,
+            limits,
             local_addr,
             public_url,
             background,
@@ -166,6 +188,11 @@ impl Server {
         &self.public_url
     }
 
+    /// `https` with TLS, `http` without.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
     /// Serves until `shutdown` completes, then finishes the requests in flight.
     pub async fn run(
         self,
@@ -174,15 +201,14 @@ impl Server {
         let Server {
             listener,
             router,
+            tls,
+            limits,
             background,
             mail_worker: (mailer, mail_task),
             analytics_writer,
             ..
         } = self;
-        let service = router.into_make_service_with_connect_info::<SocketAddr>();
-        let result = axum::serve(listener, service)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        serve::serve(listener, router, tls, limits, shutdown).await;
         // Let the mail worker finish the email in hand, so that no email stays
         // leased, and the analytics writer write what it holds (both bounded);
         // the other tasks hold nothing.
@@ -202,7 +228,7 @@ impl Server {
         for task in background {
             task.abort();
         }
-        result.context("the HTTP server failed")
+        Ok(())
     }
 }
 
@@ -210,6 +236,7 @@ impl Server {
 /// plumbing around them.
 pub fn build_router(
     config: &Config,
+    tls: bool,
     petstore_state: PetstoreState,
     portfolio_state: PortfolioState,
 ) -> anyhow::Result<Router> {
@@ -270,6 +297,11 @@ pub fn build_router(
         // Outside both services: the portfolio's envelope, the general one.
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
+        // The next part of a body must come within this, or the request is
+        // answered 408 (where the body is read).
+        .layer(RequestBodyTimeoutLayer::new(Duration::from_secs(
+            config.http.body_read_timeout_secs.max(1),
+        )))
         .layer(CompressionLayer::new())
         .layer(cors_layer(&config.http.cors_allowed_origins))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
@@ -288,6 +320,15 @@ pub fn build_router(
                 .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
         )
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid));
+    // Over HTTPS, browsers are told to come back over HTTPS only.
+    let router = if tls {
+        router.layer(SetResponseHeaderLayer::if_not_present(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static(tls::HSTS),
+        ))
+    } else {
+        router
+    };
     Ok(router)
 }
 

@@ -38,6 +38,7 @@ pub enum ErrorCode {
     PayloadTooLarge,
     UnsupportedMediaType,
     NotAcceptable,
+    RequestTimeout,
     RateLimited,
     InternalError,
     ServiceUnavailable,
@@ -56,6 +57,7 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::NotAcceptable => "NOT_ACCEPTABLE",
+            ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
             ErrorCode::ServiceUnavailable => "SERVICE_UNAVAILABLE",
@@ -75,6 +77,7 @@ impl ErrorCode {
             ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ErrorCode::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            ErrorCode::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             ErrorCode::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             ErrorCode::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
@@ -105,9 +108,13 @@ impl ErrorCode {
             StatusCode::CONFLICT => (ErrorCode::Conflict, "conflict"),
             StatusCode::UNPROCESSABLE_ENTITY => (ErrorCode::ValidationFailed, "validation failed"),
             StatusCode::TOO_MANY_REQUESTS => (ErrorCode::RateLimited, "too many requests"),
-            StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => (
+            StatusCode::SERVICE_UNAVAILABLE => (
                 ErrorCode::ServiceUnavailable,
                 "the service could not answer in time",
+            ),
+            StatusCode::REQUEST_TIMEOUT => (
+                ErrorCode::RequestTimeout,
+                "the request body arrived too slowly",
             ),
             s if s.is_server_error() => (ErrorCode::InternalError, "internal error"),
             _ => (ErrorCode::BadRequest, "bad request"),
@@ -299,11 +306,14 @@ impl From<axum_extra::extract::QueryRejection> for Error {
     }
 }
 
-/// A body that could not be read: over the limit is 413, anything else 400.
+/// A body that could not be read: over the limit is 413, one that arrives
+/// too slowly 408, anything else 400.
 impl From<BytesRejection> for Error {
     fn from(rejection: BytesRejection) -> Self {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             Error::payload_too_large("the request body is too large")
+        } else if body_timed_out(&rejection) {
+            body_timeout()
         } else {
             Error::bad_request(format!(
                 "cannot read the request body: {}",
@@ -311,6 +321,27 @@ impl From<BytesRejection> for Error {
             ))
         }
     }
+}
+
+/// Whether reading a body failed because its next part did not arrive in
+/// time (tower-http's body timeout, somewhere in the error's causes).
+pub fn body_timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if error.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// 408: the body's next part did not arrive within the body-read timeout.
+pub fn body_timeout() -> Error {
+    Error::new(
+        ErrorCode::RequestTimeout,
+        "the request body arrived too slowly; send it again",
+    )
 }
 
 /// Storage results whose conflict means something particular to the caller.
@@ -421,6 +452,10 @@ fn log(error: &Error, status: StatusCode, request_id: &str) {
         }
         ErrorCode::ServiceUnavailable if error.cause.is_some() => {
             tracing::warn!(request_id, %status, error = %cause, "service unavailable");
+        }
+        // A slow client, not a fault of ours: worth knowing, not an error.
+        ErrorCode::RequestTimeout => {
+            tracing::warn!(request_id, %status, "the request body arrived too slowly");
         }
         _ => {}
     }

@@ -23,9 +23,11 @@ pub mod password;
 pub mod petstore;
 pub mod portfolio;
 pub mod secret;
+pub mod serve;
 pub mod storage;
 pub mod strict_json;
 pub mod telemetry;
+pub mod tls;
 
 pub use app::Server;
 pub use config::Config;

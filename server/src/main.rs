@@ -31,6 +31,12 @@ struct Cli {
     /// Base URL used in links the server hands out (default: the bound address).
     #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Certificate chain (PEM): with --tls-key, serve HTTPS only.
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_TLS_KEY")]
+    tls_key: Option<PathBuf>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -54,6 +60,8 @@ async fn main() -> ExitCode {
         data_dir: cli.data_dir.clone(),
         database_url: cli.database_url.clone(),
         public_url: cli.public_url.clone(),
+        tls_cert: cli.tls_cert.clone(),
+        tls_key: cli.tls_key.clone(),
     };
     let config = match Config::load(cli.config.as_deref(), &overrides) {
         Ok(config) => config,
@@ -95,7 +103,7 @@ async fn main() -> ExitCode {
 async fn serve(config: Config) -> anyhow::Result<()> {
     telemetry::init(&config.log);
     let server = Server::bind(config).await?;
-    let base = format!("http://{}", server.local_addr());
+    let base = format!("{}://{}", server.scheme(), server.local_addr());
     // Where it listens, for people and for scripts that wait for the first
     // line. A closed stdout (a supervisor that does not read it) is no
     // reason to stop.

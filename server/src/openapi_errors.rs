@@ -16,6 +16,12 @@ pub const SERVER_FAULT: (&str, &str) = (
 /// Any operation that reads a body can be sent too much.
 pub const TOO_LARGE: (&str, &str) = ("413", "The body is larger than the server accepts.");
 
+/// Any operation that reads a body can be sent it too slowly.
+pub const TOO_SLOW: (&str, &str) = (
+    "408",
+    "The body arrived too slowly (the body-read timeout passed between two of its parts).",
+);
+
 /// What a service's errors look like and when they happen.
 #[derive(Debug)]
 pub struct ErrorResponses<'a> {

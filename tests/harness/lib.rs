@@ -171,7 +171,7 @@ impl TestServer {
             config.portfolio.analytics_flush_interval_ms = 50;
         }
         let server = Server::bind(config.clone()).await?;
-        let url = format!("http://{}", server.local_addr());
+        let url = format!("{}://{}", server.scheme(), server.local_addr());
         let (shutdown, stop) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
             let _ = stop.await;
@@ -250,7 +250,7 @@ impl TestServer {
         let server = Server::bind(config.clone())
             .await
             .expect("cannot restart the test server");
-        let url = format!("http://{}", server.local_addr());
+        let url = format!("{}://{}", server.scheme(), server.local_addr());
         let (shutdown, stop) = oneshot::channel::<()>();
         self.task = Some(tokio::spawn(server.run(async {
             let _ = stop.await;

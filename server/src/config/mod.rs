@@ -39,8 +39,16 @@ pub struct Config {
     /// Put credentials here only through the environment or a file.
     pub database_url: Option<String>,
     /// Base URL used in links the server hands out (image URLs, ...);
-    /// defaults to `http://<bound address>`.
+    /// defaults to `http://<bound address>` (`https://` with TLS).
     pub public_url: Option<String>,
+    /// The server's certificate chain (PEM). With `tls_key`, the server
+    /// speaks HTTPS only (HTTP/2 by ALPN, and HTTP/1.1), and every answer
+    /// carries `Strict-Transport-Security`.
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `tls_cert` (PEM: PKCS#8, PKCS#1 or SEC1). Give it
+    /// through the file or the environment; keep it readable by the server
+    /// only.
+    pub tls_key: Option<PathBuf>,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -55,6 +63,8 @@ impl Default for Config {
             data_dir: PathBuf::from("data"),
             database_url: None,
             public_url: None,
+            tls_cert: None,
+            tls_key: None,
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
@@ -64,15 +74,31 @@ impl Default for Config {
     }
 }
 
-/// HTTP plumbing shared by both services.
+/// HTTP plumbing shared by both services, and the limits that keep slow or
+/// idle clients from starving the others.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     /// Largest request body accepted, except image uploads (bytes).
     pub max_body_bytes: usize,
-    /// A request that takes longer than this (seconds) is cut off and answered
-    /// 503 `SERVICE_UNAVAILABLE`.
+    /// A request whose handling takes longer than this (seconds) is cut off
+    /// and answered 503 `SERVICE_UNAVAILABLE`.
     pub request_timeout_secs: u64,
+    /// Seconds a connection has to deliver a request's headers, counted from
+    /// when it starts waiting for one (accepted, or its last answer sent);
+    /// then it is closed. Cuts off clients that send headers a byte at a
+    /// time. Default 10.
+    pub header_read_timeout_secs: u64,
+    /// Seconds a connection with no request in flight and nothing arriving is
+    /// kept open for the next request. Default 5.
+    pub keep_alive_timeout_secs: u64,
+    /// Seconds the server waits for the next part of a request body; then
+    /// the request is answered 408 `REQUEST_TIMEOUT`. Default 10.
+    pub body_read_timeout_secs: u64,
+    /// Open connections at most. When all are taken, the one idle (or slow
+    /// to send its request) the longest is closed for a newcomer. Default:
+    /// half the process's file limit (512 under the common 1,024).
+    pub max_connections: Option<usize>,
     /// Origins allowed by CORS; `["*"]` allows any (the demo's default).
     pub cors_allowed_origins: Vec<String>,
 }
@@ -82,6 +108,10 @@ impl Default for HttpConfig {
         Self {
             max_body_bytes: 1024 * 1024,
             request_timeout_secs: 30,
+            header_read_timeout_secs: 10,
+            keep_alive_timeout_secs: 5,
+            body_read_timeout_secs: 10,
+            max_connections: None,
             cors_allowed_origins: vec!["*".to_owned()],
         }
     }
@@ -125,6 +155,10 @@ pub struct Overrides {
     pub database_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub public_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_cert: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Config {

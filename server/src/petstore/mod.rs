@@ -30,7 +30,7 @@ use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
 use crate::limits::Limiter;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, operations_mut};
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
 use crate::password::Hasher;
 use crate::storage::Database;
 
@@ -156,6 +156,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             ("503", "The request took longer than the server allows."),
         ],
         with_body: &[
+            TOO_SLOW,
             TOO_LARGE,
             (
                 "415",

@@ -101,6 +101,8 @@ async fn read_upload(request: Request, state: &PetstoreState) -> Result<Upload, 
 fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
         Error::payload_too_large("the upload is too large")
+    } else if crate::error::body_timed_out(&err) {
+        crate::error::body_timeout()
     } else {
         Error::bad_request(format!("invalid multipart body: {}", err.body_text()))
     }

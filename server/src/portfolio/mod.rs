@@ -34,7 +34,7 @@ use utoipa_axum::routes;
 
 use crate::config::{MailConfig, PortfolioConfig};
 use crate::mail::Mailer;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE};
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
 use crate::storage::Database;
 use auth::ApiKeys;
 
@@ -113,7 +113,11 @@ impl Modify for SecuritySchemes {
 fn document_errors(openapi: &mut OpenApiDoc) {
     ErrorResponses {
         always: &[SERVER_FAULT, ("503", "The service cannot answer now.")],
-        with_body: &[TOO_LARGE, ("415", "The body is not application/json.")],
+        with_body: &[
+            TOO_SLOW,
+            TOO_LARGE,
+            ("415", "The body is not application/json."),
+        ],
         media_types: &["application/json"],
         schema: (
             "ErrorBody",

@@ -25,7 +25,7 @@ enum Command {
     /// SQL only in its storage modules.
     Check,
     /// Run the release build under a hostile or unlucky load and print the
-    /// figures: `login-storm`.
+    /// figures: `login-storm`, `slowloris`.
     Stress {
         /// Which scenario.
         scenario: StressScenario,
@@ -43,6 +43,9 @@ enum StressScenario {
     /// 100 concurrent logins for unknown users, then 16 clients creating
     /// users for 10 s: peak memory under password hashing.
     LoginStorm,
+    /// 1,100 connections dripping headers against a server with a file
+    /// limit of 1,024, while a normal client keeps asking: its latency.
+    Slowloris,
 }
 
 fn main() -> ExitCode {
@@ -116,6 +119,7 @@ fn stress(root: &std::path::Path, scenario: StressScenario) -> anyhow::Result<()
     runtime.block_on(async {
         match scenario {
             StressScenario::LoginStorm => xtask::stress::login_storm::run(root).await,
+            StressScenario::Slowloris => xtask::stress::slowloris::run(root).await,
         }
     })
 }

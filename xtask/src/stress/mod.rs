@@ -4,6 +4,7 @@
 //! the server keeps answering.
 
 pub mod login_storm;
+pub mod slowloris;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,130 @@
+//! Connections as a hostile or sluggish client uses them: headers sent a
+//! byte at a time, connections held open without a request, bodies that
+//! stop halfway. Raw TCP, to control every byte.
+
+use std::time::{Duration, Instant};
+
+use end_to_end_tests::{Db, TestServer, http, send};
+use petstore_portfolio_server::Config;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// How long a test waits for the server to act, at most.
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn connect(server: &TestServer) -> TcpStream {
+    let address = server.url.trim_start_matches("http://");
+    TcpStream::connect(address).await.expect("connect")
+}
+
+/// Reads until the server closes the connection (or `WAIT` passes);
+/// returns what it sent, and whether it closed.
+async fn read_until_closed(stream: &mut TcpStream) -> (String, bool) {
+    let mut received = Vec::new();
+    let mut buffer = [0_u8; 4096];
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (String::from_utf8_lossy(&received).into(), true),
+            Ok(Ok(n)) => received.extend_from_slice(&buffer[..n]),
+            Err(_) => return (String::from_utf8_lossy(&received).into(), false),
+        }
+    }
+}
+
+async fn start_with(adjust: impl FnOnce(&mut Config)) -> TestServer {
+    TestServer::start_with(Db::Sqlite, adjust).await
+}
+
+#[tokio::test]
+async fn headers_that_never_finish_are_cut_off() {
+    let server = start_with(|c| c.http.header_read_timeout_secs = 1).await;
+    let mut stream = connect(&server).await;
+    stream
+        .write_all(b"GET /v2/pet/1 HTTP/1.1\r\nHost: pets\r\nX-Slow: ")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let (_, closed) = read_until_closed(&mut stream).await;
+    assert!(closed, "the server closed the connection");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_after_the_keep_alive_timeout() {
+    let server = start_with(|c| c.http.keep_alive_timeout_secs = 1).await;
+    let mut stream = connect(&server).await;
+    stream
+        .write_all(b"GET /api/health HTTP/1.1\r\nHost: api\r\n\r\n")
+        .await
+        .unwrap();
+    let (answer, closed) = read_until_closed(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(closed, "closed once idle for a second");
+    server.stop().await;
+}
+
+/// With every place taken by clients that drip their headers, a real
+/// request still gets in: the connection idle the longest makes room. (Had
+/// it to wait for the header-read timeout, 30 s here, it would time out.)
+#[tokio::test]
+async fn with_every_connection_held_by_slow_clients_a_real_request_is_answered() {
+    let server = start_with(|c| {
+        c.http.max_connections = Some(8);
+        c.http.header_read_timeout_secs = 30;
+        c.http.keep_alive_timeout_secs = 30;
+    })
+    .await;
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let mut stream = connect(&server).await;
+        stream
+            .write_all(b"GET /v2/pet/1 HTTP/1.1\r\nHost: pets\r\nX-Slow: a")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    let started = Instant::now();
+    let (status, _, text) = send(
+        http()
+            .get(server.at("/v2/store/inventory"))
+            .timeout(Duration::from_secs(5)),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    drop(slow);
+    server.stop().await;
+}
+
+/// A request whose body stops coming is answered 408 in the service's own
+/// error format, and the connection is not kept waiting.
+async fn body_that_stalls(server: &TestServer, path: &str, content_type: &str) -> String {
+    let mut stream = connect(server).await;
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: svc\r\nContent-Type: {content_type}\r\n\
+         Accept: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\": "
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (answer, _) = read_until_closed(&mut stream).await;
+    answer
+}
+
+#[tokio::test]
+async fn a_body_that_stalls_is_408_in_each_services_format() {
+    let server = start_with(|c| c.http.body_read_timeout_secs = 1).await;
+    let pets = body_that_stalls(&server, "/v2/pet", "application/json").await;
+    assert!(pets.starts_with("HTTP/1.1 408"), "{pets}");
+    assert!(pets.contains(r#""type":"REQUEST_TIMEOUT""#), "{pets}");
+    assert!(pets.contains(r#""code":408"#), "{pets}");
+    let portfolio = body_that_stalls(&server, "/api/newsletter", "application/json").await;
+    assert!(portfolio.starts_with("HTTP/1.1 408"), "{portfolio}");
+    assert!(
+        portfolio.contains(r#""code":"REQUEST_TIMEOUT""#),
+        "{portfolio}"
+    );
+    assert_eq!(server.count("pets").await, 0);
+    server.stop().await;
+}

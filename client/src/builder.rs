@@ -1,6 +1,13 @@
 //! The one client builder both services share: the server's root, a
-//! timeout, and the credentials sent with every request. Each service's
-//! module names it `ClientBuilder` and adds the credentials it accepts.
+//! timeout, the credentials sent with every request, and the certificates
+//! to trust. Each service's module names it `ClientBuilder` and adds the
+//! credentials it accepts.
+//!
+//! HTTPS works out of the box (rustls, with the system's root
+//! certificates); a server with a certificate of its own making is trusted
+//! with [`ClientBuilder::add_root_certificate`]. When a request cannot reach
+//! the server, print the error with `{:#}` to see why (the certificate, the
+//! connection) after what.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -24,6 +31,8 @@ pub struct ClientBuilder<S> {
     timeout: Duration,
     /// Header name and value; the values are secrets.
     credentials: Vec<(HeaderName, String)>,
+    /// Extra root certificates (PEM) to trust.
+    roots: Vec<Vec<u8>>,
     service: PhantomData<S>,
 }
 
@@ -33,6 +42,7 @@ impl<S> Clone for ClientBuilder<S> {
             server_url: self.server_url.clone(),
             timeout: self.timeout,
             credentials: self.credentials.clone(),
+            roots: self.roots.clone(),
             service: PhantomData,
         }
     }
@@ -50,6 +60,7 @@ impl<S> fmt::Debug for ClientBuilder<S> {
             .field("server_url", &self.server_url)
             .field("timeout", &self.timeout)
             .field("credentials", &credentials)
+            .field("extra_root_certificates", &self.roots.len())
             .finish()
     }
 }
@@ -62,8 +73,16 @@ impl<S: Service> ClientBuilder<S> {
             server_url: server_url.into(),
             timeout: Duration::from_secs(30),
             credentials: Vec::new(),
+            roots: Vec::new(),
             service: PhantomData,
         }
+    }
+
+    /// Trusts the root certificate (or certificates) in `pem` too, besides
+    /// the system's: for a server whose certificate is of its own making.
+    pub fn add_root_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.roots.push(pem.into());
+        self
     }
 
     /// Gives up on a request after this long (default 30 s).
@@ -80,18 +99,39 @@ impl<S: Service> ClientBuilder<S> {
         self
     }
 
+    /// The client. Fails if the URL is not `http://` or `https://`, a
+    /// credential is not a valid header value, or a root certificate is not
+    /// PEM.
     pub fn build(self) -> Result<S::Client, BuildError> {
+        let scheme = self.server_url.split_once("://").map(|(scheme, _)| scheme);
+        if !matches!(scheme, Some("http" | "https")) {
+            return Err(BuildError::Url(self.server_url));
+        }
+        // reqwest's rustls takes the process's crypto provider: ring, unless
+        // the program chose one already (then this does nothing).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut headers = HeaderMap::new();
         for (name, value) in self.credentials {
             let mut value = HeaderValue::from_str(&value).map_err(BuildError::Header)?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder()
             .default_headers(headers)
-            .timeout(self.timeout)
-            .build()
-            .map_err(BuildError::Http)?;
+            .timeout(self.timeout);
+        for pem in &self.roots {
+            let certificates = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|e| BuildError::Certificate(e.to_string()))?;
+            if certificates.is_empty() {
+                return Err(BuildError::Certificate(
+                    "no BEGIN CERTIFICATE block".to_owned(),
+                ));
+            }
+            for certificate in certificates {
+                http = http.add_root_certificate(certificate);
+            }
+        }
+        let http = http.build().map_err(BuildError::Http)?;
         let base = format!("{}{}", self.server_url.trim_end_matches('/'), S::BASE_PATH);
         Ok(S::client(&base, http))
     }
@@ -100,8 +140,12 @@ impl<S: Service> ClientBuilder<S> {
 /// Why a client could not be built.
 #[derive(Debug)]
 pub enum BuildError {
+    /// The server URL is not `http://...` or `https://...`.
+    Url(String),
     /// A credential is not a valid header value.
     Header(InvalidHeaderValue),
+    /// A root certificate is not PEM (why).
+    Certificate(String),
     /// The HTTP client could not be set up.
     Http(reqwest::Error),
 }
@@ -109,7 +153,12 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            BuildError::Url(url) => write!(
+                f,
+                "the server URL must start with http:// or https://, not {url:?}"
+            ),
             BuildError::Header(_) => f.write_str("a credential is not a valid HTTP header value"),
+            BuildError::Certificate(e) => write!(f, "a root certificate is not PEM: {e}"),
             BuildError::Http(e) => write!(f, "cannot build the HTTP client: {e}"),
         }
     }
@@ -118,7 +167,9 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            BuildError::Url(_) => None,
             BuildError::Header(e) => Some(e),
+            BuildError::Certificate(_) => None,
             BuildError::Http(e) => Some(e),
         }
     }
@@ -126,6 +177,7 @@ impl std::error::Error for BuildError {
 
 #[cfg(test)]
 mod tests {
+    use super::BuildError;
     use crate::{petstore, portfolio};
 
     #[test]
@@ -137,5 +189,38 @@ mod tests {
         let printed = format!("{petstore:?} {portfolio:?}");
         assert!(!printed.contains("s3cret"), "{printed}");
         assert!(printed.contains("api_key: ***"), "{printed}");
+        let clients = format!(
+            "{:?} {:?}",
+            petstore.build().unwrap(),
+            portfolio.build().unwrap()
+        );
+        assert!(!clients.contains("s3cret"), "{clients}");
+    }
+
+    #[test]
+    fn a_url_without_an_http_scheme_is_refused_with_a_reason() {
+        let error = petstore::ClientBuilder::new("127.0.0.1:8080")
+            .build()
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|e| e.contains("http:// or https://")),
+            "{error:?}"
+        );
+        assert!(
+            petstore::ClientBuilder::new("https://pets.example")
+                .build()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_root_certificate_that_is_not_pem_is_refused() {
+        let built = portfolio::ClientBuilder::new("https://portfolio.example")
+            .add_root_certificate(b"not a certificate".to_vec())
+            .build();
+        assert!(matches!(built, Err(BuildError::Certificate(_))));
     }
 }

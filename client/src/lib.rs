@@ -16,6 +16,9 @@
 //! # }
 //! ```
 
+// Unit tests may unwrap: a failing unwrap is a failing test.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod builder;
 pub mod petstore;
 pub mod portfolio;

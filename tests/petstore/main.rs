@@ -15,4 +15,5 @@ mod operation;
 mod pets;
 mod store;
 mod support;
+mod tls;
 mod users;

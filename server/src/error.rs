@@ -543,6 +543,35 @@ mod tests {
         assert!(logs.contains("req-42"), "{logs}");
     }
 
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_body_that_arrives_too_slowly_is_a_warning_not_an_error() {
+        use tower::ServiceExt as _;
+        let logs = Captured::default();
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let app = axum::Router::new()
+            .route(
+                "/slow",
+                axum::routing::get(|| async { Err::<(), _>(body_timeout()) }),
+            )
+            .layer(axum::middleware::from_fn(
+                render_errors::<crate::portfolio::error::PortfolioErrors>,
+            ));
+        let request = Request::builder()
+            .uri("/slow")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
+        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert!(logs.contains(" WARN "), "{logs}");
+        assert!(!logs.contains("ERROR"), "{logs}");
+    }
+
     #[test]
     fn a_conflict_can_say_what_it_means() {
         let result: Result<(), StoreError> = Err(StoreError::Conflict {

@@ -21,6 +21,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
+use crate::config::redact_url;
 use crate::config::{AuthMode, Config};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
@@ -29,7 +30,7 @@ use crate::mail::Mailer;
 use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
-use crate::storage::{Database, redact_url};
+use crate::storage::Database;
 use crate::telemetry::REQUEST_ID;
 use crate::{serve, tls};
 

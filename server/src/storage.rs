@@ -17,6 +17,8 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
+use crate::config::redact_url;
+
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
@@ -232,28 +234,9 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
-/// A database URL fit for logs and error messages: the password is hidden.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            let credentials = &url[scheme_end + 3..at];
-            match credentials.find(':') {
-                Some(colon) => format!(
-                    "{}{}:***{}",
-                    &url[..scheme_end + 3],
-                    &credentials[..colon],
-                    &url[at..]
-                ),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{StoreError, redact_url};
+    use super::StoreError;
 
     #[test]
     fn a_database_out_of_reach_is_unavailable_not_a_fault() {
@@ -273,15 +256,5 @@ mod tests {
             StoreError::from(sqlx::Error::Protocol("odd".into())),
             StoreError::Database(_)
         ));
-    }
-
-    #[test]
-    fn redact_url_hides_only_the_password() {
-        assert_eq!(
-            redact_url("postgres://app:s3cret@db:5432/app"),
-            "postgres://app:***@db:5432/app"
-        );
-        assert_eq!(redact_url("postgres://app@db/app"), "postgres://app@db/app");
-        assert_eq!(redact_url("sqlite://data/app.db"), "sqlite://data/app.db");
     }
 }

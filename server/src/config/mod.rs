@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 /// Prefix of every environment variable the server reads.
 pub const ENV_PREFIX: &str = "PETSTORE_PORTFOLIO_";
 
-/// Server configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// Server configuration. `Debug` hides the database URL's password (and
+/// each section hides its own secrets).
+#[derive(Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on; port 0 picks a free port.
@@ -71,6 +72,46 @@ impl Default for Config {
             mail: MailConfig::default(),
             log: LogConfig::default(),
         }
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("bind", &self.bind)
+            .field("data_dir", &self.data_dir)
+            .field(
+                "database_url",
+                &self.database_url.as_deref().map(redact_url),
+            )
+            .field("public_url", &self.public_url)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("http", &self.http)
+            .field("petstore", &self.petstore)
+            .field("portfolio", &self.portfolio)
+            .field("mail", &self.mail)
+            .field("log", &self.log)
+            .finish()
+    }
+}
+
+/// A database URL fit for logs and error messages: the password is hidden.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &credentials[..colon],
+                    &url[at..]
+                ),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
     }
 }
 
@@ -245,6 +286,46 @@ mod tests {
             config.database_url(),
             "sqlite:///srv/pets/petstore-portfolio.db?mode=rwc"
         );
+    }
+
+    #[test]
+    fn redact_url_hides_only_the_password() {
+        assert_eq!(
+            redact_url("postgres://app:s3cret@db:5432/app"),
+            "postgres://app:***@db:5432/app"
+        );
+        assert_eq!(redact_url("postgres://app@db/app"), "postgres://app@db/app");
+        assert_eq!(redact_url("sqlite://data/app.db"), "sqlite://data/app.db");
+    }
+
+    #[test]
+    fn no_secret_of_the_configuration_shows_in_debug_output() {
+        let mut config = Config {
+            database_url: Some("postgres://app:s3cret-db@db/app".into()),
+            ..Config::default()
+        };
+        config.mail.smtp = Some(SmtpConfig {
+            host: "smtp".into(),
+            port: 587,
+            tls: SmtpTls::Starttls,
+            username: Some("u".into()),
+            password: Some("s3cret-smtp".into()),
+            timeout_secs: 5,
+        });
+        config.portfolio.api_keys = vec![ConfiguredApiKey {
+            name: "site".into(),
+            key: "s3cret-key".into(),
+            scopes: vec![Scope::Admin],
+        }];
+        config.portfolio.mastodon = Some(MastodonConfig {
+            instance_url: "https://m.example".into(),
+            access_token: "s3cret-token".into(),
+            visibility: "public".into(),
+            timeout_secs: 1,
+        });
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+        assert!(printed.contains("postgres://app:***@db/app"), "{printed}");
     }
 
     #[test]

@@ -21,8 +21,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
-use crate::config::redact_url;
-use crate::config::{AuthMode, Config};
+use crate::config::{AuthMode, Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
 use crate::extract::refuse_nul_in_uri;

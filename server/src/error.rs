@@ -505,8 +505,9 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "current_thread")]
-    async fn a_fault_is_logged_once_with_the_request_id_and_hidden_from_the_client() {
+    /// Answers `error` through the portfolio's renderer, for a request with
+    /// the id `req-42`; returns the status, the body and what was logged.
+    async fn rendered_with_logs(error: Error) -> (StatusCode, String, String) {
         use tower::ServiceExt as _;
         let logs = Captured::default();
         let sink = logs.clone();
@@ -518,9 +519,7 @@ mod tests {
         let app = axum::Router::new()
             .route(
                 "/fails",
-                axum::routing::get(|| async {
-                    Err::<(), _>(Error::internal("loading a pet", "disk on fire"))
-                }),
+                axum::routing::get(move || async move { Err::<(), _>(error) }),
             )
             .layer(axum::middleware::from_fn(
                 render_errors::<crate::portfolio::error::PortfolioErrors>,
@@ -531,43 +530,30 @@ mod tests {
             .body(axum::body::Body::empty())
             .unwrap();
         let response = app.oneshot(request).await.unwrap();
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let status = response.status();
         let body = axum::body::to_bytes(response.into_body(), 1 << 16)
             .await
             .unwrap();
-        let body = String::from_utf8_lossy(&body);
+        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        (status, String::from_utf8_lossy(&body).into_owned(), logs)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_fault_is_logged_once_with_the_request_id_and_hidden_from_the_client() {
+        let fault = Error::internal("loading a pet", "disk on fire");
+        let (status, body, logs) = rendered_with_logs(fault).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
         assert!(body.contains("INTERNAL_ERROR"), "{body}");
         assert!(!body.contains("disk on fire"), "{body}");
-        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
         assert_eq!(logs.matches("disk on fire").count(), 1, "{logs}");
         assert!(logs.contains("req-42"), "{logs}");
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_body_that_arrives_too_slowly_is_a_warning_not_an_error() {
-        use tower::ServiceExt as _;
-        let logs = Captured::default();
-        let sink = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || sink.clone())
-            .with_ansi(false)
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
-        let app = axum::Router::new()
-            .route(
-                "/slow",
-                axum::routing::get(|| async { Err::<(), _>(body_timeout()) }),
-            )
-            .layer(axum::middleware::from_fn(
-                render_errors::<crate::portfolio::error::PortfolioErrors>,
-            ));
-        let request = Request::builder()
-            .uri("/slow")
-            .body(axum::body::Body::empty())
-            .unwrap();
-        let response = app.oneshot(request).await.unwrap();
-        assert_eq!(response.status(), StatusCode::REQUEST_TIMEOUT);
-        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let (status, body, logs) = rendered_with_logs(body_timeout()).await;
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+        assert!(body.contains("REQUEST_TIMEOUT"), "{body}");
         assert!(logs.contains(" WARN "), "{logs}");
         assert!(!logs.contains("ERROR"), "{logs}");
     }

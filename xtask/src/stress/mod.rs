@@ -89,6 +89,11 @@ impl Server {
         self.status_field("VmHWM:")
     }
 
+    /// How many files (sockets included) the server has open now.
+    pub fn open_files(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map_or(0, |d| d.count())
+    }
+
     /// The server's resident memory now (VmRSS), in MiB.
     pub fn rss_mib(&self) -> anyhow::Result<f64> {
         self.status_field("VmRSS:")

@@ -47,6 +47,7 @@ pub async fn run(root: &std::path::Path) -> anyhow::Result<()> {
     let http = client()?;
     let mut latencies = Vec::new();
     let mut failures = 0;
+    let mut most_open = 0;
     let pet = format!("{}/v2/store/inventory", server.url);
     while Instant::now() < until {
         let started = Instant::now();
@@ -58,6 +59,7 @@ pub async fn run(root: &std::path::Path) -> anyhow::Result<()> {
             Ok(answer) if answer.status().is_success() => latencies.push(started.elapsed()),
             _ => failures += 1,
         }
+        most_open = most_open.max(server.open_files());
         tokio::time::sleep(NORMAL_EVERY).await;
     }
     drop(http);
@@ -77,6 +79,9 @@ pub async fn run(root: &std::path::Path) -> anyhow::Result<()> {
     println!(
         "  {SLOW_CONNECTIONS} dripping clients: {opened} connections opened over {} s, {cut_off} cut off by the server",
         RUN_FOR.as_secs()
+    );
+    println!(
+        "  the server held at most {most_open} files open (connections, database, listener) under its limit of 1,024"
     );
     println!(
         "  normal requests: {} answered, {failures} failed; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target: every one within 1 s)",

@@ -104,6 +104,7 @@ impl Server {
         let limits = serve::Limits {
             header_read_timeout: Duration::from_secs(config.http.header_read_timeout_secs.max(1)),
             keep_alive_timeout: Duration::from_secs(config.http.keep_alive_timeout_secs.max(1)),
+            send_timeout: Duration::from_secs(config.http.send_timeout_secs.max(1)),
             max_connections: config
                 .http
                 .max_connections

@@ -45,6 +45,22 @@ impl Limiter {
         }
     }
 
+    /// Takes back one request of `caller` counted in the window of `now`
+    /// (an attempt that turned out not to count, such as a login that
+    /// succeeded). Nothing happens once that window has passed.
+    pub fn refund(&self, caller: &str, now: i64) {
+        let window = now - now.rem_euclid(WINDOW_SECS);
+        let mut counters = match self.counters.lock() {
+            Ok(counters) => counters,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some((start, used)) = counters.get_mut(caller)
+            && *start == window
+        {
+            *used = used.saturating_sub(1);
+        }
+    }
+
     /// Counts one request of `caller` at `now` (Unix seconds) against `limit`.
     pub fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
         let window = now - now.rem_euclid(WINDOW_SECS);
@@ -77,6 +93,21 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refund_gives_one_back_in_the_same_window_only() {
+        let limiter = Limiter::default();
+        let now = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
+        limiter.hit("k", 2, now);
+        limiter.hit("k", 2, now);
+        limiter.refund("k", now + 1);
+        assert!(limiter.hit("k", 2, now + 2).allowed);
+        limiter.refund("k", now + WINDOW_SECS);
+        assert!(
+            !limiter.peek("k", 2, now + 3).allowed,
+            "a later window gives nothing back"
+        );
+    }
 
     #[test]
     fn peeking_counts_nothing() {

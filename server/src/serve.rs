@@ -5,14 +5,20 @@
 //!   within `header_read_timeout`, counted from when it starts waiting for
 //!   one (hyper's own timer). A client sending headers a byte at a time is
 //!   cut off.
-//! - **Keep-alive timeout**: a connection with no request in flight and no
-//!   bytes arriving is closed after `keep_alive_timeout`.
+//! - **Keep-alive timeout**: a connection with no request in flight on which
+//!   nothing has been read or written for `keep_alive_timeout` is closed.
+//! - **Send timeout**: a connection whose client stops taking its answer
+//!   (writes blocked) for `send_timeout` is closed, busy or not.
 //! - **A cap on open connections**, well below the process's file limit.
-//!   When every place is taken, the connection that has been idle (or slow
-//!   to send its request) the longest is closed for the newcomer; if all of
-//!   them are serving requests, the newcomer waits in the kernel's backlog
-//!   for one to end. So clients that hold connections without using them can
-//!   never keep a real request out.
+//!   When every place is taken, the connection that has been quiet the
+//!   longest (no request in flight, or an answer its client does not take)
+//!   is closed for the newcomer; if all of them are working, the newcomer
+//!   waits in the kernel's backlog for one to end. So clients that hold
+//!   connections without using them can never keep a real request out.
+//!
+//! What a connection does is followed from its traffic: the socket notes
+//! each read and write (and a write the client does not take), and the
+//! service counts the requests in flight until their answers are sent.
 //!
 //! The body-read timeout (408) is a layer of the router
 //! (`tower_http::timeout::RequestBodyTimeoutLayer`), and the request timeout
@@ -24,8 +30,8 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -48,11 +54,20 @@ use tower::ServiceExt as _;
 pub struct Limits {
     pub header_read_timeout: Duration,
     pub keep_alive_timeout: Duration,
+    pub send_timeout: Duration,
     pub max_connections: usize,
 }
 
 /// How long a graceful stop waits for connections to finish.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A connection is closed for a newcomer only after this long without
+/// traffic, so that one about to send its next request is left alone.
+const EVICTION_GRACE_MS: u64 = 1000;
+
+/// How often HTTP/2 pings an idle client (to find dead peers); longer than
+/// the keep-alive timeout, so that the pings do not keep it open.
+const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 
 /// Serves `router` on `listener` (with TLS if `tls` is given) until
 /// `shutdown` completes; then stops accepting, lets the requests in flight
@@ -74,7 +89,7 @@ pub async fn serve(
     builder
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(Some(limits.keep_alive_timeout))
+        .keep_alive_interval(Some(HTTP2_PING_EVERY.max(limits.keep_alive_timeout * 2)))
         .keep_alive_timeout(limits.header_read_timeout);
     tokio::pin!(shutdown);
     loop {
@@ -92,24 +107,24 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let (id, connection) = registry.open();
+        // Removed from the registry when dropped, whatever ends the task.
+        let place = registry.open();
         tokio::select! {
-            () = registry.make_room(id, limits.max_connections) => {}
-            () = &mut shutdown => {
-                registry.close(id);
-                break;
-            }
+            () = registry.make_room(place.id, limits.max_connections) => {}
+            () = &mut shutdown => break,
         }
         let served = Served {
             router: router.clone(),
             builder: builder.clone(),
             watcher: graceful.watcher(),
-            connection,
+            registry: registry.clone(),
+            connection: place.connection.clone(),
             peer,
             limits,
         };
-        let (registry, tls) = (registry.clone(), tls.clone());
+        let tls = tls.clone();
         tokio::spawn(async move {
+            let _place = place;
             let stream = Tracked {
                 inner: stream,
                 connection: served.connection.clone(),
@@ -130,7 +145,6 @@ pub async fn serve(
                     }
                 }
             }
-            registry.close(id);
         });
     }
     drop(listener);
@@ -138,7 +152,7 @@ pub async fn serve(
         .await
         .is_err()
     {
-        tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; closing them");
+        tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; leaving them");
     }
 }
 
@@ -147,6 +161,7 @@ struct Served {
     router: Router,
     builder: Builder<TokioExecutor>,
     watcher: Watcher,
+    registry: Arc<Registry>,
     connection: Arc<Connection>,
     peer: SocketAddr,
     limits: Limits,
@@ -154,7 +169,8 @@ struct Served {
 
 impl Served {
     /// Serves requests on `io` until the client leaves, the connection is
-    /// closed for a newcomer, or it stays idle too long.
+    /// closed for a newcomer, stays quiet too long, or its client stops
+    /// taking its answer.
     async fn run<I>(self, io: I)
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -163,6 +179,7 @@ impl Served {
             router,
             builder,
             watcher,
+            registry,
             connection,
             peer,
             limits,
@@ -174,7 +191,7 @@ impl Served {
             let router = router.clone();
             async move {
                 let response = router.oneshot(request.map(Body::new)).await;
-                // Busy until the answer's body is sent, not only started.
+                // Busy until the answer's body is taken, not only started.
                 Ok::<_, Infallible>(response.map_or_else(
                     |never| match never {},
                     |r| r.map(|body| Body::new(WhileSending { body, _busy: busy })),
@@ -188,9 +205,20 @@ impl Served {
         loop {
             tokio::select! {
                 _ = &mut served => return,
-                () = connection.close.notified() => return,
+                () = connection.close.notified() => {
+                    // Chosen for a newcomer, but work may have begun since:
+                    // then it stays, and the newcomer looks for another place.
+                    if connection.quiet_for(now_ms(), EVICTION_GRACE_MS) {
+                        return;
+                    }
+                    connection.closing.store(false, Ordering::SeqCst);
+                    registry.closed.notify_waiters();
+                }
                 _ = ticks.tick() => {
-                    if connection.idle_for(limits.keep_alive_timeout) {
+                    let now = now_ms();
+                    if connection.keep_alive_over(now, limits.keep_alive_timeout)
+                        || connection.send_stalled(now, limits.send_timeout)
+                    {
                         return;
                     }
                 }
@@ -199,63 +227,113 @@ impl Served {
     }
 }
 
-/// How often a connection checks whether it has been idle too long.
+/// How often a connection checks its timeouts.
 fn tick_for(keep_alive: Duration) -> Duration {
     (keep_alive / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
 }
 
-/// What the accept loop knows of a connection.
+/// Milliseconds since the first call (a clock cheap to keep in atomics).
+fn now_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    u64::try_from(START.get_or_init(Instant::now).elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What the accept loop knows of a connection, from its traffic.
 #[derive(Debug)]
 struct Connection {
-    /// Requests in flight (answers not fully sent).
+    /// Requests in flight (answers not fully taken).
     busy: AtomicUsize,
-    /// Bytes arrived since it last became idle: a request is on its way.
-    reading: AtomicBool,
+    /// When the last request in flight ended (or the connection opened).
+    idle_since: AtomicU64,
+    /// When bytes last arrived.
+    last_read: AtomicU64,
+    /// When the first bytes of a request not yet dispatched arrived (0:
+    /// none): a real client's headers take milliseconds, a slow one's
+    /// seconds.
+    request_arriving_since: AtomicU64,
+    /// When bytes last left.
+    last_write: AtomicU64,
+    /// Since when a write has waited for the client to take it (0: none).
+    write_blocked_since: AtomicU64,
     /// Asked to close, for a newcomer: not to be chosen again.
     closing: AtomicBool,
-    /// Since when it has had no request in flight.
-    idle_since: Mutex<Instant>,
     /// Ends it (a newcomer needs its place).
     close: Notify,
 }
 
 impl Connection {
     fn new() -> Self {
+        let now = now_ms();
         Connection {
             busy: AtomicUsize::new(0),
-            reading: AtomicBool::new(false),
+            idle_since: AtomicU64::new(now),
+            last_read: AtomicU64::new(now),
+            request_arriving_since: AtomicU64::new(0),
+            last_write: AtomicU64::new(now),
+            write_blocked_since: AtomicU64::new(0),
             closing: AtomicBool::new(false),
-            idle_since: Mutex::new(Instant::now()),
             close: Notify::new(),
         }
     }
 
-    fn idle_since(&self) -> Instant {
-        *self
-            .idle_since
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// When anything last happened on it.
+    fn last_activity(&self) -> u64 {
+        self.idle_since
+            .load(Ordering::SeqCst)
+            .max(self.last_read.load(Ordering::SeqCst))
+            .max(self.last_write.load(Ordering::SeqCst))
     }
 
-    /// No request in flight, none arriving, for `timeout`.
-    fn idle_for(&self, timeout: Duration) -> bool {
-        self.busy.load(Ordering::SeqCst) == 0
-            && !self.reading.load(Ordering::SeqCst)
-            && self.idle_since().elapsed() >= timeout
+    fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::SeqCst) > 0
     }
 
-    /// Serving nothing: may be closed for a newcomer.
-    fn closable(&self) -> bool {
-        self.busy.load(Ordering::SeqCst) == 0 && !self.closing.load(Ordering::SeqCst)
+    fn write_blocked_for(&self, now: u64) -> Option<u64> {
+        match self.write_blocked_since.load(Ordering::SeqCst) {
+            0 => None,
+            since => Some(now.saturating_sub(since)),
+        }
+    }
+
+    /// Nothing in flight, nothing read or written, for `timeout`, at `now`.
+    fn keep_alive_over(&self, now: u64, timeout: Duration) -> bool {
+        !self.is_busy()
+            && self.write_blocked_for(now).is_none()
+            && now.saturating_sub(self.last_activity()) >= duration_ms(timeout)
+    }
+
+    /// Its client has not taken the answer for `timeout`, at `now`.
+    fn send_stalled(&self, now: u64, timeout: Duration) -> bool {
+        self.write_blocked_for(now)
+            .is_some_and(|blocked| blocked >= duration_ms(timeout))
+    }
+
+    /// Doing nothing useful for `grace_ms` at `now`: idle and quiet, a
+    /// request arriving that slowly, or an answer its client does not take.
+    fn quiet_for(&self, now: u64, grace_ms: u64) -> bool {
+        let idle = !self.is_busy()
+            && match self.request_arriving_since.load(Ordering::SeqCst) {
+                0 => now.saturating_sub(self.last_activity()) >= grace_ms,
+                since => now.saturating_sub(since) >= grace_ms,
+            };
+        let stuck = self
+            .write_blocked_for(now)
+            .is_some_and(|blocked| blocked >= grace_ms);
+        idle || stuck
     }
 }
 
-/// A request in flight on a connection, until its answer is sent.
+fn duration_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A request in flight on a connection, until its answer is taken.
 struct Busy(Arc<Connection>);
 
 impl Busy {
     fn start(connection: Arc<Connection>) -> Self {
         connection.busy.fetch_add(1, Ordering::SeqCst);
+        connection.request_arriving_since.store(0, Ordering::SeqCst);
         Busy(connection)
     }
 }
@@ -263,18 +341,13 @@ impl Busy {
 impl Drop for Busy {
     fn drop(&mut self) {
         if self.0.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
-            *self
-                .0
-                .idle_since
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-            self.0.reading.store(false, Ordering::SeqCst);
+            self.0.idle_since.store(now_ms(), Ordering::SeqCst);
         }
     }
 }
 
 /// An answer's body, keeping its request counted as in flight until it is
-/// sent (or dropped).
+/// taken (or dropped).
 struct WhileSending {
     body: Body,
     _busy: Busy,
@@ -300,10 +373,30 @@ impl hyper::body::Body for WhileSending {
     }
 }
 
-/// A connection's socket, noting when bytes arrive (a request is coming).
+/// A connection's socket, noting when bytes arrive and leave, and when a
+/// write waits for the client.
 struct Tracked<S> {
     inner: S,
     connection: Arc<Connection>,
+}
+
+impl<S> Tracked<S> {
+    /// Notes how a write went: bytes leaving end a wait, a write that must
+    /// wait starts one. (A flush that finds nothing to do changes neither.)
+    fn note_write<T>(&self, polled: &Poll<io::Result<T>>, progressed: bool) {
+        let connection = &self.connection;
+        if progressed {
+            connection.last_write.store(now_ms(), Ordering::SeqCst);
+            connection.write_blocked_since.store(0, Ordering::SeqCst);
+        } else if polled.is_pending() {
+            let _ = connection.write_blocked_since.compare_exchange(
+                0,
+                now_ms().max(1),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
@@ -315,7 +408,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Tracked<S> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
-            self.connection.reading.store(true, Ordering::SeqCst);
+            let (connection, now) = (&self.connection, now_ms());
+            connection.last_read.store(now, Ordering::SeqCst);
+            if !connection.is_busy() {
+                let _ = connection.request_arriving_since.compare_exchange(
+                    0,
+                    now.max(1),
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                );
+            }
         }
         polled
     }
@@ -327,15 +429,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        let progressed = matches!(polled, Poll::Ready(Ok(n)) if n > 0);
+        self.note_write(&polled, progressed);
+        polled
     }
 
     fn poll_write_vectored(
@@ -343,7 +440,20 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        let progressed = matches!(polled, Poll::Ready(Ok(n)) if n > 0);
+        self.note_write(&polled, progressed);
+        polled
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let polled = Pin::new(&mut self.inner).poll_flush(cx);
+        self.note_write(&polled, false);
+        polled
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -355,23 +465,36 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
 #[derive(Default)]
 struct Registry {
     open: Mutex<(u64, HashMap<u64, Arc<Connection>>)>,
-    /// A connection closed.
+    /// A connection closed (or refused to close for a newcomer).
     closed: Notify,
 }
 
+/// A connection's place in the registry, given back when dropped.
+struct Place {
+    registry: Arc<Registry>,
+    id: u64,
+    connection: Arc<Connection>,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.registry.lock().1.remove(&self.id);
+        self.registry.closed.notify_waiters();
+    }
+}
+
 impl Registry {
-    fn open(&self) -> (u64, Arc<Connection>) {
+    fn open(self: &Arc<Self>) -> Place {
         let connection = Arc::new(Connection::new());
         let mut open = self.lock();
         let id = open.0;
         open.0 += 1;
         open.1.insert(id, connection.clone());
-        (id, connection)
-    }
-
-    fn close(&self, id: u64) {
-        self.lock().1.remove(&id);
-        self.closed.notify_waiters();
+        Place {
+            registry: self.clone(),
+            id,
+            connection,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, (u64, HashMap<u64, Arc<Connection>>)> {
@@ -381,35 +504,43 @@ impl Registry {
     }
 
     /// Returns once the connections (`newcomer` included) are at most
-    /// `max`: closes the one idle the longest for it, or waits for one to end.
+    /// `max`: closes the one quiet the longest for it, or waits for one to
+    /// end or fall quiet.
     async fn make_room(&self, newcomer: u64, max: usize) {
         loop {
             let closed = self.closed.notified();
             tokio::pin!(closed);
             closed.as_mut().enable();
             {
+                let now = now_ms();
                 let open = self.lock();
                 let closing = open
                     .1
                     .values()
                     .filter(|c| c.closing.load(Ordering::SeqCst))
                     .count();
-                if open.1.len() - closing <= max {
-                    if open.1.len() <= max {
-                        return;
-                    }
-                } else if let Some(victim) = open
-                    .1
-                    .iter()
-                    .filter(|(id, c)| **id != newcomer && c.closable())
-                    .min_by_key(|(_, c)| c.idle_since())
-                    .map(|(_, c)| c.clone())
+                if open.1.len() <= max {
+                    return;
+                }
+                if open.1.len() - closing > max
+                    && let Some(victim) = open
+                        .1
+                        .iter()
+                        .filter(|(id, c)| {
+                            **id != newcomer
+                                && !c.closing.load(Ordering::SeqCst)
+                                && c.quiet_for(now, EVICTION_GRACE_MS)
+                        })
+                        .min_by_key(|(_, c)| c.last_activity())
+                        .map(|(_, c)| c.clone())
                 {
                     victim.closing.store(true, Ordering::SeqCst);
                     victim.close.notify_one();
                 }
             }
-            closed.await;
+            // A place frees when a connection ends; one may also fall quiet
+            // without a notice, so look again soon.
+            let _ = tokio::time::timeout(Duration::from_millis(200), closed).await;
         }
     }
 }
@@ -421,4 +552,79 @@ pub fn default_max_connections() -> usize {
         .current
         .unwrap_or(4096);
     usize::try_from(limit / 2).unwrap_or(usize::MAX).max(16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection opened at `opened` (ms on the connection clock).
+    fn connection_at(opened: u64) -> Connection {
+        let connection = Connection::new();
+        for time in [
+            &connection.idle_since,
+            &connection.last_read,
+            &connection.last_write,
+        ] {
+            time.store(opened, Ordering::SeqCst);
+        }
+        connection
+    }
+
+    #[test]
+    fn a_connection_quiet_past_the_keep_alive_timeout_is_over() {
+        let connection = connection_at(1_000);
+        assert!(!connection.keep_alive_over(5_999, Duration::from_secs(5)));
+        assert!(connection.keep_alive_over(6_000, Duration::from_secs(5)));
+        connection.busy.store(1, Ordering::SeqCst);
+        assert!(!connection.keep_alive_over(60_000, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_connection_whose_client_stops_reading_is_stalled_not_idle() {
+        let connection = connection_at(1_000);
+        connection.busy.store(1, Ordering::SeqCst);
+        connection
+            .write_blocked_since
+            .store(2_000, Ordering::SeqCst);
+        assert!(!connection.send_stalled(3_000, Duration::from_secs(2)));
+        assert!(connection.send_stalled(4_000, Duration::from_secs(2)));
+        assert!(!connection.keep_alive_over(60_000, Duration::from_secs(2)));
+        assert!(
+            connection.quiet_for(4_000, 1_000),
+            "it may make room for a newcomer"
+        );
+    }
+
+    #[test]
+    fn a_connection_still_sending_its_answer_is_not_idle() {
+        let connection = connection_at(1_000);
+        // The last request ended long ago, but bytes left just now.
+        connection.last_write.store(20_000, Ordering::SeqCst);
+        assert!(!connection.keep_alive_over(20_500, Duration::from_secs(5)));
+        assert!(!connection.quiet_for(20_500, 1_000));
+        assert!(connection.quiet_for(21_000, 1_000));
+    }
+
+    #[test]
+    fn a_request_on_its_way_is_not_closed_for_a_newcomer() {
+        let connection = connection_at(1_000);
+        connection.last_read.store(9_800, Ordering::SeqCst);
+        connection
+            .request_arriving_since
+            .store(9_800, Ordering::SeqCst);
+        assert!(!connection.quiet_for(10_000, 1_000));
+        assert!(!connection.keep_alive_over(10_000, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn a_request_dripping_in_for_seconds_may_be_closed_for_a_newcomer() {
+        let connection = connection_at(1_000);
+        // Its first byte came at 2 s; one more arrives every half second.
+        connection
+            .request_arriving_since
+            .store(2_000, Ordering::SeqCst);
+        connection.last_read.store(9_800, Ordering::SeqCst);
+        assert!(connection.quiet_for(10_000, 1_000));
+    }
 }

@@ -128,3 +128,107 @@ async fn a_body_that_stalls_is_408_in_each_services_format() {
     assert_eq!(server.count("pets").await, 0);
     server.stop().await;
 }
+
+/// Bigger than the kernel will buffer for a socket (4 MiB here), so that
+/// some of it stays with the server until the client takes more.
+const BIG_IMAGE: usize = 12 * 1024 * 1024;
+
+/// A server whose uploads may be as big as [`BIG_IMAGE`].
+async fn start_for_big_images(adjust: impl FnOnce(&mut Config)) -> TestServer {
+    start_with(|c| {
+        c.petstore.max_upload_bytes = 2 * BIG_IMAGE;
+        adjust(c);
+    })
+    .await
+}
+
+/// A pet with an image of [`BIG_IMAGE`] bytes; the image's path.
+async fn pet_with_a_big_image(server: &TestServer) -> String {
+    let body = serde_json::json!({"id": 1, "name": "Big", "photoUrls": []}).to_string();
+    let (status, _, text) = send(server.post_json("/v2/pet", body)).await;
+    assert_eq!(status, 200, "{text}");
+    let mut image = end_to_end_tests::TINY_PNG.to_vec();
+    image.resize(BIG_IMAGE, 0);
+    let response = http()
+        .post(server.at("/v2/pet/1/uploadImage"))
+        .header("content-type", "application/octet-stream")
+        .body(image)
+        .send()
+        .await
+        .expect("uploadFile");
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    location
+        .split_once("/v2/")
+        .map(|(_, p)| format!("/v2/{p}"))
+        .unwrap()
+}
+
+/// Connects with a receive buffer of `bytes`, so that an answer not read
+/// soon fills it and the server's writes wait.
+async fn connect_with_buffer(server: &TestServer, bytes: u32) -> TcpStream {
+    let address = server.url.trim_start_matches("http://").parse().unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(bytes).unwrap();
+    socket.connect(address).await.unwrap()
+}
+
+/// Reads the rest of the stream (until the server closes it, or `within`).
+async fn read_all(stream: &mut TcpStream, within: Duration) -> usize {
+    let mut total = 0;
+    let mut buffer = vec![0_u8; 64 * 1024];
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return total,
+            Ok(Ok(n)) => total += n,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_stops_taking_its_answer_is_cut_off_after_the_send_timeout() {
+    let server = start_for_big_images(|c| {
+        c.http.send_timeout_secs = 1;
+        c.http.keep_alive_timeout_secs = 60;
+    })
+    .await;
+    let image = pet_with_a_big_image(&server).await;
+    let mut stream = connect_with_buffer(&server, 4096).await;
+    let request = format!("GET {image} HTTP/1.1\r\nHost: pets\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Take nothing for three times the send timeout: the server gives up.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let received = read_all(&mut stream, WAIT).await;
+    assert!(
+        received < BIG_IMAGE,
+        "the connection was closed before the whole image ({received} bytes)"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_download_is_not_cut_by_the_keep_alive_timeout() {
+    let server = start_for_big_images(|c| c.http.keep_alive_timeout_secs = 1).await;
+    let image = pet_with_a_big_image(&server).await;
+    let mut stream = connect_with_buffer(&server, 64 * 1024).await;
+    let request = format!("GET {image} HTTP/1.1\r\nHost: pets\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // At most 64 KiB every 10 ms: about two seconds for the image, twice
+    // the keep-alive timeout, with no pause long enough to stall a write.
+    let mut received = 0;
+    let mut buffer = vec![0_u8; 64 * 1024];
+    let deadline = Instant::now() + 2 * WAIT;
+    while Instant::now() < deadline {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received += n,
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        received > BIG_IMAGE,
+        "the whole image arrived ({received} bytes)"
+    );
+    server.stop().await;
+}

@@ -133,3 +133,27 @@ async fn a_login_storm_beyond_the_hashing_queue_is_503_with_retry_after() {
     assert!(statuses.contains(&400), "some are checked: {statuses:?}");
     server.stop().await;
 }
+
+/// Guesses sent at once cannot slip under the limit: each is counted before
+/// its password is checked.
+#[tokio::test]
+async fn guesses_sent_at_once_are_limited_too() {
+    let server = start_with_users(Db::Sqlite).await;
+    let guesses: Vec<_> = (0..24)
+        .map(|_| {
+            let url = server.at("/v2/user/login?username=ada&password=wrong");
+            tokio::spawn(async move {
+                let client = http_from(IpAddr::from(FROM_A));
+                client.get(url).send().await.unwrap().status().as_u16()
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for guess in guesses {
+        statuses.push(guess.await.unwrap());
+    }
+    let checked = statuses.iter().filter(|s| **s == 400).count();
+    assert_eq!(checked, LIMIT as usize, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 24 - checked);
+    server.stop().await;
+}

@@ -136,6 +136,9 @@ pub struct HttpConfig {
     /// Seconds the server waits for the next part of a request body; then
     /// the request is answered 408 `REQUEST_TIMEOUT`. Default 10.
     pub body_read_timeout_secs: u64,
+    /// Seconds a client may leave an answer untaken (the connection cannot
+    /// write); then the connection is closed. Default 30.
+    pub send_timeout_secs: u64,
     /// Open connections at most. When all are taken, the one idle (or slow
     /// to send its request) the longest is closed for a newcomer. Default:
     /// half the process's file limit (512 under the common 1,024).
@@ -152,6 +155,7 @@ impl Default for HttpConfig {
             header_read_timeout_secs: 10,
             keep_alive_timeout_secs: 5,
             body_read_timeout_secs: 10,
+            send_timeout_secs: 30,
             max_connections: None,
             cors_allowed_origins: vec!["*".to_owned()],
         }

@@ -106,6 +106,9 @@ async fn write_whole(dir: &Path, id: i64, bytes: &[u8]) -> std::io::Result<()> {
     let temporary = dir.join(format!(".{name}.tmp"));
     let mut file = tokio::fs::File::create(&temporary).await?;
     file.write_all(bytes).await?;
+    // tokio finishes a write in the background: flush waits for it and
+    // reports its error (a full disk), which sync_all would not.
+    file.flush().await?;
     file.sync_all().await?;
     drop(file);
     tokio::fs::rename(&temporary, dir.join(&name)).await?;

@@ -194,8 +194,10 @@ pub async fn login_user(
     let (Some(username), Some(given)) = (query.username, query.password) else {
         return Err(Error::bad_request("username and password are required"));
     };
-    // Failed logins are limited per username and per client address; a
-    // caller over either limit is refused before any password is checked.
+    // Failed logins are limited per username and per client address. The
+    // attempt is counted before the password is checked, so that guesses
+    // sent at once cannot all slip under the limit, and given back if it
+    // succeeds.
     let callers = [
         format!("user:{username}"),
         format!(
@@ -205,12 +207,17 @@ pub async fn login_user(
     ];
     let limit = state.config.failed_logins_per_minute;
     let now = Utc::now().timestamp();
-    if let Some(quota) = callers
+    let quotas: Vec<_> = callers
         .iter()
-        .map(|caller| state.failed_logins.peek(caller, limit, now))
-        .find(|quota| !quota.allowed)
-    {
-        let retry_after = u64::try_from((quota.reset_at - now).max(1)).unwrap_or(1);
+        .map(|caller| (caller, state.failed_logins.hit(caller, limit, now)))
+        .collect();
+    if let Some((_, over)) = quotas.iter().find(|(_, quota)| !quota.allowed) {
+        for (caller, quota) in &quotas {
+            if quota.allowed {
+                state.failed_logins.refund(caller, now);
+            }
+        }
+        let retry_after = u64::try_from((over.reset_at - now).max(1)).unwrap_or(1);
         return Err(Error::new(
             ErrorCode::RateLimited,
             format!("too many failed logins; retry in {retry_after} s"),
@@ -225,13 +232,11 @@ pub async fn login_user(
     // An unknown user costs as much as a wrong password.
     let user_id = match (state.hasher.verify(given, hash).await?, user_id) {
         (true, Some(id)) => id,
-        _ => {
-            for caller in &callers {
-                state.failed_logins.hit(caller, limit, now);
-            }
-            return Err(Error::bad_request("invalid username/password supplied"));
-        }
+        _ => return Err(Error::bad_request("invalid username/password supplied")),
     };
+    for caller in &callers {
+        state.failed_logins.refund(caller, now);
+    }
     let token = secret::token::<32>();
     let ttl = chrono::Duration::seconds(
         i64::try_from(state.config.session_ttl_secs).unwrap_or(i64::MAX / 2),

@@ -90,8 +90,7 @@ impl Server {
             (None, None) => None,
             _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
         };
-        let listener = TcpListener::bind(config.bind)
-            .await
+        let listener = serve::listen(config.bind)
             .with_context(|| format!("cannot listen on {}", config.bind))?;
         let local_addr = listener.local_addr()?;
         let scheme = if tls.is_some() { "https" } else { "http" };

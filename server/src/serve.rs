@@ -61,9 +61,9 @@ pub struct Limits {
 /// How long a graceful stop waits for connections to finish.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A connection is closed for a newcomer only after this long without
-/// traffic, so that one about to send its next request is left alone.
-const EVICTION_GRACE_MS: u64 = 1000;
+/// For a newcomer, a connection quiet this long is closed rather than one
+/// that was active more recently (which may be about to send a request).
+const EVICTION_GRACE_MS: u64 = 250;
 
 /// How often HTTP/2 pings an idle client (to find dead peers); longer than
 /// the keep-alive timeout, so that the pings do not keep it open.
@@ -206,9 +206,9 @@ impl Served {
             tokio::select! {
                 _ = &mut served => return,
                 () = connection.close.notified() => {
-                    // Chosen for a newcomer, but work may have begun since:
-                    // then it stays, and the newcomer looks for another place.
-                    if connection.quiet_for(now_ms(), EVICTION_GRACE_MS) {
+                    // Chosen for a newcomer, but a request may have begun
+                    // since: then it stays, and the newcomer looks again.
+                    if !connection.is_working(now_ms()) {
                         return;
                     }
                     connection.closing.store(false, Ordering::SeqCst);
@@ -306,6 +306,15 @@ impl Connection {
     fn send_stalled(&self, now: u64, timeout: Duration) -> bool {
         self.write_blocked_for(now)
             .is_some_and(|blocked| blocked >= duration_ms(timeout))
+    }
+
+    /// Serving a request whose client takes the answer: not to be closed
+    /// for a newcomer.
+    fn is_working(&self, now: u64) -> bool {
+        self.is_busy()
+            && self
+                .write_blocked_for(now)
+                .is_none_or(|blocked| blocked < EVICTION_GRACE_MS)
     }
 
     /// Doing nothing useful for `grace_ms` at `now`: idle and quiet, a
@@ -522,6 +531,8 @@ impl Registry {
                 if open.1.len() <= max {
                     return;
                 }
+                // The quietest connection that is not working: one quiet
+                // for a while before one active a moment ago.
                 if open.1.len() - closing > max
                     && let Some(victim) = open
                         .1
@@ -529,9 +540,11 @@ impl Registry {
                         .filter(|(id, c)| {
                             **id != newcomer
                                 && !c.closing.load(Ordering::SeqCst)
-                                && c.quiet_for(now, EVICTION_GRACE_MS)
+                                && !c.is_working(now)
                         })
-                        .min_by_key(|(_, c)| c.last_activity())
+                        .min_by_key(|(_, c)| {
+                            (!c.quiet_for(now, EVICTION_GRACE_MS), c.last_activity())
+                        })
                         .map(|(_, c)| c.clone())
                 {
                     victim.closing.store(true, Ordering::SeqCst);
@@ -543,6 +556,24 @@ impl Registry {
             let _ = tokio::time::timeout(Duration::from_millis(200), closed).await;
         }
     }
+}
+
+/// Connections waiting to be accepted, at most (the kernel caps it at
+/// `net.core.somaxconn`): a burst of clients, some of them hostile, must
+/// not see their connection attempts dropped (a dropped SYN is retried only
+/// a second later).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listening socket on `address`, with room for bursts of connections.
+pub fn listen(address: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if address.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// The most connections a process with this many file descriptors should

@@ -21,6 +21,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
+use crate::access::Access;
 use crate::config::{AuthMode, Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
@@ -28,7 +29,7 @@ use crate::extract::refuse_nul_in_uri;
 use crate::mail::Mailer;
 use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
-use crate::portfolio::{self, PortfolioState, auth::ApiKeys, error::PortfolioErrors};
+use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
 use crate::storage::Database;
 use crate::telemetry::REQUEST_ID;
 use crate::{serve, tls};
@@ -150,9 +151,16 @@ impl Server {
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
         );
 
+        let access = Arc::new(
+            Access::load(&db, &config.portfolio.api_keys)
+                .await
+                .context("cannot load the API keys")?,
+        );
+        background.push(access.spawn_refresh(db.clone()));
+
         let portfolio_state = PortfolioState {
             db: db.clone(),
-            keys: Arc::new(ApiKeys::new(&config.portfolio.api_keys)),
+            access: access.clone(),
             config: Arc::new(config.portfolio.clone()),
             mail: Arc::new(config.mail.clone()),
             mailer,
@@ -259,7 +267,8 @@ pub fn build_router(
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::default(),
-        keys: portfolio_state.keys.clone(),
+        access: portfolio_state.access.clone(),
+        db: portfolio_state.db.clone(),
         config: portfolio_state.config.rate_limit.clone(),
     };
     let (portfolio_routes, _) = portfolio::router()

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use axum::extract::Request;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
@@ -139,6 +139,8 @@ pub struct Error {
     cause: Option<String>,
     /// Seconds after which a retry may succeed (`Retry-After`).
     retry_after: Option<u64>,
+    /// Headers the answer carries (a `WWW-Authenticate` challenge, say).
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Error {
@@ -149,6 +151,7 @@ impl Error {
             details: Map::new(),
             cause: None,
             retry_after: None,
+            headers: Vec::new(),
         }
     }
 
@@ -214,6 +217,16 @@ impl Error {
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self
+    }
+
+    /// Adds a header to the answer (several of one name are all sent).
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn headers(&self) -> &[(HeaderName, HeaderValue)] {
+        &self.headers
     }
 
     pub fn code(&self) -> ErrorCode {
@@ -364,6 +377,9 @@ impl IntoResponse for Error {
     /// The status and the error itself; [`render_errors`] writes the body.
     fn into_response(self) -> Response {
         let mut response = self.status().into_response();
+        for (name, value) in &self.headers {
+            response.headers_mut().append(name.clone(), value.clone());
+        }
         response.extensions_mut().insert(self);
         response
     }

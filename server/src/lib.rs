@@ -9,6 +9,7 @@
 // Unit tests may unwrap: a failing unwrap is a failing test.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod access;
 pub mod app;
 pub mod cli;
 pub mod clock;

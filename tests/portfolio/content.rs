@@ -196,6 +196,9 @@ async fn the_llm_context_without_a_key_is_401(db: Db) {
         {
           "code": "UNAUTHORIZED",
           "details": {
+            "accepted_headers": [
+              "X-API-Key"
+            ],
             "required_header": "X-API-Key"
           },
           "message": "this operation needs an API key in the X-API-Key header"
@@ -218,6 +221,9 @@ async fn the_llm_context_with_an_unknown_key_is_401(db: Db) {
         {
           "code": "UNAUTHORIZED",
           "details": {
+            "accepted_headers": [
+              "X-API-Key"
+            ],
             "required_header": "X-API-Key"
           },
           "message": "the API key is not valid"

@@ -49,7 +49,7 @@ pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> 
                     .map(|e| {
                         let error = e.last_error.as_deref().unwrap_or("-");
                         format!(
-                            "{}\\t{}\\t{} attempt(s)\\tto {}\\t{:?}\\t{error}",
+                            "{}\t{}\t{} attempt(s)\tto {}\t{:?}\t{error}",
                             e.id, e.status, e.attempts, e.recipient, e.subject
                         )
                     })

@@ -86,10 +86,11 @@ impl std::fmt::Debug for ConfiguredApiKey {
     }
 }
 
-/// What a credential may do. The operator names scopes in the configuration;
-/// the portfolio's access checks compare them.
+/// What a credential may do. The operator names scopes in the configuration
+/// and when handing out keys and clients; the portfolio's access checks
+/// compare them. `admin` grants every scope.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 pub enum Scope {
     #[serde(rename = "context:read")]
@@ -102,11 +103,33 @@ pub enum Scope {
     SocialPublish,
     #[serde(rename = "subscribers:notify")]
     SubscribersNotify,
+    #[serde(rename = "content:write")]
+    ContentWrite,
+    #[serde(rename = "subscribers:read")]
+    SubscribersRead,
+    #[serde(rename = "subscribers:write")]
+    SubscribersWrite,
+    #[serde(rename = "keys:manage")]
+    KeysManage,
     #[serde(rename = "admin")]
     Admin,
 }
 
 impl Scope {
+    /// Every scope, in the order the documents list them.
+    pub const ALL: [Scope; 10] = [
+        Scope::ContextRead,
+        Scope::ContactWrite,
+        Scope::AnalyticsRead,
+        Scope::SocialPublish,
+        Scope::SubscribersNotify,
+        Scope::ContentWrite,
+        Scope::SubscribersRead,
+        Scope::SubscribersWrite,
+        Scope::KeysManage,
+        Scope::Admin,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::ContextRead => "context:read",
@@ -114,8 +137,40 @@ impl Scope {
             Scope::AnalyticsRead => "analytics:read",
             Scope::SocialPublish => "social:publish",
             Scope::SubscribersNotify => "subscribers:notify",
+            Scope::ContentWrite => "content:write",
+            Scope::SubscribersRead => "subscribers:read",
+            Scope::SubscribersWrite => "subscribers:write",
+            Scope::KeysManage => "keys:manage",
             Scope::Admin => "admin",
         }
+    }
+
+    /// What a credential with these scopes may do: `admin` may do anything.
+    pub fn granted_by(self, scopes: &[Scope]) -> bool {
+        scopes.contains(&self) || scopes.contains(&Scope::Admin)
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == text)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+                format!(
+                    "unknown scope {text:?}; the scopes are {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for Scope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -176,6 +231,16 @@ impl Default for RateLimitConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scopes_read_back_from_their_names() {
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse::<Scope>(), Ok(scope));
+            let json = serde_json::to_string(&scope).unwrap();
+            assert_eq!(json, format!("\"{scope}\""));
+        }
+        assert!("root".parse::<Scope>().is_err());
+    }
 
     #[test]
     fn configured_secrets_never_show_in_debug_output() {

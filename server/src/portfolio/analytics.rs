@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
 use super::PortfolioState;
-use super::auth::{AnalyticsRead, Authorized};
+use super::auth::{AnalyticsRead, Protected};
 use super::db;
 use super::fields::Fields;
 use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
@@ -246,7 +246,7 @@ pub struct AnalyticsSummary {
 )]
 pub async fn get_analytics_summary(
     State(state): State<PortfolioState>,
-    _caller: Authorized<AnalyticsRead>,
+    _caller: Protected<AnalyticsRead>,
     Query(query): Query<SummaryQuery>,
 ) -> Result<axum::Json<AnalyticsSummary>, Error> {
     let to = query.to.unwrap_or_else(|| Utc::now().date_naive());

@@ -1,46 +1,366 @@
-//! Access levels: API keys with scopes.
+//! The portfolio's access levels (DESIGN 4.2), each an extractor naming the
+//! scope it needs:
 //!
-//! Until the full key and token system lands, the keys are those the operator
-//! lists in the configuration (`[[portfolio.api_keys]]`). Only a SHA-256 of each
-//! is kept in memory, and a presented key is compared with every one in
-//! constant time, so neither timing nor an early exit tells how close a guess was.
+//! - public operations take nothing;
+//! - [`Protected`] ones an API key (`X-API-Key`);
+//! - [`Authenticated`] ones an API key or a bearer token
+//!   (`Authorization: Bearer`, from `POST /api/oauth/token`);
+//! - [`Private`] ones (the admin operations) a bearer token.
+//!
+//! A missing or bad credential is 401 with `WWW-Authenticate` (RFC 6750 for
+//! bearer tokens) and `details.required_header`; a good one without the
+//! scope 403 with `details.required_scope`. A credential in the query
+//! string is refused, whatever else the request carries: it would end up
+//! in logs and browser histories.
+//!
+//! What a request presents is checked once, by the rate-limit middleware
+//! (which needs to know whom to count), and left in its extensions as
+//! [`Presented`]; the extractors read it there. They take the headers
+//! alone, so a request without the right credential is refused before its
+//! body is read.
 
-use std::collections::BTreeSet;
 use std::marker::PhantomData;
 
 use axum::extract::FromRequestParts;
-use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use subtle::ConstantTimeEq as _;
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
 use super::PortfolioState;
-use crate::config::{ConfiguredApiKey, Scope};
+use crate::access::keys::Verdict;
+use crate::access::tokens::TokenVerdict;
+use crate::access::{Access, Service};
+use crate::config::Scope;
 use crate::error::{Error, ErrorCode};
-use crate::secret::sha256;
+use crate::storage::Database;
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
 
-/// The caller of a protected operation whose key has the scope `P` needs,
-/// checked from the headers alone: as an extractor it runs before the
-/// body's, so a request without the right credential is refused (401 or
-/// 403) whatever its body is, and the body is not read.
-#[derive(Debug)]
-pub struct Authorized<P>(pub Caller, PhantomData<P>);
+/// The realm of the portfolio's challenges.
+const REALM: &str = "portfolio";
 
-impl<P: Permission> FromRequestParts<PortfolioState> for Authorized<P> {
-    type Rejection = Error;
+/// Query parameters that look like a credential.
+const CREDENTIALS_IN_QUERY: [&str; 6] = [
+    "api_key",
+    "apikey",
+    "x-api-key",
+    "key",
+    "access_token",
+    "token",
+];
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &PortfolioState,
-    ) -> Result<Self, Self::Rejection> {
-        let caller = state.keys.authorize(&parts.headers, P::SCOPE)?;
-        Ok(Authorized(caller, PhantomData))
+/// What a request carries, checked.
+#[derive(Debug, Clone, Default)]
+pub struct Presented {
+    /// The `X-API-Key` header's key, checked.
+    key: Option<Verdict>,
+    /// The bearer token, checked (or why it could not be: the database).
+    bearer: Option<Result<TokenVerdict, Error>>,
+    /// An `Authorization` header that is not a bearer token.
+    other_authorization: bool,
+    /// The name of a query parameter that carries a credential.
+    in_query: Option<String>,
+}
+
+impl Presented {
+    /// Reads and checks the credentials of a request.
+    pub async fn check(access: &Access, db: &Database, headers: &HeaderMap, uri: &Uri) -> Self {
+        let key = header_text(headers, API_KEY_HEADER)
+            .map(|key| access.keys.verify(key, Service::Portfolio));
+        let (bearer, other_authorization) =
+            match header_text(headers, header::AUTHORIZATION.as_str()) {
+                None => (None, false),
+                Some(value) => match bearer_token(value) {
+                    Some(token) => (
+                        Some(access.tokens.verify(db, token).await.map_err(Error::from)),
+                        false,
+                    ),
+                    None => (None, true),
+                },
+            };
+        let in_query = uri.query().and_then(|query| {
+            form_urlencoded::parse(query.as_bytes())
+                .map(|(name, _)| name.to_ascii_lowercase())
+                .find(|name| CREDENTIALS_IN_QUERY.contains(&name.as_str()))
+        });
+        Presented {
+            key,
+            bearer,
+            other_authorization,
+            in_query,
+        }
+    }
+
+    /// Whom to count the request against (rate limits, analytics): the name
+    /// of a valid key, or `client:<id>` for a valid token.
+    pub fn identity(&self) -> Option<String> {
+        if let Some(Ok(TokenVerdict::Valid { client_id, .. })) = &self.bearer {
+            return Some(format!("client:{client_id}"));
+        }
+        match &self.key {
+            Some(Verdict::Valid { name, .. }) => Some(name.clone()),
+            _ => None,
+        }
     }
 }
 
-/// A scope as a type, for [`Authorized`].
+/// A header's value, trimmed, if present, text and not empty.
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    let value = headers.get(name)?.to_str().ok()?.trim();
+    (!value.is_empty()).then_some(value)
+}
+
+/// The token of `Bearer <token>` (the scheme in any case).
+pub fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, token) = authorization.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Which credentials an operation takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// An API key.
+    Protected,
+    /// An API key or a bearer token.
+    Authenticated,
+    /// A bearer token.
+    Private,
+}
+
+impl Level {
+    fn takes_keys(self) -> bool {
+        self != Level::Private
+    }
+
+    fn takes_tokens(self) -> bool {
+        self != Level::Protected
+    }
+
+    fn headers(self) -> &'static [&'static str] {
+        match self {
+            Level::Protected => &[API_KEY_HEADER],
+            Level::Authenticated => &[API_KEY_HEADER, "Authorization"],
+            Level::Private => &["Authorization"],
+        }
+    }
+
+    /// 401: what is missing or wrong, with a challenge for each accepted
+    /// credential (`bearer_error`: RFC 6750's `error` for the bearer one).
+    fn unauthorized(self, message: impl Into<String>, bearer_error: Option<&str>) -> Error {
+        let message = message.into();
+        let headers = self.headers();
+        let mut error = Error::new(ErrorCode::Unauthorized, message.clone())
+            .with_detail("required_header", headers[0])
+            .with_detail("accepted_headers", headers.to_vec());
+        if self.takes_keys()
+            && let Ok(challenge) = HeaderValue::from_str(&format!(
+                "ApiKey realm=\"{REALM}\", header=\"{API_KEY_HEADER}\""
+            ))
+        {
+            error = error.with_header(header::WWW_AUTHENTICATE, challenge);
+        }
+        if self.takes_tokens() {
+            let challenge = match bearer_error {
+                Some(code) => format!(
+                    "Bearer realm=\"{REALM}\", error=\"{code}\", error_description=\"{}\"",
+                    message.replace('"', "'")
+                ),
+                None => format!("Bearer realm=\"{REALM}\""),
+            };
+            if let Ok(challenge) = HeaderValue::from_str(&challenge) {
+                error = error.with_header(header::WWW_AUTHENTICATE, challenge);
+            }
+        }
+        error
+    }
+
+    /// The caller, if `presented` has a credential this level takes, in
+    /// force, with `scope`.
+    fn authorize(self, presented: &Presented, scope: Scope) -> Result<Caller, Error> {
+        if let Some(name) = &presented.in_query {
+            return Err(self.unauthorized(
+                format!(
+                    "credentials are refused in the query string ({name}=...): send an API key \
+                     in the {API_KEY_HEADER} header, or a token in Authorization: Bearer"
+                ),
+                Some("invalid_request"),
+            ));
+        }
+        let caller = match (&presented.bearer, &presented.key) {
+            (Some(bearer), _) if self.takes_tokens() => token_caller(self, bearer.clone()?)?,
+            (_, Some(key)) if self.takes_keys() => key_caller(self, key)?,
+            _ => return Err(self.missing(presented)),
+        };
+        if !scope.granted_by(&caller.scopes) {
+            let mut error = Error::new(
+                ErrorCode::Forbidden,
+                format!("the {} lacks the scope {scope}", caller.credential.what()),
+            )
+            .with_detail("required_scope", scope.as_str());
+            if let Credential::Bearer { .. } = caller.credential
+                && let Ok(challenge) = HeaderValue::from_str(&format!(
+                    "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"{scope}\""
+                ))
+            {
+                error = error.with_header(header::WWW_AUTHENTICATE, challenge);
+            }
+            return Err(error);
+        }
+        Ok(caller)
+    }
+
+    /// 401 for a request without a credential this level takes.
+    fn missing(self, presented: &Presented) -> Error {
+        let message = match self {
+            Level::Protected if presented.bearer.is_some() => {
+                "this operation takes an API key in the X-API-Key header, not a bearer token"
+            }
+            Level::Protected => "this operation needs an API key in the X-API-Key header",
+            Level::Authenticated => {
+                "this operation needs an API key in the X-API-Key header or a bearer token \
+                 (Authorization: Bearer)"
+            }
+            Level::Private if presented.key.is_some() => {
+                "this operation takes a bearer token (Authorization: Bearer, from \
+                 POST /api/oauth/token), not an API key"
+            }
+            Level::Private => {
+                "this operation needs a bearer token (Authorization: Bearer, from \
+                 POST /api/oauth/token)"
+            }
+        };
+        let message = if presented.other_authorization && self.takes_tokens() {
+            format!("{message}; the Authorization header must use the Bearer scheme")
+        } else {
+            message.to_owned()
+        };
+        self.unauthorized(message, None)
+    }
+}
+
+fn key_caller(level: Level, verdict: &Verdict) -> Result<Caller, Error> {
+    match verdict {
+        Verdict::Valid { name, id, scopes } => Ok(Caller {
+            name: name.clone(),
+            scopes: scopes.clone(),
+            credential: Credential::ApiKey { id: id.clone() },
+        }),
+        Verdict::NoLongerValid => {
+            Err(level.unauthorized("the API key is revoked or expired", None))
+        }
+        Verdict::Unknown => Err(level.unauthorized("the API key is not valid", None)),
+    }
+}
+
+fn token_caller(level: Level, verdict: TokenVerdict) -> Result<Caller, Error> {
+    match verdict {
+        TokenVerdict::Valid {
+            client_id,
+            id,
+            scopes,
+        } => Ok(Caller {
+            name: format!("client:{client_id}"),
+            scopes,
+            credential: Credential::Bearer {
+                client_id,
+                token_id: id,
+            },
+        }),
+        TokenVerdict::NoLongerValid => Err(level.unauthorized(
+            "the bearer token is revoked or expired",
+            Some("invalid_token"),
+        )),
+        TokenVerdict::Unknown => {
+            Err(level.unauthorized("the bearer token is not valid", Some("invalid_token")))
+        }
+    }
+}
+
+/// Who made a request, once their credential was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The key's name, or `client:<id>`.
+    pub name: String,
+    /// What the credential may do.
+    pub scopes: Vec<Scope>,
+    pub credential: Credential,
+}
+
+impl Caller {
+    /// Whether the caller holds every one of `scopes` (to hand them on).
+    pub fn may_grant(&self, scopes: &[Scope]) -> bool {
+        scopes.iter().all(|scope| scope.granted_by(&self.scopes))
+    }
+}
+
+/// The credential a caller used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An API key (no id: one from the configuration file).
+    ApiKey { id: Option<String> },
+    /// A bearer token of an OAuth client.
+    Bearer { client_id: String, token_id: String },
+}
+
+impl Credential {
+    fn what(&self) -> &'static str {
+        match self {
+            Credential::ApiKey { .. } => "API key",
+            Credential::Bearer { .. } => "bearer token",
+        }
+    }
+}
+
+/// What the request presented: from the extensions (the rate-limit
+/// middleware checked it), or checked now.
+async fn presented(parts: &Parts, state: &PortfolioState) -> Presented {
+    match parts.extensions.get::<Presented>() {
+        Some(presented) => presented.clone(),
+        None => Presented::check(&state.access, &state.db, &parts.headers, &parts.uri).await,
+    }
+}
+
+macro_rules! access_level {
+    ($(#[$doc:meta])* $name:ident, $level:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name<P>(pub Caller, PhantomData<P>);
+
+        impl<P: Permission> FromRequestParts<PortfolioState> for $name<P> {
+            type Rejection = Error;
+
+            async fn from_request_parts(
+                parts: &mut Parts,
+                state: &PortfolioState,
+            ) -> Result<Self, Self::Rejection> {
+                let caller = $level.authorize(&presented(parts, state).await, P::SCOPE)?;
+                Ok($name(caller, PhantomData))
+            }
+        }
+    };
+}
+
+access_level!(
+    /// The caller of a protected operation: an API key with the scope `P`
+    /// names.
+    Protected,
+    Level::Protected
+);
+access_level!(
+    /// The caller of an authenticated operation: an API key or a bearer
+    /// token with the scope `P` names.
+    Authenticated,
+    Level::Authenticated
+);
+access_level!(
+    /// The caller of a private operation: a bearer token with the scope `P`
+    /// names.
+    Private,
+    Level::Private
+);
+
+/// A scope as a type, for the extractors.
 pub trait Permission: Send + Sync + 'static {
     const SCOPE: Scope;
 }
@@ -64,156 +384,170 @@ permissions!(
     ContactWrite,
     AnalyticsRead,
     SocialPublish,
-    SubscribersNotify
+    SubscribersNotify,
+    ContentWrite,
+    SubscribersRead,
+    SubscribersWrite,
+    KeysManage,
+    Admin,
 );
-
-/// Who made a request, once its key was checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    pub key_name: String,
-}
-
-struct KeyEntry {
-    name: String,
-    digest: [u8; 32],
-    scopes: BTreeSet<Scope>,
-}
-
-/// The keys the server accepts.
-pub struct ApiKeys {
-    keys: Vec<KeyEntry>,
-}
-
-impl std::fmt::Debug for ApiKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiKeys")
-            .field("count", &self.keys.len())
-            .finish()
-    }
-}
-
-impl ApiKeys {
-    pub fn new(configured: &[ConfiguredApiKey]) -> Self {
-        let keys = configured
-            .iter()
-            .map(|k| KeyEntry {
-                name: k.name.clone(),
-                digest: sha256(&k.key),
-                scopes: k.scopes.iter().copied().collect(),
-            })
-            .collect();
-        Self { keys }
-    }
-
-    /// The name of the known key the request carries, if any (for analytics).
-    pub fn identify(&self, headers: &HeaderMap) -> Option<String> {
-        let presented = headers.get(API_KEY_HEADER)?.to_str().ok()?.trim();
-        self.find(&sha256(presented))
-            .map(|entry| entry.name.clone())
-    }
-
-    /// The entry whose digest matches, compared with every entry in constant
-    /// time, without leaving early.
-    fn find(&self, presented: &[u8; 32]) -> Option<&KeyEntry> {
-        let mut found = None;
-        for entry in &self.keys {
-            if bool::from(entry.digest.ct_eq(presented)) {
-                found = Some(entry);
-            }
-        }
-        found
-    }
-
-    /// The caller, if the request carries a known key that has `scope`:
-    /// 401 (`details.required_header`) without a known key, 403
-    /// (`details.required_scope`) when the key lacks the scope.
-    pub fn authorize(&self, headers: &HeaderMap, scope: Scope) -> Result<Caller, Error> {
-        let presented = headers
-            .get(API_KEY_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim);
-        let unauthorized = |message: &'static str| {
-            Error::new(ErrorCode::Unauthorized, message)
-                .with_detail("required_header", API_KEY_HEADER)
-        };
-        let presented = match presented {
-            Some(key) if !key.is_empty() => sha256(key),
-            _ => {
-                return Err(unauthorized(
-                    "this operation needs an API key in the X-API-Key header",
-                ));
-            }
-        };
-        let entry = self
-            .find(&presented)
-            .ok_or_else(|| unauthorized("the API key is not valid"))?;
-        if !entry.scopes.contains(&scope) && !entry.scopes.contains(&Scope::Admin) {
-            return Err(Error::new(
-                ErrorCode::Forbidden,
-                format!("the API key lacks the scope {}", scope.as_str()),
-            )
-            .with_detail("required_scope", scope.as_str()));
-        }
-        Ok(Caller {
-            key_name: entry.name.clone(),
-        })
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
+    use crate::access::keys;
+    use crate::access::tokens;
+    use crate::config::ConfiguredApiKey;
 
-    fn keys() -> ApiKeys {
-        ApiKeys::new(&[
-            ConfiguredApiKey {
-                name: "reader".into(),
-                key: "k-read".into(),
-                scopes: vec![Scope::ContextRead],
-            },
-            ConfiguredApiKey {
-                name: "root".into(),
-                key: "k-admin".into(),
-                scopes: vec![Scope::Admin],
-            },
-        ])
+    async fn access() -> (Access, Database) {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        let access = Access::load(
+            &db,
+            &[
+                ConfiguredApiKey {
+                    name: "reader".into(),
+                    key: "k-read".into(),
+                    scopes: vec![Scope::ContextRead],
+                },
+                ConfiguredApiKey {
+                    name: "root".into(),
+                    key: "k-admin".into(),
+                    scopes: vec![Scope::Admin],
+                },
+            ],
+        )
+        .await
+        .unwrap();
+        (access, db)
     }
 
-    fn with_key(key: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            API_KEY_HEADER,
-            HeaderValue::from_str(key).unwrap_or(HeaderValue::from_static("")),
-        );
-        headers
+    async fn check(
+        access: &Access,
+        db: &Database,
+        headers: &[(&str, &str)],
+        uri: &str,
+    ) -> Presented {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(
+                axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        Presented::check(access, db, &map, &uri.parse().unwrap()).await
     }
 
-    #[test]
-    fn keys_and_scopes_are_checked() {
-        let keys = keys();
-        let ok = keys.authorize(&with_key("k-read"), Scope::ContextRead);
-        assert_eq!(ok.ok().map(|c| c.key_name), Some("reader".to_owned()));
-        let missing = keys.authorize(&HeaderMap::new(), Scope::ContextRead).err();
+    #[tokio::test]
+    async fn keys_and_scopes_are_checked() {
+        let (access, db) = access().await;
+        let read = check(&access, &db, &[("x-api-key", "k-read")], "/").await;
+        let ok = Level::Protected.authorize(&read, Scope::ContextRead);
+        assert_eq!(ok.ok().map(|c| c.name), Some("reader".to_owned()));
+        let nothing = check(&access, &db, &[], "/").await;
+        let missing = Level::Protected
+            .authorize(&nothing, Scope::ContextRead)
+            .err();
         assert_eq!(
             missing.map(|e| e.details()["required_header"].clone()),
             Some("X-API-Key".into())
         );
-        let wrong = keys
-            .authorize(&with_key("k-reed"), Scope::ContextRead)
-            .err();
+        let reed = check(&access, &db, &[("x-api-key", "k-reed")], "/").await;
+        let wrong = Level::Protected.authorize(&reed, Scope::ContextRead).err();
         assert_eq!(wrong.map(|e| e.code()), Some(ErrorCode::Unauthorized));
-        let scope = keys
-            .authorize(&with_key("k-read"), Scope::ContactWrite)
-            .err();
+        let scope = Level::Protected.authorize(&read, Scope::ContactWrite).err();
         assert_eq!(
             scope.map(|e| e.details()["required_scope"].clone()),
             Some("contact:write".into())
         );
+        let admin = check(&access, &db, &[("x-api-key", "k-admin")], "/").await;
         assert!(
-            keys.authorize(&with_key("k-admin"), Scope::ContactWrite)
+            Level::Protected
+                .authorize(&admin, Scope::ContactWrite)
                 .is_ok(),
             "admin may do anything"
+        );
+        assert!(
+            Level::Private.authorize(&admin, Scope::Admin).is_err(),
+            "private operations take tokens only"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_credential_in_the_query_is_refused() {
+        let (access, db) = access().await;
+        let presented = check(&access, &db, &[("x-api-key", "k-read")], "/?API_KEY=k-read").await;
+        let refused = Level::Protected
+            .authorize(&presented, Scope::ContextRead)
+            .err()
+            .unwrap();
+        assert_eq!(refused.code(), ErrorCode::Unauthorized);
+        assert!(
+            refused.message().contains("X-API-Key header"),
+            "{}",
+            refused.message()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_key_revoked_here_stops_working_at_once() {
+        let (access, db) = access().await;
+        let issued = keys::issue(Service::Portfolio, "site", vec![Scope::ContactWrite], None);
+        access.keys.remember(&issued.stored);
+        let headers = [("x-api-key", issued.key.as_str())];
+        let presented = check(&access, &db, &headers, "/").await;
+        assert!(
+            Level::Protected
+                .authorize(&presented, Scope::ContactWrite)
+                .is_ok()
+        );
+        access.keys.forget(&issued.stored.key.id);
+        let presented = check(&access, &db, &headers, "/").await;
+        let refused = Level::Protected
+            .authorize(&presented, Scope::ContactWrite)
+            .err();
+        assert_eq!(
+            refused.map(|e| e.message().to_owned()),
+            Some("the API key is revoked or expired".to_owned())
+        );
+    }
+
+    #[tokio::test]
+    async fn bearer_tokens_answer_with_rfc_6750_challenges() {
+        let (access, db) = access().await;
+        let issued = tokens::mint("pc_1", vec![Scope::ContentWrite], 60_000);
+        access.tokens.remember(&issued.stored);
+        let bearer = format!("Bearer {}", issued.token);
+        let presented = check(&access, &db, &[("authorization", &bearer)], "/").await;
+        let caller = Level::Private
+            .authorize(&presented, Scope::ContentWrite)
+            .unwrap();
+        assert_eq!(caller.name, "client:pc_1");
+        let refused = Level::Private
+            .authorize(&presented, Scope::KeysManage)
+            .err()
+            .unwrap();
+        assert_eq!(refused.code(), ErrorCode::Forbidden);
+        let challenge = format!("{:?}", refused.headers());
+        assert!(challenge.contains("insufficient_scope"), "{challenge}");
+        let basic = check(&access, &db, &[("authorization", "Basic eDp5")], "/").await;
+        let refused = Level::Private
+            .authorize(&basic, Scope::Admin)
+            .err()
+            .unwrap();
+        assert!(
+            refused.message().contains("Bearer scheme"),
+            "{}",
+            refused.message()
+        );
+        let presented = check(&access, &db, &[("authorization", "Bearer pt_nope")], "/").await;
+        let refused = Level::Authenticated
+            .authorize(&presented, Scope::SocialPublish)
+            .err()
+            .unwrap();
+        let challenge = format!("{:?}", refused.headers());
+        assert!(
+            challenge.contains("invalid_token") && challenge.contains("ApiKey"),
+            "{challenge}"
         );
     }
 }

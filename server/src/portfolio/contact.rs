@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
-use super::auth::{Authorized, ContactWrite};
+use super::auth::{ContactWrite, Protected};
 use super::db;
 use super::fields::Fields;
 use super::model::ContactSubmission;
@@ -55,7 +55,7 @@ pub struct ContactReceipt {
 )]
 pub async fn submit_contact(
     State(state): State<PortfolioState>,
-    _caller: Authorized<ContactWrite>,
+    _caller: Protected<ContactWrite>,
     JsonBody(request): JsonBody<ContactRequest>,
 ) -> Result<(StatusCode, axum::Json<ContactReceipt>), Error> {
     let mut fields = Fields::default();

@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::PortfolioState;
-use super::auth::{Authorized, ContextRead};
+use super::auth::{ContextRead, Protected};
 use super::db;
 use super::model::{Achievement, ContentFile, Post, PostSummary, Project, SiteInfo, Slug};
 use crate::error::Error;
@@ -179,7 +179,7 @@ pub async fn get_post(
 )]
 pub async fn get_llm_context(
     State(state): State<PortfolioState>,
-    _caller: Authorized<ContextRead>,
+    _caller: Protected<ContextRead>,
 ) -> Result<axum::Json<LlmContext>, Error> {
     let mut conn = state.db.conn().await?;
     Ok(axum::Json(LlmContext {

@@ -32,17 +32,18 @@ use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::access::Access;
 use crate::config::{MailConfig, PortfolioConfig};
 use crate::mail::Mailer;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
 use crate::storage::Database;
-use auth::ApiKeys;
 
 /// What every portfolio handler can reach.
 #[derive(Debug, Clone)]
 pub struct PortfolioState {
     pub db: Database,
-    pub keys: Arc<ApiKeys>,
+    /// The keys and tokens the service accepts.
+    pub access: Arc<Access>,
     pub config: Arc<PortfolioConfig>,
     pub mail: Arc<MailConfig>,
     pub mailer: Mailer,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
-use super::auth::{Authorized, SubscribersNotify};
+use super::auth::{Authenticated, SubscribersNotify};
 use super::content::find_post;
 use super::db;
 use super::model::Slug;
@@ -51,7 +51,7 @@ pub struct NotifyResult {
 )]
 pub async fn notify_subscribers(
     State(state): State<PortfolioState>,
-    _caller: Authorized<SubscribersNotify>,
+    _caller: Authenticated<SubscribersNotify>,
     JsonBody(request): JsonBody<NotifyRequest>,
 ) -> Result<(StatusCode, axum::Json<NotifyResult>), Error> {
     let slug = request.post_slug;

@@ -13,10 +13,12 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::auth::ApiKeys;
+use super::auth::Presented;
+use crate::access::Access;
 use crate::config::RateLimitConfig;
 use crate::error::{Error, ErrorCode};
 use crate::limits::{Limiter, Quota, WINDOW_SECS};
+use crate::storage::Database;
 
 /// The name of the known API key a request carries (`None`: no known key),
 /// left in the request's extensions by [`limit_requests`].
@@ -27,7 +29,8 @@ pub struct KeyName(pub Option<String>);
 #[derive(Debug, Clone)]
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
-    pub keys: Arc<ApiKeys>,
+    pub access: Arc<Access>,
+    pub db: Database,
     pub config: RateLimitConfig,
 }
 
@@ -66,8 +69,12 @@ pub async fn limit_requests(
     next: Next,
 ) -> Response {
     let now = chrono::Utc::now().timestamp();
-    let key_name = limits.keys.identify(request.headers());
-    // Identified once per request; analytics reads it from here.
+    // Checked once per request; the access checks and analytics read it
+    // from the extensions.
+    let presented =
+        Presented::check(&limits.access, &limits.db, request.headers(), request.uri()).await;
+    let key_name = presented.identity();
+    request.extensions_mut().insert(presented);
     request.extensions_mut().insert(KeyName(key_name.clone()));
     let (caller, limit) = match key_name {
         Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),

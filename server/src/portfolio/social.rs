@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
-use super::auth::{Authorized, SocialPublish};
+use super::auth::{Authenticated, SocialPublish};
 use super::content::find_post;
 use super::db;
 use super::model::{Post, Publication, Slug};
@@ -149,7 +149,7 @@ async fn publish_to_mastodon(
 )]
 pub async fn social_publish(
     State(state): State<PortfolioState>,
-    _caller: Authorized<SocialPublish>,
+    _caller: Authenticated<SocialPublish>,
     JsonBody(request): JsonBody<PublishRequest>,
 ) -> Result<axum::Json<PublishResult>, Error> {
     let slug = request.post_slug;

@@ -1,0 +1,417 @@
+//! API keys: those the operator lists in the configuration (the
+//! portfolio's), and those made by the CLI or the admin API for either
+//! service, handed out as `pk_<id>_<secret>` with only a SHA-256 of the
+//! secret kept.
+//!
+//! Verifying a key costs no database round trip: the keys in force are
+//! cached in memory. A change made here (a revocation, a rotation) updates
+//! the cache at once; a change made by another process reaches it through
+//! [`super::Access::refresh`]. When keys are last used is counted in memory
+//! and written in batches, off the request path.
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq as _;
+use utoipa::ToSchema;
+
+use super::Service;
+use super::db::{self, StoredKey};
+use crate::clock::now_ms;
+use crate::config::{ConfiguredApiKey, Scope};
+use crate::secret::{self, sha256};
+use crate::storage::{Database, StoreError};
+
+/// Keys made by the server start with this.
+pub const KEY_PREFIX: &str = "pk_";
+
+/// An API key as the operator sees it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ApiKey {
+    /// The public part of the key: `pk_<id>_...`.
+    pub id: String,
+    /// The service it opens.
+    pub service: Service,
+    /// Who the key belongs to; shown in analytics.
+    pub name: String,
+    /// What it may do (the portfolio's scopes; a pet store key has none).
+    #[schema(value_type = Vec<String>)]
+    pub scopes: Vec<Scope>,
+    /// When it was made (Unix milliseconds).
+    pub created_at_ms: i64,
+    /// When it stops working (Unix milliseconds); none: never.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<i64>,
+    /// When it was revoked (Unix milliseconds).
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at_ms: Option<i64>,
+    /// When it was last used (Unix milliseconds; written a second or so late).
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at_ms: Option<i64>,
+    /// The key that replaced it, if it was rotated.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotated_to: Option<String>,
+}
+
+impl ApiKey {
+    /// Whether it opens doors at `now`: not revoked, not expired.
+    pub fn in_force(&self, now_ms: i64) -> bool {
+        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| at > now_ms)
+    }
+}
+
+/// What a presented key turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// A key in force: its name (for analytics and limits), its id (none for
+    /// a configured key) and scopes.
+    Valid {
+        name: String,
+        id: Option<String>,
+        scopes: Vec<Scope>,
+    },
+    /// A key that was good once: revoked, or past its expiry.
+    NoLongerValid,
+    /// Not a key of ours (or not of this service).
+    Unknown,
+}
+
+/// A stored key as the cache holds it.
+#[derive(Debug, Clone)]
+struct CachedKey {
+    service: Service,
+    name: String,
+    secret_digest: [u8; 32],
+    scopes: Vec<Scope>,
+    expires_at_ms: Option<i64>,
+    revoked: bool,
+}
+
+/// A key from the configuration file (the portfolio's).
+struct ConfiguredKey {
+    name: String,
+    digest: [u8; 32],
+    scopes: Vec<Scope>,
+}
+
+/// The keys the server accepts.
+pub struct KeyStore {
+    configured: Vec<ConfiguredKey>,
+    stored: RwLock<HashMap<String, CachedKey>>,
+    /// Counts the changes made here, so that a reload that raced one does
+    /// not undo it.
+    changes: AtomicU64,
+    /// Keys used since the last write of last-used times: id -> when.
+    uses: std::sync::Mutex<HashMap<String, i64>>,
+}
+
+impl std::fmt::Debug for KeyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyStore")
+            .field("configured", &self.configured.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new key: what is stored, and the key itself, shown once.
+#[derive(Debug)]
+pub struct IssuedKey {
+    pub stored: StoredKey,
+    /// `pk_<id>_<secret>`: give it to its owner; it is not kept.
+    pub key: String,
+}
+
+/// Makes a new key (not yet stored).
+pub fn issue(
+    service: Service,
+    name: &str,
+    scopes: Vec<Scope>,
+    expires_at_ms: Option<i64>,
+) -> IssuedKey {
+    let id = secret::hex_nonce::<6>();
+    let key_secret = secret::token::<32>();
+    IssuedKey {
+        key: format!("{KEY_PREFIX}{id}_{key_secret}"),
+        stored: StoredKey {
+            key: ApiKey {
+                id,
+                service,
+                name: name.to_owned(),
+                scopes,
+                created_at_ms: now_ms(),
+                expires_at_ms,
+                revoked_at_ms: None,
+                last_used_at_ms: None,
+                rotated_to: None,
+            },
+            secret_hash: secret::sha256_hex(&key_secret),
+        },
+    }
+}
+
+/// The id and secret of a key that looks like one of ours.
+fn parse(presented: &str) -> Option<(&str, &str)> {
+    let rest = presented.strip_prefix(KEY_PREFIX)?;
+    let (id, key_secret) = rest.split_once('_')?;
+    (!id.is_empty() && !key_secret.is_empty()).then_some((id, key_secret))
+}
+
+pub(super) fn digest_from_hex(hex: &str) -> Option<[u8; 32]> {
+    let mut digest = [0_u8; 32];
+    if hex.len() != 64 {
+        return None;
+    }
+    for (i, byte) in digest.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(digest)
+}
+
+impl KeyStore {
+    /// The configured keys and the stored ones in force.
+    pub async fn load(db: &Database, configured: &[ConfiguredApiKey]) -> Result<Self, StoreError> {
+        let store = KeyStore {
+            configured: configured
+                .iter()
+                .map(|k| ConfiguredKey {
+                    name: k.name.clone(),
+                    digest: sha256(&k.key),
+                    scopes: k.scopes.clone(),
+                })
+                .collect(),
+            stored: RwLock::default(),
+            changes: AtomicU64::new(0),
+            uses: std::sync::Mutex::default(),
+        };
+        store.reload(db).await?;
+        Ok(store)
+    }
+
+    /// Reloads the stored keys in force. False if a change made here
+    /// meanwhile may be missing from what was read: then nothing is
+    /// replaced, and the caller tries again later.
+    pub async fn reload(&self, db: &Database) -> Result<bool, StoreError> {
+        let changes = self.changes.load(Ordering::SeqCst);
+        let now = now_ms();
+        let keys: HashMap<String, CachedKey> = db::list_keys(db, None)
+            .await?
+            .into_iter()
+            .filter(|k| k.key.in_force(now))
+            .filter_map(|k| cached(&k).map(|cached| (k.key.id.clone(), cached)))
+            .collect();
+        let mut stored = self.write();
+        if self.changes.load(Ordering::SeqCst) != changes {
+            return Ok(false);
+        }
+        *stored = keys;
+        Ok(true)
+    }
+
+    /// Writes when keys were last used (those used since the last call).
+    pub async fn record_uses(&self, db: &Database) -> Result<(), StoreError> {
+        let uses: Vec<(String, i64)> = {
+            let mut uses = self
+                .uses
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            uses.drain().collect()
+        };
+        db::record_key_uses(db, &uses).await
+    }
+
+    /// Takes a key made or rotated here into the cache at once.
+    pub fn remember(&self, key: &StoredKey) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        if let Some(cached) = cached(key) {
+            self.write().insert(key.key.id.clone(), cached);
+        }
+    }
+
+    /// Forgets a key revoked here, at once.
+    pub fn forget(&self, id: &str) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        if let Some(key) = self.write().get_mut(id) {
+            key.revoked = true;
+        }
+    }
+
+    /// Shortens a rotated key's life in the cache, at once.
+    pub fn expire_at(&self, id: &str, at_ms: i64) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        if let Some(key) = self.write().get_mut(id) {
+            key.expires_at_ms = Some(key.expires_at_ms.map_or(at_ms, |e| e.min(at_ms)));
+        }
+    }
+
+    /// What `presented` is to `service`: a key in force (and then counted
+    /// as used), one no longer in force, or nothing of its. Compared in
+    /// constant time.
+    pub fn verify(&self, presented: &str, service: Service) -> Verdict {
+        if let Some((id, key_secret)) = parse(presented) {
+            let stored = self
+                .stored
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(id)
+                .cloned();
+            if let Some(key) = stored
+                && bool::from(key.secret_digest.ct_eq(&sha256(key_secret)))
+                && key.service == service
+            {
+                let now = now_ms();
+                if key.revoked || key.expires_at_ms.is_some_and(|at| at <= now) {
+                    return Verdict::NoLongerValid;
+                }
+                self.uses
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(id.to_owned(), now);
+                return Verdict::Valid {
+                    name: key.name,
+                    id: Some(id.to_owned()),
+                    scopes: key.scopes,
+                };
+            }
+        }
+        if service != Service::Portfolio {
+            return Verdict::Unknown;
+        }
+        // Every configured key is compared, without leaving early.
+        let digest = sha256(presented);
+        let mut found = None;
+        for key in &self.configured {
+            if bool::from(key.digest.ct_eq(&digest)) {
+                found = Some(key);
+            }
+        }
+        match found {
+            Some(key) => Verdict::Valid {
+                name: key.name.clone(),
+                id: None,
+                scopes: key.scopes.clone(),
+            },
+            None => Verdict::Unknown,
+        }
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, CachedKey>> {
+        self.stored
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn cached(key: &StoredKey) -> Option<CachedKey> {
+    Some(CachedKey {
+        service: key.key.service,
+        name: key.key.name.clone(),
+        secret_digest: digest_from_hex(&key.secret_hash)?,
+        scopes: key.key.scopes.clone(),
+        expires_at_ms: key.key.expires_at_ms,
+        revoked: key.key.revoked_at_ms.is_some(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(keys: &[&StoredKey]) -> KeyStore {
+        let store = KeyStore {
+            configured: vec![ConfiguredKey {
+                name: "configured".into(),
+                digest: sha256("a-configured-key"),
+                scopes: vec![Scope::ContextRead],
+            }],
+            stored: RwLock::default(),
+            changes: AtomicU64::new(0),
+            uses: std::sync::Mutex::default(),
+        };
+        for key in keys {
+            store.remember(key);
+        }
+        store
+    }
+
+    #[test]
+    fn a_stored_key_verifies_by_its_secret_and_no_other() {
+        let issued = issue(Service::Portfolio, "site", vec![Scope::ContactWrite], None);
+        let store = store_with(&[&issued.stored]);
+        assert!(issued.key.starts_with("pk_"));
+        assert_eq!(issued.key.len(), 3 + 12 + 1 + 43, "{}", issued.key);
+        assert!(
+            matches!(store.verify(&issued.key, Service::Portfolio), Verdict::Valid { ref name, .. } if name == "site")
+        );
+        let mut wrong = issued.key.clone();
+        wrong.pop();
+        wrong.push(if issued.key.ends_with('A') { 'B' } else { 'A' });
+        assert_eq!(
+            store.verify(&wrong, Service::Portfolio),
+            Verdict::Unknown,
+            "one character off"
+        );
+        assert!(matches!(
+            store.verify("a-configured-key", Service::Portfolio),
+            Verdict::Valid { id: None, .. }
+        ));
+        assert_eq!(store.verify("pk_", Service::Portfolio), Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_revoked_or_expired_key_is_no_longer_valid() {
+        let revoked = issue(Service::Portfolio, "old", vec![Scope::Admin], None);
+        let expired = issue(
+            Service::Portfolio,
+            "brief",
+            vec![Scope::Admin],
+            Some(now_ms() - 1),
+        );
+        let store = store_with(&[&revoked.stored, &expired.stored]);
+        store.forget(&revoked.stored.key.id);
+        assert_eq!(
+            store.verify(&revoked.key, Service::Portfolio),
+            Verdict::NoLongerValid
+        );
+        assert_eq!(
+            store.verify(&expired.key, Service::Portfolio),
+            Verdict::NoLongerValid
+        );
+    }
+
+    #[test]
+    fn a_key_opens_its_own_service_only() {
+        let petstore = issue(Service::Petstore, "shop", vec![], None);
+        let store = store_with(&[&petstore.stored]);
+        assert!(matches!(
+            store.verify(&petstore.key, Service::Petstore),
+            Verdict::Valid { .. }
+        ));
+        assert_eq!(
+            store.verify(&petstore.key, Service::Portfolio),
+            Verdict::Unknown
+        );
+        assert_eq!(
+            store.verify("a-configured-key", Service::Petstore),
+            Verdict::Unknown,
+            "configured keys are the portfolio's"
+        );
+    }
+
+    #[test]
+    fn the_stored_hash_is_not_the_secret() {
+        let issued = issue(Service::Portfolio, "site", vec![], None);
+        let key_secret = issued
+            .key
+            .rsplit_once('_')
+            .map(|(_, s)| s)
+            .unwrap_or_default();
+        assert!(!issued.stored.secret_hash.contains(key_secret));
+        assert_eq!(issued.stored.secret_hash.len(), 64);
+    }
+}

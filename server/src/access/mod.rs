@@ -1,0 +1,133 @@
+//! The credentials the server hands out and checks: API keys for both
+//! services ([`keys`]) and the portfolio's OAuth clients and bearer tokens
+//! ([`tokens`]). Each service decides which it asks for on which operation
+//! (`portfolio::auth`, `petstore::auth`); this module only says what a
+//! presented credential is.
+//!
+//! Credentials are cached in memory, so that checking one costs no database
+//! round trip. Other processes on the same database (the operator's CLI,
+//! other replicas) bump the access version when they change something;
+//! [`Access::refresh`], run every second, notices and reloads.
+
+pub mod db;
+pub mod keys;
+pub mod tokens;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::clock::now_ms;
+use crate::config::ConfiguredApiKey;
+use crate::storage::{Database, StoreError};
+use keys::KeyStore;
+use tokens::TokenStore;
+
+/// How often the server looks for changes other processes made, and writes
+/// when keys were last used.
+const REFRESH_EVERY: Duration = Duration::from_secs(1);
+
+/// How often expired tokens are swept from the cache and the database.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+
+/// Expired tokens are kept this long (for the operator's questions), then
+/// deleted.
+const KEEP_EXPIRED_TOKENS_MS: i64 = 24 * 3600 * 1000;
+
+/// The service a credential opens.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Service {
+    Portfolio,
+    Petstore,
+}
+
+impl Service {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Portfolio => "portfolio",
+            Service::Petstore => "petstore",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "portfolio" => Some(Service::Portfolio),
+            "petstore" => Some(Service::Petstore),
+            _ => None,
+        }
+    }
+}
+
+/// Who may do what: the keys and tokens the server accepts.
+#[derive(Debug)]
+pub struct Access {
+    pub keys: KeyStore,
+    pub tokens: TokenStore,
+    /// The access version the caches agree with.
+    version: AtomicI64,
+}
+
+impl Access {
+    pub async fn load(db: &Database, configured: &[ConfiguredApiKey]) -> Result<Self, StoreError> {
+        let version = db::version(db).await?;
+        Ok(Access {
+            keys: KeyStore::load(db, configured).await?,
+            tokens: TokenStore::default(),
+            version: AtomicI64::new(version),
+        })
+    }
+
+    /// Reloads what another process changed, if anything.
+    pub async fn refresh(&self, db: &Database) -> Result<(), StoreError> {
+        let version = db::version(db).await?;
+        if version == self.version.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.tokens.clear();
+        if self.keys.reload(db).await? {
+            self.version.store(version, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    /// Keeps the caches in step with other processes and writes last-used
+    /// times, every second, and sweeps expired tokens every hour, until the
+    /// process ends.
+    pub fn spawn_refresh(self: &Arc<Self>, db: Database) -> tokio::task::JoinHandle<()> {
+        let access = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(REFRESH_EVERY);
+            let mut last_sweep = tokio::time::Instant::now();
+            loop {
+                ticks.tick().await;
+                if let Err(e) = access.refresh(&db).await {
+                    tracing::warn!(error = %e, "cannot reload the credentials; keeping the ones known");
+                }
+                access.record_key_uses(&db).await;
+                if last_sweep.elapsed() >= SWEEP_EVERY {
+                    last_sweep = tokio::time::Instant::now();
+                    let now = now_ms();
+                    access.tokens.sweep(now);
+                    if let Err(e) =
+                        db::delete_expired_tokens(&db, now - KEEP_EXPIRED_TOKENS_MS).await
+                    {
+                        tracing::warn!(error = %e, "cannot delete expired tokens");
+                    }
+                }
+            }
+        })
+    }
+
+    /// Writes when keys were last used (also at shutdown, so that none is lost).
+    pub async fn record_key_uses(&self, db: &Database) {
+        if let Err(e) = self.keys.record_uses(db).await {
+            tracing::warn!(error = %e, "cannot record when API keys were used");
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! OAuth 2.0 for the portfolio: clients the operator registers, and the
+//! bearer tokens the token endpoint issues to them (the client credentials
+//! grant, RFC 6749 section 4.4).
+//!
+//! Client secrets and tokens are 256-bit random strings of which only a
+//! SHA-256 is stored. A token reads `pt_<id>_<secret>`: the id finds it, the
+//! secret is compared in constant time. Verifying a token this process has
+//! seen costs no database round trip; one issued by another process is
+//! looked up once by its id and then cached. A revocation made here updates
+//! the cache at once; one made elsewhere bumps the access version, and
+//! [`super::Access::refresh`] drops the cache (tokens are looked up again as
+//! they are used).
+
+use std::collections::HashMap;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq as _;
+use utoipa::ToSchema;
+
+use super::db::{self, StoredClient};
+use super::keys::digest_from_hex;
+use crate::clock::now_ms;
+use crate::config::Scope;
+use crate::secret::{self, sha256};
+use crate::storage::{Database, StoreError};
+
+/// Tokens start with this.
+pub const TOKEN_PREFIX: &str = "pt_";
+/// Client ids start with this.
+pub const CLIENT_PREFIX: &str = "pc_";
+
+/// At most this many tokens are cached; past it the cache starts afresh
+/// (tokens are then looked up again as they are used).
+const CACHE_CAPACITY: usize = 100_000;
+
+/// An OAuth client as the operator sees it (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OAuthClient {
+    /// What the client gives as `client_id`.
+    pub client_id: String,
+    /// Who the client is; for the operator.
+    pub name: String,
+    /// The most its tokens may carry.
+    #[schema(value_type = Vec<String>)]
+    pub scopes: Vec<Scope>,
+    /// When it was registered (Unix milliseconds).
+    pub created_at_ms: i64,
+    /// When it was revoked (Unix milliseconds); its tokens ended then.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at_ms: Option<i64>,
+}
+
+/// A new client: what is stored, and its secret, shown once.
+#[derive(Debug)]
+pub struct IssuedClient {
+    pub stored: StoredClient,
+    /// Give it to the client's owner; it is not kept.
+    pub secret: String,
+}
+
+/// Makes a new client (not yet stored).
+pub fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
+    let secret = secret::token::<32>();
+    IssuedClient {
+        stored: StoredClient {
+            client: OAuthClient {
+                client_id: format!("{CLIENT_PREFIX}{}", secret::hex_nonce::<8>()),
+                name: name.to_owned(),
+                scopes,
+                created_at_ms: now_ms(),
+                revoked_at_ms: None,
+            },
+            secret_hash: secret::sha256_hex(&secret),
+        },
+        secret,
+    }
+}
+
+/// Whether `presented` is the secret of `client` (a client in force). An
+/// unknown client costs the same comparison as a known one.
+pub fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> bool {
+    let stored = client
+        .filter(|c| c.client.revoked_at_ms.is_none())
+        .and_then(|c| digest_from_hex(&c.secret_hash));
+    let matches = stored.unwrap_or_default().ct_eq(&sha256(presented)).into();
+    matches && stored.is_some()
+}
+
+/// A bearer token as stored.
+#[derive(Debug, Clone)]
+pub struct StoredToken {
+    pub id: String,
+    pub secret_hash: String,
+    pub client_id: String,
+    pub scopes: Vec<Scope>,
+    pub created_at_ms: i64,
+    pub expires_at_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+}
+
+/// A new token: what is stored, and the token itself, given to the client.
+#[derive(Debug)]
+pub struct IssuedToken {
+    pub stored: StoredToken,
+    pub token: String,
+}
+
+/// Makes a token for `client_id` carrying `scopes`, good for `ttl_ms`.
+pub fn mint(client_id: &str, scopes: Vec<Scope>, ttl_ms: i64) -> IssuedToken {
+    let id = secret::hex_nonce::<8>();
+    let token_secret = secret::token::<32>();
+    let now = now_ms();
+    IssuedToken {
+        token: format!("{TOKEN_PREFIX}{id}_{token_secret}"),
+        stored: StoredToken {
+            id,
+            secret_hash: secret::sha256_hex(&token_secret),
+            client_id: client_id.to_owned(),
+            scopes,
+            created_at_ms: now,
+            expires_at_ms: now.saturating_add(ttl_ms),
+            revoked_at_ms: None,
+        },
+    }
+}
+
+/// The id and secret of a string that looks like one of our tokens.
+pub fn parse(presented: &str) -> Option<(&str, &str)> {
+    let rest = presented.strip_prefix(TOKEN_PREFIX)?;
+    let (id, token_secret) = rest.split_once('_')?;
+    let well_formed =
+        id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) && !token_secret.is_empty();
+    well_formed.then_some((id, token_secret))
+}
+
+/// What a presented bearer token turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenVerdict {
+    /// A token in force: its client, its id and its scopes.
+    Valid {
+        client_id: String,
+        id: String,
+        scopes: Vec<Scope>,
+    },
+    /// A token that was good once: revoked (or its client was), or expired.
+    NoLongerValid,
+    /// Not a token of ours.
+    Unknown,
+}
+
+#[derive(Debug, Clone)]
+struct CachedToken {
+    client_id: String,
+    digest: [u8; 32],
+    scopes: Vec<Scope>,
+    expires_at_ms: i64,
+    revoked: bool,
+}
+
+impl CachedToken {
+    fn from_stored(token: &StoredToken) -> Option<Self> {
+        Some(CachedToken {
+            client_id: token.client_id.clone(),
+            digest: digest_from_hex(&token.secret_hash)?,
+            scopes: token.scopes.clone(),
+            expires_at_ms: token.expires_at_ms,
+            revoked: token.revoked_at_ms.is_some(),
+        })
+    }
+}
+
+/// The tokens this process has seen.
+#[derive(Debug, Default)]
+pub struct TokenStore {
+    cache: RwLock<HashMap<String, CachedToken>>,
+    /// Counts revocations, so that a lookup that raced one is not cached.
+    revocations: AtomicU64,
+}
+
+impl TokenStore {
+    /// Takes a token issued here into the cache.
+    pub fn remember(&self, token: &StoredToken) {
+        if let Some(cached) = CachedToken::from_stored(token) {
+            self.insert(token.id.clone(), cached);
+        }
+    }
+
+    /// Ends a token revoked here, at once.
+    pub fn forget(&self, id: &str) {
+        self.revocations.fetch_add(1, Ordering::SeqCst);
+        if let Some(token) = self.write().get_mut(id) {
+            token.revoked = true;
+        }
+    }
+
+    /// Ends every token of a client revoked here, at once.
+    pub fn forget_client(&self, client_id: &str) {
+        self.revocations.fetch_add(1, Ordering::SeqCst);
+        for token in self.write().values_mut() {
+            if token.client_id == client_id {
+                token.revoked = true;
+            }
+        }
+    }
+
+    /// Drops every cached token (another process revoked something).
+    pub fn clear(&self) {
+        self.revocations.fetch_add(1, Ordering::SeqCst);
+        self.write().clear();
+    }
+
+    /// Drops the tokens that expired before `now`.
+    pub fn sweep(&self, now: i64) {
+        self.write().retain(|_, token| token.expires_at_ms > now);
+    }
+
+    /// What `presented` is: a token in force, one no longer in force, or
+    /// nothing of ours. A token not seen before is looked up by its id.
+    pub async fn verify(&self, db: &Database, presented: &str) -> Result<TokenVerdict, StoreError> {
+        let Some((id, token_secret)) = parse(presented) else {
+            return Ok(TokenVerdict::Unknown);
+        };
+        let cached = self
+            .cache
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        let token = match cached {
+            Some(token) => token,
+            None => {
+                let revocations = self.revocations.load(Ordering::SeqCst);
+                let Some(found) = db::get_token(db, id)
+                    .await?
+                    .as_ref()
+                    .and_then(CachedToken::from_stored)
+                else {
+                    return Ok(TokenVerdict::Unknown);
+                };
+                // A revocation that came while the row was read may not be
+                // in it: then the row is used this once, not cached.
+                if self.revocations.load(Ordering::SeqCst) == revocations {
+                    self.insert(id.to_owned(), found.clone());
+                }
+                found
+            }
+        };
+        if !bool::from(token.digest.ct_eq(&sha256(token_secret))) {
+            return Ok(TokenVerdict::Unknown);
+        }
+        if token.revoked || token.expires_at_ms <= now_ms() {
+            return Ok(TokenVerdict::NoLongerValid);
+        }
+        Ok(TokenVerdict::Valid {
+            client_id: token.client_id,
+            id: id.to_owned(),
+            scopes: token.scopes,
+        })
+    }
+
+    fn insert(&self, id: String, token: CachedToken) {
+        let mut cache = self.write();
+        if cache.len() >= CACHE_CAPACITY {
+            cache.clear();
+        }
+        cache.insert(id, token);
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, CachedToken>> {
+        self.cache
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_look_like_ours_and_nothing_else_does() {
+        let issued = mint("pc_1", vec![Scope::Admin], 60_000);
+        assert!(parse(&issued.token).is_some());
+        assert_eq!(issued.token.len(), 3 + 16 + 1 + 43);
+        assert!(parse("pt_short_x").is_none());
+        assert!(parse("pk_0123456789abcdef_x").is_none());
+        assert!(parse("pt_0123456789abcdef_").is_none());
+        assert!(!issued.stored.secret_hash.contains(&issued.token[20..]));
+    }
+
+    #[tokio::test]
+    async fn a_cached_token_verifies_by_its_secret_until_it_is_revoked() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        let store = TokenStore::default();
+        let issued = mint("pc_1", vec![Scope::Admin], 60_000);
+        store.remember(&issued.stored);
+        let valid = store.verify(&db, &issued.token).await.unwrap();
+        assert!(matches!(valid, TokenVerdict::Valid { ref client_id, .. } if client_id == "pc_1"));
+        let mut wrong = issued.token.clone();
+        wrong.pop();
+        wrong.push(if issued.token.ends_with('A') {
+            'B'
+        } else {
+            'A'
+        });
+        assert_eq!(
+            store.verify(&db, &wrong).await.unwrap(),
+            TokenVerdict::Unknown
+        );
+        store.forget_client("pc_1");
+        assert_eq!(
+            store.verify(&db, &issued.token).await.unwrap(),
+            TokenVerdict::NoLongerValid
+        );
+        let expired = mint("pc_1", vec![Scope::Admin], -1);
+        store.remember(&expired.stored);
+        assert_eq!(
+            store.verify(&db, &expired.token).await.unwrap(),
+            TokenVerdict::NoLongerValid
+        );
+    }
+
+    #[test]
+    fn a_client_secret_is_compared_whole() {
+        let issued = register("backend", vec![Scope::ContextRead]);
+        assert!(client_secret_matches(Some(&issued.stored), &issued.secret));
+        assert!(!client_secret_matches(
+            Some(&issued.stored),
+            &issued.secret[1..]
+        ));
+        assert!(!client_secret_matches(None, &issued.secret));
+        let mut revoked = issued.stored.clone();
+        revoked.client.revoked_at_ms = Some(1);
+        assert!(!client_secret_matches(Some(&revoked), &issued.secret));
+    }
+}

@@ -58,6 +58,22 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// Connects the configured database (running migrations), making the data
+/// directory first for a SQLite file: the server and the operator's CLI
+/// alike.
+pub async fn open_database(config: &Config) -> anyhow::Result<Database> {
+    let database_url = config.database_url();
+    if database_url.starts_with("sqlite:") && !database_url.contains(":memory:") {
+        std::fs::create_dir_all(&config.data_dir).with_context(|| {
+            format!(
+                "cannot create the data directory {}",
+                config.data_dir.display()
+            )
+        })?;
+    }
+    Ok(Database::connect(&database_url).await?)
+}
+
 impl Server {
     /// Connects the database (running migrations), binds the address, loads
     /// the demo data if configured, and builds the router.
@@ -74,17 +90,8 @@ impl Server {
                 "petstore.auth_mode = \"enforce\" is not available yet; use \"open\" (the default)"
             );
         }
-        let database_url = config.database_url();
-        if database_url.starts_with("sqlite:") && !database_url.contains(":memory:") {
-            std::fs::create_dir_all(&config.data_dir).with_context(|| {
-                format!(
-                    "cannot create the data directory {}",
-                    config.data_dir.display()
-                )
-            })?;
-        }
-        let db = Database::connect(&database_url).await?;
-        tracing::info!(database = %redact_url(&database_url), "database ready");
+        let db = open_database(&config).await?;
+        tracing::info!(database = %redact_url(&config.database_url()), "database ready");
 
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),

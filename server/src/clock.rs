@@ -9,6 +9,12 @@ pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
 
+/// Now, to the millisecond: times kept as Unix milliseconds read back the
+/// same.
+pub fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(now_ms()).unwrap_or_else(Utc::now)
+}
+
 /// A time as stored and shown: RFC 3339 in UTC with milliseconds
 /// (`2026-11-21T10:00:00.000Z`).
 pub fn timestamp(at: DateTime<Utc>) -> String {

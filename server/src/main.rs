@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use petstore_portfolio_server::config::{Config, Overrides};
-use petstore_portfolio_server::{Server, docs, telemetry};
+use petstore_portfolio_server::{Server, cli, docs, telemetry};
 
 #[derive(Debug, Parser)]
 #[command(version, about = "Pet Store (/v2) and Portfolio (/api) services")]
@@ -47,9 +47,12 @@ enum Command {
     Serve,
     /// Print the JSON Schema of the configuration file.
     ConfigSchema,
+    /// API keys: create, list, rotate, revoke.
+    #[command(subcommand)]
+    Keys(cli::keys::KeysCommand),
     /// The emails of the outbox: list them, requeue the failed ones.
     #[command(subcommand)]
-    Outbox(petstore_portfolio_server::cli::outbox::OutboxCommand),
+    Outbox(cli::outbox::OutboxCommand),
 }
 
 #[tokio::main]
@@ -81,22 +84,20 @@ async fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Outbox(command) => {
-            match petstore_portfolio_server::cli::outbox::run(&config, command).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+        Command::Keys(command) => exit_code(cli::keys::run(&config, command).await),
+        Command::Outbox(command) => exit_code(cli::outbox::run(&config, command).await),
+        Command::Serve => exit_code(serve(config).await),
+    }
+}
+
+/// Success, or the error on stderr and a failing exit code.
+fn exit_code(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
         }
-        Command::Serve => match serve(config).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
     }
 }
 

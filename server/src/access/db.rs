@@ -4,6 +4,7 @@
 //! version in the same transaction, so that processes caching them (a
 //! server beside an operator's CLI, or another replica) reload.
 
+use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, FromRow};
 
 use super::Service;
@@ -48,10 +49,10 @@ impl TryFrom<ApiKeyRow> for StoredKey {
                 scopes: scopes_from(&row.scopes)?,
                 id: row.id,
                 name: row.name,
-                created_at_ms: row.created_at_ms,
-                expires_at_ms: row.expires_at_ms,
-                revoked_at_ms: row.revoked_at_ms,
-                last_used_at_ms: row.last_used_at_ms,
+                created_at: time_from(row.created_at_ms)?,
+                expires_at: row.expires_at_ms.map(time_from).transpose()?,
+                revoked_at: row.revoked_at_ms.map(time_from).transpose()?,
+                last_used_at: row.last_used_at_ms.map(time_from).transpose()?,
                 rotated_to: row.rotated_to,
             },
             secret_hash: row.secret_hash,
@@ -61,6 +62,11 @@ impl TryFrom<ApiKeyRow> for StoredKey {
 
 fn service_from(text: &str) -> Result<Service, StoreError> {
     Service::parse(text).ok_or_else(|| StoreError::corrupt(format!("service {text:?}")))
+}
+
+/// A time stored as Unix milliseconds.
+fn time_from(ms: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_millis(ms).ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
 }
 
 /// Scopes stored as a JSON array of their names.
@@ -108,8 +114,8 @@ pub async fn insert_key(conn: &mut AnyConnection, key: &StoredKey) -> Result<(),
     .bind(&key.key.name)
     .bind(&key.secret_hash)
     .bind(scopes_text(&key.key.scopes)?)
-    .bind(key.key.created_at_ms)
-    .bind(key.key.expires_at_ms)
+    .bind(key.key.created_at.timestamp_millis())
+    .bind(key.key.expires_at.map(|at| at.timestamp_millis()))
     .execute(&mut *conn)
     .await?;
     bump_version(conn).await
@@ -124,12 +130,12 @@ pub async fn create_key(db: &Database, key: &StoredKey) -> Result<(), StoreError
 
 /// Revokes a key at `at`; false if there is no such key or it is revoked
 /// already.
-pub async fn revoke_key(db: &Database, id: &str, at: i64) -> Result<bool, StoreError> {
+pub async fn revoke_key(db: &Database, id: &str, at: DateTime<Utc>) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
     let revoked = sqlx::query(
         "UPDATE api_keys SET revoked_at_ms = $1 WHERE id = $2 AND revoked_at_ms IS NULL",
     )
-    .bind(at)
+    .bind(at.timestamp_millis())
     .bind(id)
     .execute(tx.conn())
     .await?;
@@ -145,8 +151,8 @@ pub async fn rotate_key(
     db: &Database,
     old: &str,
     new: &StoredKey,
-    old_valid_until: i64,
-    now: i64,
+    old_valid_until: DateTime<Utc>,
+    now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
     let updated = sqlx::query(
@@ -156,9 +162,9 @@ pub async fn rotate_key(
          AND (expires_at_ms IS NULL OR expires_at_ms > $4)",
     )
     .bind(&new.key.id)
-    .bind(old_valid_until)
+    .bind(old_valid_until.timestamp_millis())
     .bind(old)
-    .bind(now)
+    .bind(now.timestamp_millis())
     .execute(tx.conn())
     .await?;
     if updated.rows_affected() == 0 {
@@ -219,8 +225,8 @@ impl TryFrom<ClientRow> for StoredClient {
                 scopes: scopes_from(&row.scopes)?,
                 client_id: row.client_id,
                 name: row.name,
-                created_at_ms: row.created_at_ms,
-                revoked_at_ms: row.revoked_at_ms,
+                created_at: time_from(row.created_at_ms)?,
+                revoked_at: row.revoked_at_ms.map(time_from).transpose()?,
             },
             secret_hash: row.secret_hash,
         })
@@ -261,7 +267,7 @@ pub async fn create_client(db: &Database, client: &StoredClient) -> Result<(), S
     .bind(&client.client.name)
     .bind(&client.secret_hash)
     .bind(scopes_text(&client.client.scopes)?)
-    .bind(client.client.created_at_ms)
+    .bind(client.client.created_at.timestamp_millis())
     .execute(db.pool())
     .await?;
     Ok(())
@@ -269,7 +275,12 @@ pub async fn create_client(db: &Database, client: &StoredClient) -> Result<(), S
 
 /// Revokes a client and every token it holds, at `at`; false if there is no
 /// such client or it is revoked already.
-pub async fn revoke_client(db: &Database, client_id: &str, at: i64) -> Result<bool, StoreError> {
+pub async fn revoke_client(
+    db: &Database,
+    client_id: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let at = at.timestamp_millis();
     let mut tx = db.begin_write().await?;
     let revoked = sqlx::query(
         "UPDATE oauth_clients SET revoked_at_ms = $1 WHERE client_id = $2 AND revoked_at_ms IS NULL",
@@ -350,7 +361,8 @@ pub async fn get_token(db: &Database, id: &str) -> Result<Option<StoredToken>, S
 }
 
 /// Revokes a token at `at`; false if it was revoked already.
-pub async fn revoke_token(db: &Database, id: &str, at: i64) -> Result<bool, StoreError> {
+pub async fn revoke_token(db: &Database, id: &str, at: DateTime<Utc>) -> Result<bool, StoreError> {
+    let at = at.timestamp_millis();
     let mut tx = db.begin_write().await?;
     let revoked = sqlx::query(
         "UPDATE oauth_tokens SET revoked_at_ms = $1 WHERE id = $2 AND revoked_at_ms IS NULL",

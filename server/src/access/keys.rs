@@ -13,13 +13,13 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
 use utoipa::ToSchema;
 
 use super::Service;
 use super::db::{self, StoredKey};
-use crate::clock::now_ms;
 use crate::config::{ConfiguredApiKey, Scope};
 use crate::secret::{self, sha256};
 use crate::storage::{Database, StoreError};
@@ -39,20 +39,18 @@ pub struct ApiKey {
     /// What it may do (the portfolio's scopes; a pet store key has none).
     #[schema(value_type = Vec<String>)]
     pub scopes: Vec<Scope>,
-    /// When it was made (Unix milliseconds).
-    pub created_at_ms: i64,
-    /// When it stops working (Unix milliseconds); none: never.
+    pub created_at: DateTime<Utc>,
+    /// When it stops working; none: never.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_at_ms: Option<i64>,
-    /// When it was revoked (Unix milliseconds).
+    pub expires_at: Option<DateTime<Utc>>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at_ms: Option<i64>,
-    /// When it was last used (Unix milliseconds; written a second or so late).
+    pub revoked_at: Option<DateTime<Utc>>,
+    /// When it was last used (written a second or so late).
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_used_at_ms: Option<i64>,
+    pub last_used_at: Option<DateTime<Utc>>,
     /// The key that replaced it, if it was rotated.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,8 +59,8 @@ pub struct ApiKey {
 
 impl ApiKey {
     /// Whether it opens doors at `now`: not revoked, not expired.
-    pub fn in_force(&self, now_ms: i64) -> bool {
-        self.revoked_at_ms.is_none() && self.expires_at_ms.is_none_or(|at| at > now_ms)
+    pub fn in_force(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
     }
 }
 
@@ -89,7 +87,7 @@ struct CachedKey {
     name: String,
     secret_digest: [u8; 32],
     scopes: Vec<Scope>,
-    expires_at_ms: Option<i64>,
+    expires_at: Option<DateTime<Utc>>,
     revoked: bool,
 }
 
@@ -132,7 +130,7 @@ pub fn issue(
     service: Service,
     name: &str,
     scopes: Vec<Scope>,
-    expires_at_ms: Option<i64>,
+    expires_at: Option<DateTime<Utc>>,
 ) -> IssuedKey {
     let id = secret::hex_nonce::<6>();
     let key_secret = secret::token::<32>();
@@ -144,15 +142,118 @@ pub fn issue(
                 service,
                 name: name.to_owned(),
                 scopes,
-                created_at_ms: now_ms(),
-                expires_at_ms,
-                revoked_at_ms: None,
-                last_used_at_ms: None,
+                created_at: crate::clock::now(),
+                expires_at,
+                revoked_at: None,
+                last_used_at: None,
                 rotated_to: None,
             },
             secret_hash: secret::sha256_hex(&key_secret),
         },
     }
+}
+
+/// Longest name of a key, a client or a request.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// Longest life a new key may be given.
+pub const MAX_EXPIRES_IN_DAYS: u32 = 3650;
+
+/// What the operator asks for when making a key.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    pub service: Service,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    pub expires_in_days: Option<u32>,
+}
+
+impl NewKey {
+    /// The problems with it, by field: a name, scopes for a portfolio key
+    /// and none for a pet store key (its `api_key` has none), a sensible
+    /// expiry.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        if let Some(problem) = name_problem(&self.name) {
+            problems.push(("name".to_owned(), problem));
+        }
+        match self.service {
+            Service::Portfolio if self.scopes.is_empty() => {
+                problems.push(("scopes".to_owned(), "give at least one scope".to_owned()));
+            }
+            Service::Petstore if !self.scopes.is_empty() => problems.push((
+                "scopes".to_owned(),
+                "pet store keys have no scopes".to_owned(),
+            )),
+            _ => {}
+        }
+        if let Some(days) = self.expires_in_days
+            && !(1..=MAX_EXPIRES_IN_DAYS).contains(&days)
+        {
+            problems.push((
+                "expires_in_days".to_owned(),
+                format!("must be from 1 to {MAX_EXPIRES_IN_DAYS}"),
+            ));
+        }
+        problems
+    }
+
+    /// When a key made at `now` expires.
+    pub fn expires_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.expires_in_days
+            .map(|days| now + chrono::Duration::days(i64::from(days)))
+    }
+}
+
+/// What is wrong with a name for a key, a client or a request, if anything.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        Some("must not be empty".to_owned())
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Some(format!("must be at most {MAX_NAME_CHARS} characters"))
+    } else if name.chars().any(char::is_control) {
+        Some("must not hold control characters".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Makes and stores a key (the caller checked `new`).
+pub async fn create(db: &Database, new: &NewKey) -> Result<IssuedKey, StoreError> {
+    let issued = issue(
+        new.service,
+        new.name.trim(),
+        new.scopes.clone(),
+        new.expires_at(crate::clock::now()),
+    );
+    db::create_key(db, &issued.stored).await?;
+    Ok(issued)
+}
+
+/// Replaces key `id` with a new one of the same name, scopes and service;
+/// the old one stays valid until `old_valid_until`. `None` if `id` is not a
+/// key in force (or was rotated already).
+pub async fn rotate(
+    db: &Database,
+    id: &str,
+    old_valid_until: DateTime<Utc>,
+) -> Result<Option<IssuedKey>, StoreError> {
+    let now = Utc::now();
+    let Some(old) = db::get_key(db, id).await? else {
+        return Ok(None);
+    };
+    if !old.key.in_force(now) || old.key.rotated_to.is_some() {
+        return Ok(None);
+    }
+    // The new key lives as long as the old one had left.
+    let new = issue(
+        old.key.service,
+        &old.key.name,
+        old.key.scopes.clone(),
+        old.key.expires_at,
+    );
+    let rotated = db::rotate_key(db, id, &new.stored, old_valid_until, now).await?;
+    Ok(rotated.then_some(new))
 }
 
 /// The id and secret of a key that looks like one of ours.
@@ -193,16 +294,15 @@ impl KeyStore {
         Ok(store)
     }
 
-    /// Reloads the stored keys in force. False if a change made here
+    /// Reloads the stored keys (those no longer in force too, so that their
+    /// users are told why they are refused). False if a change made here
     /// meanwhile may be missing from what was read: then nothing is
     /// replaced, and the caller tries again later.
     pub async fn reload(&self, db: &Database) -> Result<bool, StoreError> {
         let changes = self.changes.load(Ordering::SeqCst);
-        let now = now_ms();
         let keys: HashMap<String, CachedKey> = db::list_keys(db, None)
             .await?
             .into_iter()
-            .filter(|k| k.key.in_force(now))
             .filter_map(|k| cached(&k).map(|cached| (k.key.id.clone(), cached)))
             .collect();
         let mut stored = self.write();
@@ -241,11 +341,18 @@ impl KeyStore {
         }
     }
 
+    /// Takes a rotation made here into the cache at once: the new key
+    /// works, the old one until `old_valid_until`.
+    pub fn rotated(&self, old: &str, new: &StoredKey, old_valid_until: DateTime<Utc>) {
+        self.remember(new);
+        self.expire_at(old, old_valid_until);
+    }
+
     /// Shortens a rotated key's life in the cache, at once.
-    pub fn expire_at(&self, id: &str, at_ms: i64) {
+    pub fn expire_at(&self, id: &str, at: DateTime<Utc>) {
         self.changes.fetch_add(1, Ordering::SeqCst);
         if let Some(key) = self.write().get_mut(id) {
-            key.expires_at_ms = Some(key.expires_at_ms.map_or(at_ms, |e| e.min(at_ms)));
+            key.expires_at = Some(key.expires_at.map_or(at, |e| e.min(at)));
         }
     }
 
@@ -264,14 +371,14 @@ impl KeyStore {
                 && bool::from(key.secret_digest.ct_eq(&sha256(key_secret)))
                 && key.service == service
             {
-                let now = now_ms();
-                if key.revoked || key.expires_at_ms.is_some_and(|at| at <= now) {
+                let now = Utc::now();
+                if key.revoked || key.expires_at.is_some_and(|at| at <= now) {
                     return Verdict::NoLongerValid;
                 }
                 self.uses
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(id.to_owned(), now);
+                    .insert(id.to_owned(), now.timestamp_millis());
                 return Verdict::Valid {
                     name: key.name,
                     id: Some(id.to_owned()),
@@ -313,8 +420,8 @@ fn cached(key: &StoredKey) -> Option<CachedKey> {
         name: key.key.name.clone(),
         secret_digest: digest_from_hex(&key.secret_hash)?,
         scopes: key.key.scopes.clone(),
-        expires_at_ms: key.key.expires_at_ms,
-        revoked: key.key.revoked_at_ms.is_some(),
+        expires_at: key.key.expires_at,
+        revoked: key.key.revoked_at.is_some(),
     })
 }
 
@@ -370,7 +477,7 @@ mod tests {
             Service::Portfolio,
             "brief",
             vec![Scope::Admin],
-            Some(now_ms() - 1),
+            Some(Utc::now() - chrono::Duration::milliseconds(1)),
         );
         let store = store_with(&[&revoked.stored, &expired.stored]);
         store.forget(&revoked.stored.key.id);

@@ -124,6 +124,54 @@ impl Access {
         })
     }
 
+    /// Makes and stores a key, which works at once.
+    pub async fn create_key(
+        &self,
+        db: &Database,
+        new: &keys::NewKey,
+    ) -> Result<keys::IssuedKey, StoreError> {
+        let issued = keys::create(db, new).await?;
+        self.keys.remember(&issued.stored);
+        Ok(issued)
+    }
+
+    /// Rotates a key (see [`keys::rotate`]); the cache follows at once.
+    pub async fn rotate_key(
+        &self,
+        db: &Database,
+        id: &str,
+        old_valid_until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<keys::IssuedKey>, StoreError> {
+        let rotated = keys::rotate(db, id, old_valid_until).await?;
+        if let Some(new) = &rotated {
+            self.keys.rotated(id, &new.stored, old_valid_until);
+        }
+        Ok(rotated)
+    }
+
+    /// Revokes a key, which stops working at once; false if it was not in
+    /// force.
+    pub async fn revoke_key(&self, db: &Database, id: &str) -> Result<bool, StoreError> {
+        let revoked = db::revoke_key(db, id, chrono::Utc::now()).await?;
+        self.keys.forget(id);
+        Ok(revoked)
+    }
+
+    /// Revokes a client and its tokens, which stop working at once; false
+    /// if it was revoked already or does not exist.
+    pub async fn revoke_client(&self, db: &Database, client_id: &str) -> Result<bool, StoreError> {
+        let revoked = db::revoke_client(db, client_id, chrono::Utc::now()).await?;
+        self.tokens.forget_client(client_id);
+        Ok(revoked)
+    }
+
+    /// Revokes a token, which stops working at once.
+    pub async fn revoke_token(&self, db: &Database, id: &str) -> Result<bool, StoreError> {
+        let revoked = db::revoke_token(db, id, chrono::Utc::now()).await?;
+        self.tokens.forget(id);
+        Ok(revoked)
+    }
+
     /// Writes when keys were last used (also at shutdown, so that none is lost).
     pub async fn record_key_uses(&self, db: &Database) {
         if let Err(e) = self.keys.record_uses(db).await {

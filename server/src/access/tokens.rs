@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
 use utoipa::ToSchema;
@@ -45,12 +46,11 @@ pub struct OAuthClient {
     /// The most its tokens may carry.
     #[schema(value_type = Vec<String>)]
     pub scopes: Vec<Scope>,
-    /// When it was registered (Unix milliseconds).
-    pub created_at_ms: i64,
-    /// When it was revoked (Unix milliseconds); its tokens ended then.
+    pub created_at: DateTime<Utc>,
+    /// When it was revoked; its tokens ended then.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at_ms: Option<i64>,
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 /// A new client: what is stored, and its secret, shown once.
@@ -70,8 +70,8 @@ pub fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
                 client_id: format!("{CLIENT_PREFIX}{}", secret::hex_nonce::<8>()),
                 name: name.to_owned(),
                 scopes,
-                created_at_ms: now_ms(),
-                revoked_at_ms: None,
+                created_at: crate::clock::now(),
+                revoked_at: None,
             },
             secret_hash: secret::sha256_hex(&secret),
         },
@@ -83,7 +83,7 @@ pub fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
 /// unknown client costs the same comparison as a known one.
 pub fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> bool {
     let stored = client
-        .filter(|c| c.client.revoked_at_ms.is_none())
+        .filter(|c| c.client.revoked_at.is_none())
         .and_then(|c| digest_from_hex(&c.secret_hash));
     let matches = stored.unwrap_or_default().ct_eq(&sha256(presented)).into();
     matches && stored.is_some()
@@ -333,7 +333,7 @@ mod tests {
         ));
         assert!(!client_secret_matches(None, &issued.secret));
         let mut revoked = issued.stored.clone();
-        revoked.client.revoked_at_ms = Some(1);
+        revoked.client.revoked_at = Some(Utc::now());
         assert!(!client_secret_matches(Some(&revoked), &issued.secret));
     }
 }

@@ -2,6 +2,7 @@
 //! database as a running server (`--data-dir` / `--database-url`, as for
 //! `serve`). Each prints text for people, or JSON with `--json` for scripts.
 
+pub mod keys;
 pub mod outbox;
 
 use std::io::Write as _;
@@ -23,4 +24,16 @@ pub fn print<T: Serialize>(
         }
     }
     Ok(())
+}
+
+/// Fails with every problem of an operator's request, by field.
+pub fn refuse(problems: &[(String, String)]) -> anyhow::Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|(field, problem)| format!("{field}: {problem}"))
+        .collect();
+    anyhow::bail!("{}", lines.join("; "))
 }

@@ -5,7 +5,6 @@ use clap::Subcommand;
 
 use crate::config::Config;
 use crate::mail::outbox;
-use crate::storage::Database;
 
 /// How many emails `outbox list` shows at most.
 const LIST_LIMIT: i64 = 1000;
@@ -32,7 +31,7 @@ pub enum OutboxCommand {
 }
 
 pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> {
-    let db = Database::connect(&config.database_url()).await?;
+    let db = crate::app::open_database(config).await?;
     match command {
         OutboxCommand::List { failed, json } => {
             let emails = outbox::list(&db, failed, LIST_LIMIT).await?;

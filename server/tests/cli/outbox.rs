@@ -1,32 +1,10 @@
-//! The operator CLI, as the real binary, on the database of a running
-//! server.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::process::Command;
-use std::time::Duration;
+//! `outbox list | requeue`.
 
 use end_to_end_tests::smtp::SmtpServer;
 use end_to_end_tests::{Db, TestServer, http, on_every_database, send_json, wait_until};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(20);
-
-/// Runs `petstore-portfolio <args> --json` on the server's database and
-/// returns what it printed.
-fn cli(server: &TestServer, args: &[&str]) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_petstore-portfolio"))
-        .args(args)
-        .arg("--json")
-        .env("PETSTORE_PORTFOLIO_DATABASE_URL", server.database_url())
-        .env("PETSTORE_PORTFOLIO_DATA_DIR", server.data_dir())
-        .env_remove("PETSTORE_PORTFOLIO_CONFIG")
-        .output()
-        .expect("the binary runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{args:?} failed: {stderr}");
-    serde_json::from_slice(&output.stdout).expect("JSON on stdout")
-}
+use super::{WAIT, cli};
 
 async fn readiness(server: &TestServer) -> (u16, Value) {
     let (status, _, body) = send_json(http().get(server.at("/api/health/ready"))).await;

@@ -1,0 +1,208 @@
+//! `keys create | list | rotate | revoke`: API keys for either service. A
+//! new key is printed once; only a hash of it is kept. A running server
+//! takes the change within a second.
+
+use clap::Subcommand;
+use serde::Serialize;
+
+use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
+use crate::access::{Service, db};
+use chrono::Utc;
+
+use crate::clock::timestamp;
+use crate::config::{Config, Scope};
+
+/// How long a rotated key keeps working, unless told.
+const DEFAULT_OLD_KEY_HOURS: u32 = 24;
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key; it is printed once.
+    Create {
+        /// Who the key is for (shown in analytics).
+        #[arg(long)]
+        name: String,
+        /// What it may do (portfolio keys; repeat for several).
+        #[arg(long = "scope")]
+        scopes: Vec<Scope>,
+        /// The service it opens.
+        #[arg(long, value_enum, default_value = "portfolio")]
+        service: Service,
+        /// It stops working after this many days (default: never).
+        #[arg(long)]
+        expires_in_days: Option<u32>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the keys, newest first (never their secrets).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace a key with a new one (printed once); the old one keeps
+    /// working for a while, so that its user can switch.
+    Rotate {
+        id: String,
+        /// How long the old key keeps working (0: it stops now).
+        #[arg(long, default_value_t = DEFAULT_OLD_KEY_HOURS)]
+        old_key_valid_for_hours: u32,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key: it stops working.
+    Revoke {
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A key just made, as printed: what is stored, and the key, once.
+#[derive(Debug, Serialize)]
+pub struct ShownKey<'a> {
+    #[serde(flatten)]
+    pub key: &'a ApiKey,
+    /// The key itself; it is not kept.
+    #[serde(rename = "key")]
+    pub secret: &'a str,
+}
+
+impl<'a> From<&'a IssuedKey> for ShownKey<'a> {
+    fn from(issued: &'a IssuedKey) -> Self {
+        ShownKey {
+            key: &issued.stored.key,
+            secret: &issued.key,
+        }
+    }
+}
+
+pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
+    let db = crate::app::open_database(config).await?;
+    match command {
+        KeysCommand::Create {
+            name,
+            scopes,
+            service,
+            expires_in_days,
+            json,
+        } => {
+            let new = NewKey {
+                service,
+                name,
+                scopes,
+                expires_in_days,
+            };
+            super::refuse(&new.problems())?;
+            let issued = keys::create(&db, &new).await?;
+            super::print(json, &ShownKey::from(&issued), || {
+                let mut lines = describe(&issued.stored.key);
+                lines.push(format!("key: {}", issued.key));
+                lines.push("This key is shown once: keep it now.".to_owned());
+                lines
+            })
+        }
+        KeysCommand::List { json } => {
+            let keys: Vec<ApiKey> = db::list_keys(&db, None)
+                .await?
+                .into_iter()
+                .map(|stored| stored.key)
+                .collect();
+            super::print(json, &keys, || {
+                if keys.is_empty() {
+                    return vec![
+                        "no keys (keys from the configuration file are not listed)".into(),
+                    ];
+                }
+                keys.iter().map(one_line).collect()
+            })
+        }
+        KeysCommand::Rotate {
+            id,
+            old_key_valid_for_hours,
+            json,
+        } => {
+            let old_valid_until =
+                crate::clock::now() + chrono::Duration::hours(i64::from(old_key_valid_for_hours));
+            let Some(issued) = keys::rotate(&db, &id, old_valid_until).await? else {
+                anyhow::bail!("no key {id:?} in force (or it was rotated already)");
+            };
+            super::print(
+                json,
+                &serde_json::json!({
+                    "replaced": id,
+                    "old_key_valid_until": old_valid_until,
+                    "new": ShownKey::from(&issued),
+                }),
+                || {
+                    let mut lines = vec![format!(
+                        "key {id} works until {}; its replacement:",
+                        timestamp(old_valid_until)
+                    )];
+                    lines.extend(describe(&issued.stored.key));
+                    lines.push(format!("key: {}", issued.key));
+                    lines.push("This key is shown once: keep it now.".to_owned());
+                    lines
+                },
+            )
+        }
+        KeysCommand::Revoke { id, json } => {
+            if !db::revoke_key(&db, &id, Utc::now()).await? {
+                anyhow::bail!("no key {id:?} that is not revoked already");
+            }
+            super::print(json, &serde_json::json!({"revoked": id}), || {
+                vec![format!("revoked key {id}")]
+            })
+        }
+    }
+}
+
+fn scopes_text(key: &ApiKey) -> String {
+    if key.scopes.is_empty() {
+        return "-".to_owned();
+    }
+    key.scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn describe(key: &ApiKey) -> Vec<String> {
+    vec![
+        format!("id: {}", key.id),
+        format!("service: {}", key.service.as_str()),
+        format!("name: {}", key.name),
+        format!("scopes: {}", scopes_text(key)),
+        format!(
+            "expires: {}",
+            key.expires_at.map_or_else(|| "never".to_owned(), timestamp)
+        ),
+    ]
+}
+
+fn one_line(key: &ApiKey) -> String {
+    let state = if key.revoked_at.is_some() {
+        "revoked".to_owned()
+    } else if !key.in_force(Utc::now()) {
+        "expired".to_owned()
+    } else if let Some(at) = key.expires_at {
+        format!("until {}", timestamp(at))
+    } else {
+        "in force".to_owned()
+    };
+    let used = key.last_used_at.map_or_else(
+        || "never used".to_owned(),
+        |at| format!("used {}", timestamp(at)),
+    );
+    format!(
+        "{}\t{}\t{}\t{}\t{state}\t{used}",
+        key.id,
+        key.service.as_str(),
+        key.name,
+        scopes_text(key)
+    )
+}

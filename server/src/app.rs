@@ -71,7 +71,7 @@ pub async fn open_database(config: &Config) -> anyhow::Result<Database> {
             )
         })?;
     }
-    Ok(Database::connect(&database_url).await?)
+    Database::connect(&database_url).await
 }
 
 impl Server {

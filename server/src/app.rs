@@ -26,6 +26,7 @@ use crate::config::{AuthMode, Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
 use crate::extract::refuse_nul_in_uri;
+use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
@@ -173,6 +174,8 @@ impl Server {
             mailer,
             public_url: Arc::from(public_url.as_str()),
             analytics,
+            client_auth_failures: Arc::default(),
+            key_request_limiter: Arc::new(Limiter::with_window(3600)),
             http: reqwest::Client::builder()
                 .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
                 .build()

@@ -445,6 +445,12 @@ pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Resp
     Response::from_parts(parts, axum::body::Body::from(body))
 }
 
+/// Marks a response whose error body is written in a format of its own
+/// (OAuth's), so that the service's renderer leaves it alone.
+pub fn mark_rendered(response: &mut Response) {
+    response.extensions_mut().insert(Rendered);
+}
+
 /// Renders an error in format `F` outside a service's middleware (the
 /// router's last fallback).
 pub fn render_now<F: ErrorFormat>(error: Error, request_headers: &HeaderMap) -> Response {

@@ -25,6 +25,8 @@ pub struct PortfolioConfig {
     /// How often counted requests and page views are written (milliseconds).
     pub analytics_flush_interval_ms: u64,
     pub rate_limit: RateLimitConfig,
+    pub oauth: OAuthConfig,
+    pub key_requests: KeyRequestsConfig,
 }
 
 impl Default for PortfolioConfig {
@@ -37,6 +39,49 @@ impl Default for PortfolioConfig {
             mastodon: None,
             analytics_flush_interval_ms: 1000,
             rate_limit: RateLimitConfig::default(),
+            oauth: OAuthConfig::default(),
+            key_requests: KeyRequestsConfig::default(),
+        }
+    }
+}
+
+/// Bearer tokens (`POST /api/oauth/token`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// How long a token lasts (seconds).
+    pub token_ttl_secs: u64,
+    /// Failed client authentications allowed per minute, for each client id
+    /// and for each client address; beyond them the token and revocation
+    /// endpoints answer 429 until the minute ends.
+    pub failed_client_auth_per_minute: u32,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        Self {
+            token_ttl_secs: 3600,
+            failed_client_auth_per_minute: 10,
+        }
+    }
+}
+
+/// Requests for API keys (`POST /api/key-requests`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct KeyRequestsConfig {
+    /// Requests accepted per hour from each client address.
+    pub per_address_per_hour: u32,
+    /// Requests waiting for the operator, at most; beyond them new ones are
+    /// answered 503 until some are decided.
+    pub max_pending: u32,
+}
+
+impl Default for KeyRequestsConfig {
+    fn default() -> Self {
+        Self {
+            per_address_per_hour: 5,
+            max_pending: 1000,
         }
     }
 }

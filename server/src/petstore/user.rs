@@ -194,11 +194,8 @@ pub async fn login_user(
     let (Some(username), Some(given)) = (query.username, query.password) else {
         return Err(Error::bad_request("username and password are required"));
     };
-    // Failed logins are limited per username and per client address. The
-    // attempt is counted before the password is checked, so that guesses
-    // sent at once cannot all slip under the limit, and given back if it
-    // succeeds.
-    let callers = [
+    // Failed logins are limited per username and per client address.
+    let callers = vec![
         format!("user:{username}"),
         format!(
             "address:{}",
@@ -206,24 +203,16 @@ pub async fn login_user(
         ),
     ];
     let limit = state.config.failed_logins_per_minute;
-    let now = Utc::now().timestamp();
-    let quotas: Vec<_> = callers
-        .iter()
-        .map(|caller| (caller, state.failed_logins.hit(caller, limit, now)))
-        .collect();
-    if let Some((_, over)) = quotas.iter().find(|(_, quota)| !quota.allowed) {
-        for (caller, quota) in &quotas {
-            if quota.allowed {
-                state.failed_logins.refund(caller, now);
-            }
-        }
-        let retry_after = u64::try_from((over.reset_at - now).max(1)).unwrap_or(1);
-        return Err(Error::new(
-            ErrorCode::RateLimited,
-            format!("too many failed logins; retry in {retry_after} s"),
-        )
-        .with_retry_after(retry_after));
-    }
+    let attempt = state
+        .failed_logins
+        .attempt(callers, limit, Utc::now().timestamp())
+        .map_err(|retry_after| {
+            Error::new(
+                ErrorCode::RateLimited,
+                format!("too many failed logins; retry in {retry_after} s"),
+            )
+            .with_retry_after(retry_after)
+        })?;
     let stored = db::users::get(&state.db, &username).await?;
     let (user_id, hash) = match stored {
         Some(stored) => (Some(stored.id), stored.password_hash),
@@ -232,11 +221,12 @@ pub async fn login_user(
     // An unknown user costs as much as a wrong password.
     let user_id = match (state.hasher.verify(given, hash).await?, user_id) {
         (true, Some(id)) => id,
-        _ => return Err(Error::bad_request("invalid username/password supplied")),
+        _ => {
+            attempt.failed();
+            return Err(Error::bad_request("invalid username/password supplied"));
+        }
     };
-    for caller in &callers {
-        state.failed_logins.refund(caller, now);
-    }
+    attempt.succeeded();
     let token = secret::token::<32>();
     let ttl = chrono::Duration::seconds(
         i64::try_from(state.config.session_ttl_secs).unwrap_or(i64::MAX / 2),

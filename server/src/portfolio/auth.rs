@@ -312,6 +312,39 @@ impl Credential {
     }
 }
 
+/// Documents what the levels do on every operation that asks for a
+/// credential: its 401 carries `WWW-Authenticate`.
+pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    for operation in crate::openapi_errors::operations_mut(openapi) {
+        let secured = operation
+            .security
+            .as_ref()
+            .is_some_and(|requirements| !requirements.is_empty());
+        if !secured {
+            continue;
+        }
+        if let Some(RefOr::T(response)) = operation.responses.responses.get_mut("401") {
+            response.headers.insert(
+                "WWW-Authenticate".to_owned(),
+                RefOr::T(
+                    HeaderBuilder::new()
+                        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                        .description(Some(
+                            "A challenge for each credential the operation takes: \
+                         `ApiKey realm=\"portfolio\", header=\"X-API-Key\"`, \
+                         `Bearer realm=\"portfolio\"` (with RFC 6750's `error` when a \
+                         token was refused).",
+                        ))
+                        .build(),
+                ),
+            );
+        }
+    }
+}
+
 /// What the request presented: from the extensions (the rate-limit
 /// middleware checked it), or checked now.
 async fn presented(parts: &Parts, state: &PortfolioState) -> Presented {

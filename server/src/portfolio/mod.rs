@@ -16,6 +16,7 @@ pub mod health;
 pub mod model;
 pub mod newsletter;
 pub mod notify;
+pub mod oauth;
 pub mod rate_limit;
 pub mod social;
 pub mod static_files;
@@ -34,6 +35,7 @@ use utoipa_axum::routes;
 
 use crate::access::Access;
 use crate::config::{MailConfig, PortfolioConfig};
+use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
 use crate::storage::Database;
@@ -50,6 +52,10 @@ pub struct PortfolioState {
     /// Base URL for links in emails, without a trailing slash.
     pub public_url: Arc<str>,
     pub analytics: analytics::Recorder,
+    /// Counts failed client authentications at the OAuth endpoints.
+    pub client_auth_failures: Arc<Limiter>,
+    /// Counts requests for API keys per client address (hourly).
+    pub key_request_limiter: Arc<Limiter>,
     /// For calls to other services (the social network); one pool for all.
     pub http: reqwest::Client,
     pub started: Instant,
@@ -66,6 +72,7 @@ pub struct PortfolioState {
         (name = "newsletter", description = "Subscriptions and notifications"),
         (name = "social", description = "Publishing posts to a social network"),
         (name = "analytics", description = "Request counts and page views"),
+        (name = "oauth", description = "Bearer tokens for registered clients (OAuth 2.0 client credentials)"),
         (name = "health", description = "Liveness and readiness"),
     ),
     components(schemas(model::Link, error::ErrorDetail)),
@@ -150,6 +157,9 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(social::social_publish))
         .routes(routes!(analytics::record_page_view))
         .routes(routes!(analytics::get_analytics_summary))
+        .routes(routes!(oauth::issue_token))
+        .routes(routes!(oauth::revoke_token))
+        .routes(routes!(oauth::get_authorization_server_metadata))
         .routes(routes!(health::get_health))
         .routes(routes!(health::get_readiness));
     // The paths the catalogue lists without `/api`.
@@ -213,5 +223,6 @@ pub fn openapi() -> OpenApiDoc {
     // After the routes: they work on every operation.
     document_errors(&mut doc);
     rate_limit::document(&mut doc);
+    auth::document(&mut doc);
     doc
 }

@@ -43,11 +43,11 @@ pub struct NotifyResult {
     responses(
         (status = 202, description = "Queued (or queued before)", body = NotifyResult),
         (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key"),
+        (status = 401, description = "No valid API key or bearer token"),
         (status = 403, description = "The key lacks subscribers:notify"),
         (status = 404, description = "No such post"),
     ),
-    security(("api_key" = [])),
+    security(("api_key" = []), ("oauth" = ["subscribers:notify"])),
 )]
 pub async fn notify_subscribers(
     State(state): State<PortfolioState>,

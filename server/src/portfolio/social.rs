@@ -140,12 +140,12 @@ async fn publish_to_mastodon(
     responses(
         (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
         (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key"),
+        (status = 401, description = "No valid API key or bearer token"),
         (status = 403, description = "The key lacks social:publish"),
         (status = 404, description = "No such post"),
         (status = 503, description = "The social network failed or refused; details.upstream_status"),
     ),
-    security(("api_key" = [])),
+    security(("api_key" = []), ("oauth" = ["social:publish"])),
 )]
 pub async fn social_publish(
     State(state): State<PortfolioState>,

@@ -50,6 +50,12 @@ enum Command {
     /// API keys: create, list, rotate, revoke.
     #[command(subcommand)]
     Keys(cli::keys::KeysCommand),
+    /// Requests for API keys: list, approve, reject.
+    #[command(subcommand)]
+    KeyRequests(cli::key_requests::KeyRequestsCommand),
+    /// OAuth clients (bearer tokens for the portfolio): create, list, revoke.
+    #[command(subcommand)]
+    Clients(cli::clients::ClientsCommand),
     /// The emails of the outbox: list them, requeue the failed ones.
     #[command(subcommand)]
     Outbox(cli::outbox::OutboxCommand),
@@ -85,6 +91,8 @@ async fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Keys(command) => exit_code(cli::keys::run(&config, command).await),
+        Command::KeyRequests(command) => exit_code(cli::key_requests::run(&config, command).await),
+        Command::Clients(command) => exit_code(cli::clients::run(&config, command).await),
         Command::Outbox(command) => exit_code(cli::outbox::run(&config, command).await),
         Command::Serve => exit_code(serve(config).await),
     }

@@ -208,6 +208,12 @@ impl StoreError {
     }
 }
 
+/// A time stored as Unix milliseconds (an `*_at_ms` column).
+pub fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(err: sqlx::Error) -> Self {
         match &err {

@@ -11,7 +11,10 @@
 //!   parameters);
 //! - responses keep `application/json` where they have it; `default` goes;
 //! - `$ref`s to shared responses are inlined;
-//! - schemas no operation reaches any more are dropped.
+//! - schemas no operation reaches any more are dropped;
+//! - operations marked `x-client-profile: omit` are dropped: the SDK
+//!   speaks to them by hand (OAuth's token and revocation endpoints, whose
+//!   form bodies and RFC 6749 errors progenitor cannot express).
 //!
 //! What remains is checked against progenitor's limits, each failure named.
 
@@ -155,6 +158,11 @@ pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
     let mut problems = Vec::new();
     if let Some(paths) = profile.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
+            if let Some(item) = item.as_object_mut() {
+                item.retain(|_, op| {
+                    op.get("x-client-profile").and_then(Value::as_str) != Some("omit")
+                });
+            }
             for method in crate::METHODS {
                 let Some(op) = item.get_mut(method) else {
                     continue;
@@ -172,6 +180,13 @@ pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
             "the client profile breaks progenitor's limits:\n  {}",
             problems.join("\n  ")
         );
+    }
+    if let Some(paths) = profile.get_mut("paths").and_then(Value::as_object_mut) {
+        paths.retain(|_, item| {
+            crate::METHODS
+                .iter()
+                .any(|method| item.get(*method).is_some())
+        });
     }
     if let Some(components) = profile.get_mut("components").and_then(Value::as_object_mut) {
         components.remove("responses");

@@ -43,6 +43,177 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "An API key as the operator sees it (never its secret)."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ApiKey {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "When it stops working; none: never."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "The public part of the key: `pk_<id>_...`."]
+        pub id: ::std::string::String,
+        #[doc = "When it was last used (written a second or so late)."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub last_used_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "Who the key belongs to; shown in analytics."]
+        pub name: ::std::string::String,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "The key that replaced it, if it was rotated."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub rotated_to: ::std::option::Option<::std::string::String>,
+        #[doc = "What it may do (the portfolio's scopes; a pet store key has none)."]
+        pub scopes: ::std::vec::Vec<::std::string::String>,
+        pub service: Service,
+    }
+    impl ApiKey {
+        pub fn builder() -> builder::ApiKey {
+            Default::default()
+        }
+    }
+    #[doc = "A key to make."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ApiKeySpec {
+        #[doc = "It stops working after this many days (default: never)."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
+        #[doc = "Who the key is for (shown in analytics)."]
+        pub name: ApiKeySpecName,
+        #[doc = "What it may do: at least one scope for a portfolio key, none for a\npet store key."]
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub scopes: ::std::vec::Vec<::std::string::String>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub service: ::std::option::Option<Service>,
+    }
+    impl ApiKeySpec {
+        pub fn builder() -> builder::ApiKeySpec {
+            Default::default()
+        }
+    }
+    #[doc = "Who the key is for (shown in analytics)."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ApiKeySpecName(::std::string::String);
+    impl ::std::ops::Deref for ApiKeySpecName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ApiKeySpecName> for ::std::string::String {
+        fn from(value: ApiKeySpecName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ApiKeySpecName {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ApiKeySpecName {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ApiKeySpecName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ApiKeySpecName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "How to approve a request."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Default,
+        schemars :: JsonSchema,
+    )]
+    pub struct Approval {
+        #[doc = "It stops working after this many days (default: never)."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
+        #[doc = "The key's scopes; default `context:read` and `contact:write`."]
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub scopes: ::std::vec::Vec<::std::string::String>,
+    }
+    impl Approval {
+        pub fn builder() -> builder::Approval {
+            Default::default()
+        }
+    }
+    #[doc = "An approved request and its key, shown this once."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ApprovedKeyRequest {
+        pub api_key: ApiKey,
+        #[doc = "The key itself (`pk_<id>_<secret>`); it is not kept, and was emailed\nto the technical contact."]
+        pub key: ::std::string::String,
+        pub request: KeyRequest,
+    }
+    impl ApprovedKeyRequest {
+        pub fn builder() -> builder::ApprovedKeyRequest {
+            Default::default()
+        }
+    }
+    #[doc = "The authorization server's metadata (RFC 8414)."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct AuthorizationServerMetadata {
+        pub grant_types_supported: ::std::vec::Vec<::std::string::String>,
+        pub issuer: ::std::string::String,
+        #[doc = "None: there is no authorization endpoint (client credentials only)."]
+        pub response_types_supported: ::std::vec::Vec<::std::string::String>,
+        pub revocation_endpoint: ::std::string::String,
+        pub revocation_endpoint_auth_methods_supported: ::std::vec::Vec<::std::string::String>,
+        pub scopes_supported: ::std::vec::Vec<::std::string::String>,
+        pub token_endpoint: ::std::string::String,
+        pub token_endpoint_auth_methods_supported: ::std::vec::Vec<::std::string::String>,
+    }
+    impl AuthorizationServerMetadata {
+        pub fn builder() -> builder::AuthorizationServerMetadata {
+            Default::default()
+        }
+    }
     #[doc = "`Check`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -117,6 +288,25 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    #[doc = "A contact-form submission as the operator sees it."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ContactEntry {
+        pub email: ::std::string::String,
+        pub id: i64,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub message: ::std::option::Option<::std::string::String>,
+        pub name: ::std::string::String,
+        pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subject: ::std::option::Option<::std::string::String>,
+    }
+    impl ContactEntry {
+        pub fn builder() -> builder::ContactEntry {
+            Default::default()
         }
     }
     #[doc = "`ContactReceipt`"]
@@ -392,6 +582,223 @@ pub mod types {
                 })
         }
     }
+    #[doc = "A page of contact-form submissions, newest first."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct ContactSubmissionPage {
+        pub items: ::std::vec::Vec<ContactEntry>,
+        pub page: ::std::num::NonZeroU32,
+        pub per_page: ::std::num::NonZeroU32,
+        #[doc = "How many items there are in all."]
+        pub total: i64,
+    }
+    impl ContactSubmissionPage {
+        pub fn builder() -> builder::ContactSubmissionPage {
+            Default::default()
+        }
+    }
+    #[doc = "`DeleteAchievementSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct DeleteAchievementSlug(::std::string::String);
+    impl ::std::ops::Deref for DeleteAchievementSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DeleteAchievementSlug> for ::std::string::String {
+        fn from(value: DeleteAchievementSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for DeleteAchievementSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DeleteAchievementSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DeleteAchievementSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for DeleteAchievementSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`DeletePostSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct DeletePostSlug(::std::string::String);
+    impl ::std::ops::Deref for DeletePostSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DeletePostSlug> for ::std::string::String {
+        fn from(value: DeletePostSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for DeletePostSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DeletePostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DeletePostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for DeletePostSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`DeleteProjectSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct DeleteProjectSlug(::std::string::String);
+    impl ::std::ops::Deref for DeleteProjectSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DeleteProjectSlug> for ::std::string::String {
+        fn from(value: DeleteProjectSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for DeleteProjectSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DeleteProjectSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DeleteProjectSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for DeleteProjectSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`ErrorBody`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -417,6 +824,25 @@ pub mod types {
     }
     impl ErrorDetail {
         pub fn builder() -> builder::ErrorDetail {
+            Default::default()
+        }
+    }
+    #[doc = "An email the worker gave up on."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct FailedEmail {
+        pub attempts: i32,
+        pub id: i64,
+        #[doc = "Why the last attempt failed."]
+        pub last_error: ::std::string::String,
+        #[doc = "When it was queued (or last requeued)."]
+        pub queued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub recipient: ::std::string::String,
+        pub subject: ::std::string::String,
+    }
+    impl FailedEmail {
+        pub fn builder() -> builder::FailedEmail {
             Default::default()
         }
     }
@@ -676,6 +1102,477 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "A key just made, shown this once."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct IssuedApiKey {
+        pub api_key: ApiKey,
+        #[doc = "The key itself (`pk_<id>_<secret>`); it is not kept."]
+        pub key: ::std::string::String,
+    }
+    impl IssuedApiKey {
+        pub fn builder() -> builder::IssuedApiKey {
+            Default::default()
+        }
+    }
+    #[doc = "A client just registered, with its secret, shown this once."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct IssuedOAuthClient {
+        pub client: OAuthClient,
+        #[doc = "Give it, with the client id, to `POST /api/oauth/token`; it is not kept."]
+        pub client_secret: ::std::string::String,
+    }
+    impl IssuedOAuthClient {
+        pub fn builder() -> builder::IssuedOAuthClient {
+            Default::default()
+        }
+    }
+    #[doc = "A request for an API key, as the operator sees it."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct KeyRequest {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub decided_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        pub expected_volume: ::std::string::String,
+        pub id: ::std::string::String,
+        pub intended_use: ::std::string::String,
+        #[doc = "The key made for it, once approved."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub key_id: ::std::option::Option<::std::string::String>,
+        #[doc = "Who asks."]
+        pub name: ::std::string::String,
+        pub organisation: ::std::string::String,
+        pub status: KeyRequestStatus,
+        #[doc = "Where the key is sent once approved."]
+        pub technical_contact: ::std::string::String,
+    }
+    impl KeyRequest {
+        pub fn builder() -> builder::KeyRequest {
+            Default::default()
+        }
+    }
+    #[doc = "The answer to a request: recorded, waiting for the operator."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct KeyRequestAccepted {
+        pub id: ::std::string::String,
+        pub status: KeyRequestStatus,
+    }
+    impl KeyRequestAccepted {
+        pub fn builder() -> builder::KeyRequestAccepted {
+            Default::default()
+        }
+    }
+    #[doc = "What the seed asks of someone who wants a key."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct KeyRequestForm {
+        #[doc = "How many requests, roughly, and how often."]
+        pub expected_volume: KeyRequestFormExpectedVolume,
+        #[doc = "What the key is for."]
+        pub intended_use: KeyRequestFormIntendedUse,
+        #[doc = "Who asks."]
+        pub name: KeyRequestFormName,
+        pub organisation: KeyRequestFormOrganisation,
+        #[doc = "The address the key is sent to once approved."]
+        pub technical_contact: KeyRequestFormTechnicalContact,
+    }
+    impl KeyRequestForm {
+        pub fn builder() -> builder::KeyRequestForm {
+            Default::default()
+        }
+    }
+    #[doc = "How many requests, roughly, and how often."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct KeyRequestFormExpectedVolume(::std::string::String);
+    impl ::std::ops::Deref for KeyRequestFormExpectedVolume {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<KeyRequestFormExpectedVolume> for ::std::string::String {
+        fn from(value: KeyRequestFormExpectedVolume) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestFormExpectedVolume {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestFormExpectedVolume {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestFormExpectedVolume {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for KeyRequestFormExpectedVolume {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "What the key is for."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct KeyRequestFormIntendedUse(::std::string::String);
+    impl ::std::ops::Deref for KeyRequestFormIntendedUse {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<KeyRequestFormIntendedUse> for ::std::string::String {
+        fn from(value: KeyRequestFormIntendedUse) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestFormIntendedUse {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestFormIntendedUse {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestFormIntendedUse {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for KeyRequestFormIntendedUse {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "Who asks."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct KeyRequestFormName(::std::string::String);
+    impl ::std::ops::Deref for KeyRequestFormName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<KeyRequestFormName> for ::std::string::String {
+        fn from(value: KeyRequestFormName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestFormName {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestFormName {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestFormName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for KeyRequestFormName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`KeyRequestFormOrganisation`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct KeyRequestFormOrganisation(::std::string::String);
+    impl ::std::ops::Deref for KeyRequestFormOrganisation {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<KeyRequestFormOrganisation> for ::std::string::String {
+        fn from(value: KeyRequestFormOrganisation) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestFormOrganisation {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestFormOrganisation {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestFormOrganisation {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for KeyRequestFormOrganisation {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "The address the key is sent to once approved."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct KeyRequestFormTechnicalContact(::std::string::String);
+    impl ::std::ops::Deref for KeyRequestFormTechnicalContact {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<KeyRequestFormTechnicalContact> for ::std::string::String {
+        fn from(value: KeyRequestFormTechnicalContact) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestFormTechnicalContact {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestFormTechnicalContact {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestFormTechnicalContact {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for KeyRequestFormTechnicalContact {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "A page of key requests, oldest first."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct KeyRequestPage {
+        pub items: ::std::vec::Vec<KeyRequest>,
+        pub page: ::std::num::NonZeroU32,
+        pub per_page: ::std::num::NonZeroU32,
+        #[doc = "How many items there are in all."]
+        pub total: i64,
+    }
+    impl KeyRequestPage {
+        pub fn builder() -> builder::KeyRequestPage {
+            Default::default()
+        }
+    }
+    #[doc = "Where a request for an API key stands."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum KeyRequestStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "approved")]
+        Approved,
+        #[serde(rename = "rejected")]
+        Rejected,
+    }
+    impl ::std::fmt::Display for KeyRequestStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Approved => f.write_str("approved"),
+                Self::Rejected => f.write_str("rejected"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for KeyRequestStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "approved" => Ok(Self::Approved),
+                "rejected" => Ok(Self::Rejected),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for KeyRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for KeyRequestStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     #[doc = "`KeyStats`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -811,6 +1708,105 @@ pub mod types {
     impl NotifyResult {
         pub fn builder() -> builder::NotifyResult {
             Default::default()
+        }
+    }
+    #[doc = "An OAuth client as the operator sees it (never its secret)."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct OAuthClient {
+        #[doc = "What the client gives as `client_id`."]
+        pub client_id: ::std::string::String,
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "Who the client is; for the operator."]
+        pub name: ::std::string::String,
+        #[doc = "When it was revoked; its tokens ended then."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "The most its tokens may carry."]
+        pub scopes: ::std::vec::Vec<::std::string::String>,
+    }
+    impl OAuthClient {
+        pub fn builder() -> builder::OAuthClient {
+            Default::default()
+        }
+    }
+    #[doc = "A client to register."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct OAuthClientSpec {
+        #[doc = "Who the client is (for the operator)."]
+        pub name: OAuthClientSpecName,
+        #[doc = "The most its tokens may carry; at least one."]
+        pub scopes: ::std::vec::Vec<::std::string::String>,
+    }
+    impl OAuthClientSpec {
+        pub fn builder() -> builder::OAuthClientSpec {
+            Default::default()
+        }
+    }
+    #[doc = "Who the client is (for the operator)."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct OAuthClientSpecName(::std::string::String);
+    impl ::std::ops::Deref for OAuthClientSpecName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OAuthClientSpecName> for ::std::string::String {
+        fn from(value: OAuthClientSpecName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OAuthClientSpecName {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OAuthClientSpecName {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OAuthClientSpecName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OAuthClientSpecName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`OutboxCheck`"]
@@ -1211,6 +2207,207 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "`ReplaceAchievementSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ReplaceAchievementSlug(::std::string::String);
+    impl ::std::ops::Deref for ReplaceAchievementSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReplaceAchievementSlug> for ::std::string::String {
+        fn from(value: ReplaceAchievementSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReplaceAchievementSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReplaceAchievementSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReplaceAchievementSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReplaceAchievementSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ReplacePostSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ReplacePostSlug(::std::string::String);
+    impl ::std::ops::Deref for ReplacePostSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReplacePostSlug> for ::std::string::String {
+        fn from(value: ReplacePostSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReplacePostSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReplacePostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReplacePostSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReplacePostSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ReplaceProjectSlug`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ReplaceProjectSlug(::std::string::String);
+    impl ::std::ops::Deref for ReplaceProjectSlug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReplaceProjectSlug> for ::std::string::String {
+        fn from(value: ReplaceProjectSlug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReplaceProjectSlug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReplaceProjectSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReplaceProjectSlug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReplaceProjectSlug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`RequestStats`"]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -1227,6 +2424,106 @@ pub mod types {
     impl RequestStats {
         pub fn builder() -> builder::RequestStats {
             Default::default()
+        }
+    }
+    #[doc = "Which failed emails to requeue."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Default,
+        schemars :: JsonSchema,
+    )]
+    pub struct Requeue {
+        #[doc = "These ids; none or empty: every failed email."]
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub ids: ::std::vec::Vec<i64>,
+    }
+    impl Requeue {
+        pub fn builder() -> builder::Requeue {
+            Default::default()
+        }
+    }
+    #[doc = "`Requeued`"]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct Requeued {
+        #[doc = "Asked for, but not failed (sent, pending or unknown): left alone."]
+        pub not_failed: ::std::vec::Vec<i64>,
+        #[doc = "Back in the queue: the worker sends them again."]
+        pub requeued: ::std::vec::Vec<i64>,
+    }
+    impl Requeued {
+        pub fn builder() -> builder::Requeued {
+            Default::default()
+        }
+    }
+    #[doc = "A rotation: the replacement, shown once, and until when the old key works."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct RotatedApiKey {
+        pub new: IssuedApiKey,
+        pub old_key_valid_until: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub replaced: ::std::string::String,
+    }
+    impl RotatedApiKey {
+        pub fn builder() -> builder::RotatedApiKey {
+            Default::default()
+        }
+    }
+    #[doc = "The service a credential opens."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum Service {
+        #[serde(rename = "portfolio")]
+        Portfolio,
+        #[serde(rename = "petstore")]
+        Petstore,
+    }
+    impl ::std::fmt::Display for Service {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Portfolio => f.write_str("portfolio"),
+                Self::Petstore => f.write_str("petstore"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for Service {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "portfolio" => Ok(Self::Portfolio),
+                "petstore" => Ok(Self::Petstore),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Service {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Service {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     #[doc = "`SiteInfo`"]
@@ -1381,6 +2678,94 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    #[doc = "A subscriber as the operator sees it (never the tokens of its links)."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct SubscriberEntry {
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub email: ::std::string::String,
+        pub id: i64,
+        pub status: SubscriberStatus,
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    impl SubscriberEntry {
+        pub fn builder() -> builder::SubscriberEntry {
+            Default::default()
+        }
+    }
+    #[doc = "A page of subscribers, in the order they came."]
+    #[derive(
+        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
+    )]
+    pub struct SubscriberPage {
+        pub items: ::std::vec::Vec<SubscriberEntry>,
+        pub page: ::std::num::NonZeroU32,
+        pub per_page: ::std::num::NonZeroU32,
+        #[doc = "How many items there are in all."]
+        pub total: i64,
+    }
+    impl SubscriberPage {
+        pub fn builder() -> builder::SubscriberPage {
+            Default::default()
+        }
+    }
+    #[doc = "Where a subscriber stands."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum SubscriberStatus {
+        #[serde(rename = "pending")]
+        Pending,
+        #[serde(rename = "subscribed")]
+        Subscribed,
+        #[serde(rename = "unsubscribed")]
+        Unsubscribed,
+    }
+    impl ::std::fmt::Display for SubscriberStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("pending"),
+                Self::Subscribed => f.write_str("subscribed"),
+                Self::Unsubscribed => f.write_str("unsubscribed"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscriberStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "pending" => Ok(Self::Pending),
+                "subscribed" => Ok(Self::Subscribed),
+                "unsubscribed" => Ok(Self::Unsubscribed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     #[doc = "`SubscriptionState`"]
@@ -1788,6 +3173,566 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct ApiKey {
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            expires_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            last_used_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            revoked_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            rotated_to: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            scopes: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            service: ::std::result::Result<super::Service, ::std::string::String>,
+        }
+        impl ::std::default::Default for ApiKey {
+            fn default() -> Self {
+                Self {
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    expires_at: Ok(Default::default()),
+                    id: Err("no value supplied for id".to_string()),
+                    last_used_at: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    revoked_at: Ok(Default::default()),
+                    rotated_to: Ok(Default::default()),
+                    scopes: Err("no value supplied for scopes".to_string()),
+                    service: Err("no value supplied for service".to_string()),
+                }
+            }
+        }
+        impl ApiKey {
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for created_at: {e}"));
+                self
+            }
+            pub fn expires_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for expires_at: {e}"));
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn last_used_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.last_used_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for last_used_at: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn revoked_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.revoked_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for revoked_at: {e}"));
+                self
+            }
+            pub fn rotated_to<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.rotated_to = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for rotated_to: {e}"));
+                self
+            }
+            pub fn scopes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for scopes: {e}"));
+                self
+            }
+            pub fn service<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Service>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.service = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for service: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ApiKey> for super::ApiKey {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ApiKey,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    created_at: value.created_at?,
+                    expires_at: value.expires_at?,
+                    id: value.id?,
+                    last_used_at: value.last_used_at?,
+                    name: value.name?,
+                    revoked_at: value.revoked_at?,
+                    rotated_to: value.rotated_to?,
+                    scopes: value.scopes?,
+                    service: value.service?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ApiKey> for ApiKey {
+            fn from(value: super::ApiKey) -> Self {
+                Self {
+                    created_at: Ok(value.created_at),
+                    expires_at: Ok(value.expires_at),
+                    id: Ok(value.id),
+                    last_used_at: Ok(value.last_used_at),
+                    name: Ok(value.name),
+                    revoked_at: Ok(value.revoked_at),
+                    rotated_to: Ok(value.rotated_to),
+                    scopes: Ok(value.scopes),
+                    service: Ok(value.service),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ApiKeySpec {
+            expires_in_days: ::std::result::Result<
+                ::std::option::Option<::std::num::NonZeroU32>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<super::ApiKeySpecName, ::std::string::String>,
+            scopes: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            service:
+                ::std::result::Result<::std::option::Option<super::Service>, ::std::string::String>,
+        }
+        impl ::std::default::Default for ApiKeySpec {
+            fn default() -> Self {
+                Self {
+                    expires_in_days: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    scopes: Ok(Default::default()),
+                    service: Ok(Default::default()),
+                }
+            }
+        }
+        impl ApiKeySpec {
+            pub fn expires_in_days<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::num::NonZeroU32>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_in_days = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for expires_in_days: {e}")
+                });
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ApiKeySpecName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn scopes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for scopes: {e}"));
+                self
+            }
+            pub fn service<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<super::Service>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.service = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for service: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ApiKeySpec> for super::ApiKeySpec {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ApiKeySpec,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    expires_in_days: value.expires_in_days?,
+                    name: value.name?,
+                    scopes: value.scopes?,
+                    service: value.service?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ApiKeySpec> for ApiKeySpec {
+            fn from(value: super::ApiKeySpec) -> Self {
+                Self {
+                    expires_in_days: Ok(value.expires_in_days),
+                    name: Ok(value.name),
+                    scopes: Ok(value.scopes),
+                    service: Ok(value.service),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Approval {
+            expires_in_days: ::std::result::Result<
+                ::std::option::Option<::std::num::NonZeroU32>,
+                ::std::string::String,
+            >,
+            scopes: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for Approval {
+            fn default() -> Self {
+                Self {
+                    expires_in_days: Ok(Default::default()),
+                    scopes: Ok(Default::default()),
+                }
+            }
+        }
+        impl Approval {
+            pub fn expires_in_days<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::num::NonZeroU32>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expires_in_days = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for expires_in_days: {e}")
+                });
+                self
+            }
+            pub fn scopes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for scopes: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Approval> for super::Approval {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Approval,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    expires_in_days: value.expires_in_days?,
+                    scopes: value.scopes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Approval> for Approval {
+            fn from(value: super::Approval) -> Self {
+                Self {
+                    expires_in_days: Ok(value.expires_in_days),
+                    scopes: Ok(value.scopes),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ApprovedKeyRequest {
+            api_key: ::std::result::Result<super::ApiKey, ::std::string::String>,
+            key: ::std::result::Result<::std::string::String, ::std::string::String>,
+            request: ::std::result::Result<super::KeyRequest, ::std::string::String>,
+        }
+        impl ::std::default::Default for ApprovedKeyRequest {
+            fn default() -> Self {
+                Self {
+                    api_key: Err("no value supplied for api_key".to_string()),
+                    key: Err("no value supplied for key".to_string()),
+                    request: Err("no value supplied for request".to_string()),
+                }
+            }
+        }
+        impl ApprovedKeyRequest {
+            pub fn api_key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ApiKey>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.api_key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for api_key: {e}"));
+                self
+            }
+            pub fn key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for key: {e}"));
+                self
+            }
+            pub fn request<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequest>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.request = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for request: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ApprovedKeyRequest> for super::ApprovedKeyRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ApprovedKeyRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    api_key: value.api_key?,
+                    key: value.key?,
+                    request: value.request?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ApprovedKeyRequest> for ApprovedKeyRequest {
+            fn from(value: super::ApprovedKeyRequest) -> Self {
+                Self {
+                    api_key: Ok(value.api_key),
+                    key: Ok(value.key),
+                    request: Ok(value.request),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct AuthorizationServerMetadata {
+            grant_types_supported: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            issuer: ::std::result::Result<::std::string::String, ::std::string::String>,
+            response_types_supported: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            revocation_endpoint:
+                ::std::result::Result<::std::string::String, ::std::string::String>,
+            revocation_endpoint_auth_methods_supported: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            scopes_supported: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+            token_endpoint: ::std::result::Result<::std::string::String, ::std::string::String>,
+            token_endpoint_auth_methods_supported: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for AuthorizationServerMetadata {
+            fn default() -> Self {
+                Self {
+                    grant_types_supported: Err(
+                        "no value supplied for grant_types_supported".to_string()
+                    ),
+                    issuer: Err("no value supplied for issuer".to_string()),
+                    response_types_supported: Err(
+                        "no value supplied for response_types_supported".to_string()
+                    ),
+                    revocation_endpoint: Err(
+                        "no value supplied for revocation_endpoint".to_string()
+                    ),
+                    revocation_endpoint_auth_methods_supported: Err(
+                        "no value supplied for revocation_endpoint_auth_methods_supported"
+                            .to_string(),
+                    ),
+                    scopes_supported: Err("no value supplied for scopes_supported".to_string()),
+                    token_endpoint: Err("no value supplied for token_endpoint".to_string()),
+                    token_endpoint_auth_methods_supported: Err(
+                        "no value supplied for token_endpoint_auth_methods_supported".to_string(),
+                    ),
+                }
+            }
+        }
+        impl AuthorizationServerMetadata {
+            pub fn grant_types_supported<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.grant_types_supported = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for grant_types_supported: {e}")
+                });
+                self
+            }
+            pub fn issuer<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.issuer = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for issuer: {e}"));
+                self
+            }
+            pub fn response_types_supported<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.response_types_supported = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for response_types_supported: {e}")
+                });
+                self
+            }
+            pub fn revocation_endpoint<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.revocation_endpoint = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for revocation_endpoint: {e}")
+                });
+                self
+            }
+            pub fn revocation_endpoint_auth_methods_supported<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self . revocation_endpoint_auth_methods_supported = value . try_into () . map_err (| e | format ! ("error converting supplied value for revocation_endpoint_auth_methods_supported: {e}")) ;
+                self
+            }
+            pub fn scopes_supported<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes_supported = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for scopes_supported: {e}")
+                });
+                self
+            }
+            pub fn token_endpoint<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.token_endpoint = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for token_endpoint: {e}")
+                });
+                self
+            }
+            pub fn token_endpoint_auth_methods_supported<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self . token_endpoint_auth_methods_supported = value . try_into () . map_err (| e | format ! ("error converting supplied value for token_endpoint_auth_methods_supported: {e}")) ;
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<AuthorizationServerMetadata> for super::AuthorizationServerMetadata {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: AuthorizationServerMetadata,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    grant_types_supported: value.grant_types_supported?,
+                    issuer: value.issuer?,
+                    response_types_supported: value.response_types_supported?,
+                    revocation_endpoint: value.revocation_endpoint?,
+                    revocation_endpoint_auth_methods_supported: value
+                        .revocation_endpoint_auth_methods_supported?,
+                    scopes_supported: value.scopes_supported?,
+                    token_endpoint: value.token_endpoint?,
+                    token_endpoint_auth_methods_supported: value
+                        .token_endpoint_auth_methods_supported?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::AuthorizationServerMetadata> for AuthorizationServerMetadata {
+            fn from(value: super::AuthorizationServerMetadata) -> Self {
+                Self {
+                    grant_types_supported: Ok(value.grant_types_supported),
+                    issuer: Ok(value.issuer),
+                    response_types_supported: Ok(value.response_types_supported),
+                    revocation_endpoint: Ok(value.revocation_endpoint),
+                    revocation_endpoint_auth_methods_supported: Ok(
+                        value.revocation_endpoint_auth_methods_supported
+                    ),
+                    scopes_supported: Ok(value.scopes_supported),
+                    token_endpoint: Ok(value.token_endpoint),
+                    token_endpoint_auth_methods_supported: Ok(
+                        value.token_endpoint_auth_methods_supported
+                    ),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Check {
             detail: ::std::result::Result<::std::string::String, ::std::string::String>,
             ok: ::std::result::Result<bool, ::std::string::String>,
@@ -1838,6 +3783,125 @@ pub mod types {
                 Self {
                     detail: Ok(value.detail),
                     ok: Ok(value.ok),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct ContactEntry {
+            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            id: ::std::result::Result<i64, ::std::string::String>,
+            message: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            received_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            subject: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for ContactEntry {
+            fn default() -> Self {
+                Self {
+                    email: Err("no value supplied for email".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    message: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    received_at: Err("no value supplied for received_at".to_string()),
+                    subject: Ok(Default::default()),
+                }
+            }
+        }
+        impl ContactEntry {
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for email: {e}"));
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn message<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.message = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for message: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn received_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.received_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for received_at: {e}"));
+                self
+            }
+            pub fn subject<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.subject = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for subject: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ContactEntry> for super::ContactEntry {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ContactEntry,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    email: value.email?,
+                    id: value.id?,
+                    message: value.message?,
+                    name: value.name?,
+                    received_at: value.received_at?,
+                    subject: value.subject?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ContactEntry> for ContactEntry {
+            fn from(value: super::ContactEntry) -> Self {
+                Self {
+                    email: Ok(value.email),
+                    id: Ok(value.id),
+                    message: Ok(value.message),
+                    name: Ok(value.name),
+                    received_at: Ok(value.received_at),
+                    subject: Ok(value.subject),
                 }
             }
         }
@@ -1987,6 +4051,89 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct ContactSubmissionPage {
+            items:
+                ::std::result::Result<::std::vec::Vec<super::ContactEntry>, ::std::string::String>,
+            page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            total: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for ContactSubmissionPage {
+            fn default() -> Self {
+                Self {
+                    items: Err("no value supplied for items".to_string()),
+                    page: Err("no value supplied for page".to_string()),
+                    per_page: Err("no value supplied for per_page".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                }
+            }
+        }
+        impl ContactSubmissionPage {
+            pub fn items<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::ContactEntry>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.items = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for page: {e}"));
+                self
+            }
+            pub fn per_page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.per_page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for per_page: {e}"));
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for total: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<ContactSubmissionPage> for super::ContactSubmissionPage {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: ContactSubmissionPage,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    items: value.items?,
+                    page: value.page?,
+                    per_page: value.per_page?,
+                    total: value.total?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::ContactSubmissionPage> for ContactSubmissionPage {
+            fn from(value: super::ContactSubmissionPage) -> Self {
+                Self {
+                    items: Ok(value.items),
+                    page: Ok(value.page),
+                    per_page: Ok(value.per_page),
+                    total: Ok(value.total),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct ErrorBody {
             error: ::std::result::Result<super::ErrorDetail, ::std::string::String>,
         }
@@ -2100,6 +4247,119 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct FailedEmail {
+            attempts: ::std::result::Result<i32, ::std::string::String>,
+            id: ::std::result::Result<i64, ::std::string::String>,
+            last_error: ::std::result::Result<::std::string::String, ::std::string::String>,
+            queued_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            recipient: ::std::result::Result<::std::string::String, ::std::string::String>,
+            subject: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for FailedEmail {
+            fn default() -> Self {
+                Self {
+                    attempts: Err("no value supplied for attempts".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    last_error: Err("no value supplied for last_error".to_string()),
+                    queued_at: Err("no value supplied for queued_at".to_string()),
+                    recipient: Err("no value supplied for recipient".to_string()),
+                    subject: Err("no value supplied for subject".to_string()),
+                }
+            }
+        }
+        impl FailedEmail {
+            pub fn attempts<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.attempts = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for attempts: {e}"));
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn last_error<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.last_error = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for last_error: {e}"));
+                self
+            }
+            pub fn queued_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.queued_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for queued_at: {e}"));
+                self
+            }
+            pub fn recipient<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.recipient = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for recipient: {e}"));
+                self
+            }
+            pub fn subject<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.subject = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for subject: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<FailedEmail> for super::FailedEmail {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: FailedEmail,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    attempts: value.attempts?,
+                    id: value.id?,
+                    last_error: value.last_error?,
+                    queued_at: value.queued_at?,
+                    recipient: value.recipient?,
+                    subject: value.subject?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::FailedEmail> for FailedEmail {
+            fn from(value: super::FailedEmail) -> Self {
+                Self {
+                    attempts: Ok(value.attempts),
+                    id: Ok(value.id),
+                    last_error: Ok(value.last_error),
+                    queued_at: Ok(value.queued_at),
+                    recipient: Ok(value.recipient),
+                    subject: Ok(value.subject),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct Health {
             status: ::std::result::Result<super::HealthStatus, ::std::string::String>,
             uptime_seconds: ::std::result::Result<i64, ::std::string::String>,
@@ -2164,6 +4424,527 @@ pub mod types {
                     status: Ok(value.status),
                     uptime_seconds: Ok(value.uptime_seconds),
                     version: Ok(value.version),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct IssuedApiKey {
+            api_key: ::std::result::Result<super::ApiKey, ::std::string::String>,
+            key: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for IssuedApiKey {
+            fn default() -> Self {
+                Self {
+                    api_key: Err("no value supplied for api_key".to_string()),
+                    key: Err("no value supplied for key".to_string()),
+                }
+            }
+        }
+        impl IssuedApiKey {
+            pub fn api_key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::ApiKey>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.api_key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for api_key: {e}"));
+                self
+            }
+            pub fn key<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.key = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for key: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<IssuedApiKey> for super::IssuedApiKey {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: IssuedApiKey,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    api_key: value.api_key?,
+                    key: value.key?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::IssuedApiKey> for IssuedApiKey {
+            fn from(value: super::IssuedApiKey) -> Self {
+                Self {
+                    api_key: Ok(value.api_key),
+                    key: Ok(value.key),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct IssuedOAuthClient {
+            client: ::std::result::Result<super::OAuthClient, ::std::string::String>,
+            client_secret: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for IssuedOAuthClient {
+            fn default() -> Self {
+                Self {
+                    client: Err("no value supplied for client".to_string()),
+                    client_secret: Err("no value supplied for client_secret".to_string()),
+                }
+            }
+        }
+        impl IssuedOAuthClient {
+            pub fn client<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::OAuthClient>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.client = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for client: {e}"));
+                self
+            }
+            pub fn client_secret<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.client_secret = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for client_secret: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<IssuedOAuthClient> for super::IssuedOAuthClient {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: IssuedOAuthClient,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    client: value.client?,
+                    client_secret: value.client_secret?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::IssuedOAuthClient> for IssuedOAuthClient {
+            fn from(value: super::IssuedOAuthClient) -> Self {
+                Self {
+                    client: Ok(value.client),
+                    client_secret: Ok(value.client_secret),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct KeyRequest {
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            decided_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            expected_volume: ::std::result::Result<::std::string::String, ::std::string::String>,
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            intended_use: ::std::result::Result<::std::string::String, ::std::string::String>,
+            key_id: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            organisation: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<super::KeyRequestStatus, ::std::string::String>,
+            technical_contact: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for KeyRequest {
+            fn default() -> Self {
+                Self {
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    decided_at: Ok(Default::default()),
+                    expected_volume: Err("no value supplied for expected_volume".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    intended_use: Err("no value supplied for intended_use".to_string()),
+                    key_id: Ok(Default::default()),
+                    name: Err("no value supplied for name".to_string()),
+                    organisation: Err("no value supplied for organisation".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    technical_contact: Err("no value supplied for technical_contact".to_string()),
+                }
+            }
+        }
+        impl KeyRequest {
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for created_at: {e}"));
+                self
+            }
+            pub fn decided_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.decided_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for decided_at: {e}"));
+                self
+            }
+            pub fn expected_volume<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expected_volume = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for expected_volume: {e}")
+                });
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn intended_use<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.intended_use = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for intended_use: {e}"));
+                self
+            }
+            pub fn key_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.key_id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for key_id: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn organisation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.organisation = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for organisation: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+            pub fn technical_contact<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.technical_contact = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for technical_contact: {e}")
+                });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<KeyRequest> for super::KeyRequest {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: KeyRequest,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    created_at: value.created_at?,
+                    decided_at: value.decided_at?,
+                    expected_volume: value.expected_volume?,
+                    id: value.id?,
+                    intended_use: value.intended_use?,
+                    key_id: value.key_id?,
+                    name: value.name?,
+                    organisation: value.organisation?,
+                    status: value.status?,
+                    technical_contact: value.technical_contact?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::KeyRequest> for KeyRequest {
+            fn from(value: super::KeyRequest) -> Self {
+                Self {
+                    created_at: Ok(value.created_at),
+                    decided_at: Ok(value.decided_at),
+                    expected_volume: Ok(value.expected_volume),
+                    id: Ok(value.id),
+                    intended_use: Ok(value.intended_use),
+                    key_id: Ok(value.key_id),
+                    name: Ok(value.name),
+                    organisation: Ok(value.organisation),
+                    status: Ok(value.status),
+                    technical_contact: Ok(value.technical_contact),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct KeyRequestAccepted {
+            id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            status: ::std::result::Result<super::KeyRequestStatus, ::std::string::String>,
+        }
+        impl ::std::default::Default for KeyRequestAccepted {
+            fn default() -> Self {
+                Self {
+                    id: Err("no value supplied for id".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                }
+            }
+        }
+        impl KeyRequestAccepted {
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<KeyRequestAccepted> for super::KeyRequestAccepted {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: KeyRequestAccepted,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    id: value.id?,
+                    status: value.status?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::KeyRequestAccepted> for KeyRequestAccepted {
+            fn from(value: super::KeyRequestAccepted) -> Self {
+                Self {
+                    id: Ok(value.id),
+                    status: Ok(value.status),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct KeyRequestForm {
+            expected_volume:
+                ::std::result::Result<super::KeyRequestFormExpectedVolume, ::std::string::String>,
+            intended_use:
+                ::std::result::Result<super::KeyRequestFormIntendedUse, ::std::string::String>,
+            name: ::std::result::Result<super::KeyRequestFormName, ::std::string::String>,
+            organisation:
+                ::std::result::Result<super::KeyRequestFormOrganisation, ::std::string::String>,
+            technical_contact:
+                ::std::result::Result<super::KeyRequestFormTechnicalContact, ::std::string::String>,
+        }
+        impl ::std::default::Default for KeyRequestForm {
+            fn default() -> Self {
+                Self {
+                    expected_volume: Err("no value supplied for expected_volume".to_string()),
+                    intended_use: Err("no value supplied for intended_use".to_string()),
+                    name: Err("no value supplied for name".to_string()),
+                    organisation: Err("no value supplied for organisation".to_string()),
+                    technical_contact: Err("no value supplied for technical_contact".to_string()),
+                }
+            }
+        }
+        impl KeyRequestForm {
+            pub fn expected_volume<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestFormExpectedVolume>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.expected_volume = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for expected_volume: {e}")
+                });
+                self
+            }
+            pub fn intended_use<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestFormIntendedUse>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.intended_use = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for intended_use: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestFormName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn organisation<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestFormOrganisation>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.organisation = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for organisation: {e}"));
+                self
+            }
+            pub fn technical_contact<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::KeyRequestFormTechnicalContact>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.technical_contact = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for technical_contact: {e}")
+                });
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<KeyRequestForm> for super::KeyRequestForm {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: KeyRequestForm,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    expected_volume: value.expected_volume?,
+                    intended_use: value.intended_use?,
+                    name: value.name?,
+                    organisation: value.organisation?,
+                    technical_contact: value.technical_contact?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::KeyRequestForm> for KeyRequestForm {
+            fn from(value: super::KeyRequestForm) -> Self {
+                Self {
+                    expected_volume: Ok(value.expected_volume),
+                    intended_use: Ok(value.intended_use),
+                    name: Ok(value.name),
+                    organisation: Ok(value.organisation),
+                    technical_contact: Ok(value.technical_contact),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct KeyRequestPage {
+            items: ::std::result::Result<::std::vec::Vec<super::KeyRequest>, ::std::string::String>,
+            page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            total: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for KeyRequestPage {
+            fn default() -> Self {
+                Self {
+                    items: Err("no value supplied for items".to_string()),
+                    page: Err("no value supplied for page".to_string()),
+                    per_page: Err("no value supplied for per_page".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                }
+            }
+        }
+        impl KeyRequestPage {
+            pub fn items<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::KeyRequest>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.items = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for page: {e}"));
+                self
+            }
+            pub fn per_page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.per_page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for per_page: {e}"));
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for total: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<KeyRequestPage> for super::KeyRequestPage {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: KeyRequestPage,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    items: value.items?,
+                    page: value.page?,
+                    per_page: value.per_page?,
+                    total: value.total?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::KeyRequestPage> for KeyRequestPage {
+            fn from(value: super::KeyRequestPage) -> Self {
+                Self {
+                    items: Ok(value.items),
+                    page: Ok(value.page),
+                    per_page: Ok(value.per_page),
+                    total: Ok(value.total),
                 }
             }
         }
@@ -2479,6 +5260,170 @@ pub mod types {
                     already_notified: Ok(value.already_notified),
                     post_slug: Ok(value.post_slug),
                     queued: Ok(value.queued),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct OAuthClient {
+            client_id: ::std::result::Result<::std::string::String, ::std::string::String>,
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            name: ::std::result::Result<::std::string::String, ::std::string::String>,
+            revoked_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
+            scopes: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for OAuthClient {
+            fn default() -> Self {
+                Self {
+                    client_id: Err("no value supplied for client_id".to_string()),
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    name: Err("no value supplied for name".to_string()),
+                    revoked_at: Ok(Default::default()),
+                    scopes: Err("no value supplied for scopes".to_string()),
+                }
+            }
+        }
+        impl OAuthClient {
+            pub fn client_id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.client_id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for client_id: {e}"));
+                self
+            }
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for created_at: {e}"));
+                self
+            }
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn revoked_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.revoked_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for revoked_at: {e}"));
+                self
+            }
+            pub fn scopes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for scopes: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<OAuthClient> for super::OAuthClient {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: OAuthClient,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    client_id: value.client_id?,
+                    created_at: value.created_at?,
+                    name: value.name?,
+                    revoked_at: value.revoked_at?,
+                    scopes: value.scopes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::OAuthClient> for OAuthClient {
+            fn from(value: super::OAuthClient) -> Self {
+                Self {
+                    client_id: Ok(value.client_id),
+                    created_at: Ok(value.created_at),
+                    name: Ok(value.name),
+                    revoked_at: Ok(value.revoked_at),
+                    scopes: Ok(value.scopes),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct OAuthClientSpec {
+            name: ::std::result::Result<super::OAuthClientSpecName, ::std::string::String>,
+            scopes: ::std::result::Result<
+                ::std::vec::Vec<::std::string::String>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for OAuthClientSpec {
+            fn default() -> Self {
+                Self {
+                    name: Err("no value supplied for name".to_string()),
+                    scopes: Err("no value supplied for scopes".to_string()),
+                }
+            }
+        }
+        impl OAuthClientSpec {
+            pub fn name<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::OAuthClientSpecName>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.name = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for name: {e}"));
+                self
+            }
+            pub fn scopes<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.scopes = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for scopes: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<OAuthClientSpec> for super::OAuthClientSpec {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: OAuthClientSpec,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    name: value.name?,
+                    scopes: value.scopes?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::OAuthClientSpec> for OAuthClientSpec {
+            fn from(value: super::OAuthClientSpec) -> Self {
+                Self {
+                    name: Ok(value.name),
+                    scopes: Ok(value.scopes),
                 }
             }
         }
@@ -3464,6 +6409,169 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct Requeue {
+            ids: ::std::result::Result<::std::vec::Vec<i64>, ::std::string::String>,
+        }
+        impl ::std::default::Default for Requeue {
+            fn default() -> Self {
+                Self {
+                    ids: Ok(Default::default()),
+                }
+            }
+        }
+        impl Requeue {
+            pub fn ids<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.ids = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for ids: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Requeue> for super::Requeue {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Requeue,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self { ids: value.ids? })
+            }
+        }
+        impl ::std::convert::From<super::Requeue> for Requeue {
+            fn from(value: super::Requeue) -> Self {
+                Self { ids: Ok(value.ids) }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct Requeued {
+            not_failed: ::std::result::Result<::std::vec::Vec<i64>, ::std::string::String>,
+            requeued: ::std::result::Result<::std::vec::Vec<i64>, ::std::string::String>,
+        }
+        impl ::std::default::Default for Requeued {
+            fn default() -> Self {
+                Self {
+                    not_failed: Err("no value supplied for not_failed".to_string()),
+                    requeued: Err("no value supplied for requeued".to_string()),
+                }
+            }
+        }
+        impl Requeued {
+            pub fn not_failed<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.not_failed = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for not_failed: {e}"));
+                self
+            }
+            pub fn requeued<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<i64>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.requeued = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for requeued: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<Requeued> for super::Requeued {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: Requeued,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    not_failed: value.not_failed?,
+                    requeued: value.requeued?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::Requeued> for Requeued {
+            fn from(value: super::Requeued) -> Self {
+                Self {
+                    not_failed: Ok(value.not_failed),
+                    requeued: Ok(value.requeued),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct RotatedApiKey {
+            new: ::std::result::Result<super::IssuedApiKey, ::std::string::String>,
+            old_key_valid_until: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            replaced: ::std::result::Result<::std::string::String, ::std::string::String>,
+        }
+        impl ::std::default::Default for RotatedApiKey {
+            fn default() -> Self {
+                Self {
+                    new: Err("no value supplied for new".to_string()),
+                    old_key_valid_until: Err(
+                        "no value supplied for old_key_valid_until".to_string()
+                    ),
+                    replaced: Err("no value supplied for replaced".to_string()),
+                }
+            }
+        }
+        impl RotatedApiKey {
+            pub fn new<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::IssuedApiKey>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.new = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for new: {e}"));
+                self
+            }
+            pub fn old_key_valid_until<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.old_key_valid_until = value.try_into().map_err(|e| {
+                    format!("error converting supplied value for old_key_valid_until: {e}")
+                });
+                self
+            }
+            pub fn replaced<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.replaced = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for replaced: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<RotatedApiKey> for super::RotatedApiKey {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: RotatedApiKey,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    new: value.new?,
+                    old_key_valid_until: value.old_key_valid_until?,
+                    replaced: value.replaced?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::RotatedApiKey> for RotatedApiKey {
+            fn from(value: super::RotatedApiKey) -> Self {
+                Self {
+                    new: Ok(value.new),
+                    old_key_valid_until: Ok(value.old_key_valid_until),
+                    replaced: Ok(value.replaced),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct SiteInfo {
             bio: ::std::result::Result<::std::string::String, ::std::string::String>,
             contact_email: ::std::result::Result<
@@ -3691,6 +6799,193 @@ pub mod types {
             }
         }
         #[derive(Clone, Debug)]
+        pub struct SubscriberEntry {
+            created_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+            email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            id: ::std::result::Result<i64, ::std::string::String>,
+            status: ::std::result::Result<super::SubscriberStatus, ::std::string::String>,
+            updated_at: ::std::result::Result<
+                ::chrono::DateTime<::chrono::offset::Utc>,
+                ::std::string::String,
+            >,
+        }
+        impl ::std::default::Default for SubscriberEntry {
+            fn default() -> Self {
+                Self {
+                    created_at: Err("no value supplied for created_at".to_string()),
+                    email: Err("no value supplied for email".to_string()),
+                    id: Err("no value supplied for id".to_string()),
+                    status: Err("no value supplied for status".to_string()),
+                    updated_at: Err("no value supplied for updated_at".to_string()),
+                }
+            }
+        }
+        impl SubscriberEntry {
+            pub fn created_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.created_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for created_at: {e}"));
+                self
+            }
+            pub fn email<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::string::String>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.email = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for email: {e}"));
+                self
+            }
+            pub fn id<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.id = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for id: {e}"));
+                self
+            }
+            pub fn status<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::SubscriberStatus>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.status = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for status: {e}"));
+                self
+            }
+            pub fn updated_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.updated_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for updated_at: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SubscriberEntry> for super::SubscriberEntry {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SubscriberEntry,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    created_at: value.created_at?,
+                    email: value.email?,
+                    id: value.id?,
+                    status: value.status?,
+                    updated_at: value.updated_at?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SubscriberEntry> for SubscriberEntry {
+            fn from(value: super::SubscriberEntry) -> Self {
+                Self {
+                    created_at: Ok(value.created_at),
+                    email: Ok(value.email),
+                    id: Ok(value.id),
+                    status: Ok(value.status),
+                    updated_at: Ok(value.updated_at),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
+        pub struct SubscriberPage {
+            items: ::std::result::Result<
+                ::std::vec::Vec<super::SubscriberEntry>,
+                ::std::string::String,
+            >,
+            page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
+            total: ::std::result::Result<i64, ::std::string::String>,
+        }
+        impl ::std::default::Default for SubscriberPage {
+            fn default() -> Self {
+                Self {
+                    items: Err("no value supplied for items".to_string()),
+                    page: Err("no value supplied for page".to_string()),
+                    per_page: Err("no value supplied for per_page".to_string()),
+                    total: Err("no value supplied for total".to_string()),
+                }
+            }
+        }
+        impl SubscriberPage {
+            pub fn items<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::vec::Vec<super::SubscriberEntry>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.items = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for page: {e}"));
+                self
+            }
+            pub fn per_page<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::num::NonZeroU32>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.per_page = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for per_page: {e}"));
+                self
+            }
+            pub fn total<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<i64>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.total = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for total: {e}"));
+                self
+            }
+        }
+        impl ::std::convert::TryFrom<SubscriberPage> for super::SubscriberPage {
+            type Error = super::error::ConversionError;
+            fn try_from(
+                value: SubscriberPage,
+            ) -> ::std::result::Result<Self, super::error::ConversionError> {
+                Ok(Self {
+                    items: value.items?,
+                    page: value.page?,
+                    per_page: value.per_page?,
+                    total: value.total?,
+                })
+            }
+        }
+        impl ::std::convert::From<super::SubscriberPage> for SubscriberPage {
+            fn from(value: super::SubscriberPage) -> Self {
+                Self {
+                    items: Ok(value.items),
+                    page: Ok(value.page),
+                    per_page: Ok(value.per_page),
+                    total: Ok(value.total),
+                }
+            }
+        }
+        #[derive(Clone, Debug)]
         pub struct SubscriptionState {
             status: ::std::result::Result<super::SubscriptionStateStatus, ::std::string::String>,
         }
@@ -3811,9 +7106,113 @@ impl ClientInfo<()> for Client {
 }
 impl ClientHooks<()> for &Client {}
 impl Client {
+    #[doc = "Says where the token and revocation endpoints are and what they take\n\nSends a `GET` request to `/.well-known/oauth-authorization-server`\n\n```text\nlet response = client.get_authorization_server_metadata()\n    .send()\n    .await;\n```"]
+    pub fn get_authorization_server_metadata(&self) -> builder::GetAuthorizationServerMetadata<'_> {
+        builder::GetAuthorizationServerMetadata::new(self)
+    }
     #[doc = "Lists the achievements\n\nNewest first.\n\nSends a `GET` request to `/api/achievements`\n\n```text\nlet response = client.list_achievements()\n    .send()\n    .await;\n```"]
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
+    }
+    #[doc = "Adds an achievement\n\nSends a `POST` request to `/api/admin/achievements`\n\n```text\nlet response = client.create_achievement()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_achievement(&self) -> builder::CreateAchievement<'_> {
+        builder::CreateAchievement::new(self)
+    }
+    #[doc = "Replaces an achievement\n\nSends a `PUT` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_achievement()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn replace_achievement(&self) -> builder::ReplaceAchievement<'_> {
+        builder::ReplaceAchievement::new(self)
+    }
+    #[doc = "Deletes an achievement\n\nSends a `DELETE` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_achievement()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    pub fn delete_achievement(&self) -> builder::DeleteAchievement<'_> {
+        builder::DeleteAchievement::new(self)
+    }
+    #[doc = "Lists the API keys (never their secrets), newest first. Keys from the\nconfiguration file are not listed\n\nSends a `GET` request to `/api/admin/api-keys`\n\n```text\nlet response = client.list_api_keys()\n    .send()\n    .await;\n```"]
+    pub fn list_api_keys(&self) -> builder::ListApiKeys<'_> {
+        builder::ListApiKeys::new(self)
+    }
+    #[doc = "Makes an API key; it works at once and is shown this once\n\nSends a `POST` request to `/api/admin/api-keys`\n\n```text\nlet response = client.create_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_api_key(&self) -> builder::CreateApiKey<'_> {
+        builder::CreateApiKey::new(self)
+    }
+    #[doc = "Revokes a key: it stops working at once\n\nSends a `POST` request to `/api/admin/api-keys/{id}/revoke`\n\nArguments:\n- `id`: The key's id.\n```text\nlet response = client.revoke_api_key()\n    .id(id)\n    .send()\n    .await;\n```"]
+    pub fn revoke_api_key(&self) -> builder::RevokeApiKey<'_> {
+        builder::RevokeApiKey::new(self)
+    }
+    #[doc = "Replaces a key with a new one of the same name, scopes, service and\nexpiry, shown this once; the old key keeps working for a while, so that\nits user can switch\n\nSends a `POST` request to `/api/admin/api-keys/{id}/rotate`\n\nArguments:\n- `id`: The key's id.\n- `old_key_valid_for_hours`: How long the old key keeps working, in hours (0: it stops now;\ndefault 24, at most 720).\n```text\nlet response = client.rotate_api_key()\n    .id(id)\n    .old_key_valid_for_hours(old_key_valid_for_hours)\n    .send()\n    .await;\n```"]
+    pub fn rotate_api_key(&self) -> builder::RotateApiKey<'_> {
+        builder::RotateApiKey::new(self)
+    }
+    #[doc = "Lists the contact-form submissions, a page at a time\n\nSends a `GET` request to `/api/admin/contact-submissions`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n```text\nlet response = client.list_contact_submissions()\n    .page(page)\n    .per_page(per_page)\n    .send()\n    .await;\n```"]
+    pub fn list_contact_submissions(&self) -> builder::ListContactSubmissions<'_> {
+        builder::ListContactSubmissions::new(self)
+    }
+    #[doc = "Lists the requests for API keys, oldest first\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n- `status`: Only the requests with this status.\n```text\nlet response = client.list_key_requests()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    pub fn list_key_requests(&self) -> builder::ListKeyRequests<'_> {
+        builder::ListKeyRequests::new(self)
+    }
+    #[doc = "Approves a request: its key is made, shown here once, and emailed to\nthe technical contact\n\nSends a `POST` request to `/api/admin/key-requests/{id}/approve`\n\nArguments:\n- `id`: The request's id.\n- `body`\n```text\nlet response = client.approve_key_request()\n    .id(id)\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn approve_key_request(&self) -> builder::ApproveKeyRequest<'_> {
+        builder::ApproveKeyRequest::new(self)
+    }
+    #[doc = "Rejects a request; the technical contact is told\n\nSends a `POST` request to `/api/admin/key-requests/{id}/reject`\n\nArguments:\n- `id`: The request's id.\n```text\nlet response = client.reject_key_request()\n    .id(id)\n    .send()\n    .await;\n```"]
+    pub fn reject_key_request(&self) -> builder::RejectKeyRequest<'_> {
+        builder::RejectKeyRequest::new(self)
+    }
+    #[doc = "Lists the OAuth clients (never their secrets), newest first\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_o_auth_clients()\n    .send()\n    .await;\n```"]
+    pub fn list_o_auth_clients(&self) -> builder::ListOAuthClients<'_> {
+        builder::ListOAuthClients::new(self)
+    }
+    #[doc = "Registers an OAuth client; its secret is shown this once\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.create_o_auth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_o_auth_client(&self) -> builder::CreateOAuthClient<'_> {
+        builder::CreateOAuthClient::new(self)
+    }
+    #[doc = "Revokes a client: its tokens stop working at once, and it gets no more\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`\n\nArguments:\n- `client_id`: The client's id.\n```text\nlet response = client.revoke_o_auth_client()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
+    pub fn revoke_o_auth_client(&self) -> builder::RevokeOAuthClient<'_> {
+        builder::RevokeOAuthClient::new(self)
+    }
+    #[doc = "Lists the emails that failed for good, newest first (at most 1000)\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\n```text\nlet response = client.list_failed_emails()\n    .send()\n    .await;\n```"]
+    pub fn list_failed_emails(&self) -> builder::ListFailedEmails<'_> {
+        builder::ListFailedEmails::new(self)
+    }
+    #[doc = "Puts failed emails back in the queue\n\nSends a `POST` request to `/api/admin/outbox/requeue`\n\n```text\nlet response = client.requeue_emails()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn requeue_emails(&self) -> builder::RequeueEmails<'_> {
+        builder::RequeueEmails::new(self)
+    }
+    #[doc = "Publishes a post\n\nSends a `POST` request to `/api/admin/posts`\n\n```text\nlet response = client.create_post()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_post(&self) -> builder::CreatePost<'_> {
+        builder::CreatePost::new(self)
+    }
+    #[doc = "Replaces a post\n\nSends a `PUT` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_post()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn replace_post(&self) -> builder::ReplacePost<'_> {
+        builder::ReplacePost::new(self)
+    }
+    #[doc = "Deletes a post\n\nSends a `DELETE` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_post()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    pub fn delete_post(&self) -> builder::DeletePost<'_> {
+        builder::DeletePost::new(self)
+    }
+    #[doc = "Adds a project\n\nSends a `POST` request to `/api/admin/projects`\n\n```text\nlet response = client.create_project()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_project(&self) -> builder::CreateProject<'_> {
+        builder::CreateProject::new(self)
+    }
+    #[doc = "Replaces a project\n\nSends a `PUT` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_project()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn replace_project(&self) -> builder::ReplaceProject<'_> {
+        builder::ReplaceProject::new(self)
+    }
+    #[doc = "Deletes a project\n\nSends a `DELETE` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_project()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    pub fn delete_project(&self) -> builder::DeleteProject<'_> {
+        builder::DeleteProject::new(self)
+    }
+    #[doc = "Replaces the site information\n\nSends a `PUT` request to `/api/admin/site-info`\n\n```text\nlet response = client.replace_site_info()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn replace_site_info(&self) -> builder::ReplaceSiteInfo<'_> {
+        builder::ReplaceSiteInfo::new(self)
+    }
+    #[doc = "Lists the subscribers, a page at a time\n\nSends a `GET` request to `/api/admin/subscribers`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n- `status`: Only the subscribers with this status.\n```text\nlet response = client.list_subscribers()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    pub fn list_subscribers(&self) -> builder::ListSubscribers<'_> {
+        builder::ListSubscribers::new(self)
+    }
+    #[doc = "Erases a subscriber: the address and every email to it are deleted\n\nSends a `DELETE` request to `/api/admin/subscribers/{id}`\n\nArguments:\n- `id`: The subscriber's id.\n```text\nlet response = client.erase_subscriber()\n    .id(id)\n    .send()\n    .await;\n```"]
+    pub fn erase_subscriber(&self) -> builder::EraseSubscriber<'_> {
+        builder::EraseSubscriber::new(self)
     }
     #[doc = "Counts a page view\n\nThe beacon the site's pages call. Public; counted per day and path, off\nthe request path. No client address is stored.\n\nSends a `POST` request to `/api/analytics/pageview`\n\n```text\nlet response = client.record_page_view()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn record_page_view(&self) -> builder::RecordPageView<'_> {
@@ -3834,6 +7233,10 @@ impl Client {
     #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers,\nor the `.eml` folder is writable) and no due email has waited over 15 minutes.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
     pub fn get_readiness(&self) -> builder::GetReadiness<'_> {
         builder::GetReadiness::new(self)
+    }
+    #[doc = "Asks the operator for an API key\n\nSends a `POST` request to `/api/key-requests`\n\n```text\nlet response = client.request_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn request_api_key(&self) -> builder::RequestApiKey<'_> {
+        builder::RequestApiKey::new(self)
     }
     #[doc = "Everything about the site, for a language model\n\nOne document with the owner's profile, the projects, the achievements and\nthe most recent posts (with bodies), and when it was generated.\n\nSends a `GET` request to `/api/llm-context`\n\n```text\nlet response = client.get_llm_context()\n    .send()\n    .await;\n```"]
     pub fn get_llm_context(&self) -> builder::GetLlmContext<'_> {
@@ -3909,6 +7312,59 @@ pub mod builder {
         ByteStream, ClientHooks, ClientInfo, Error, OperationInfo, RequestBuilderExt,
         ResponseValue, encode_path,
     };
+    #[doc = "Builder for [`Client::get_authorization_server_metadata`]\n\n[`Client::get_authorization_server_metadata`]: super::Client::get_authorization_server_metadata"]
+    #[derive(Debug, Clone)]
+    pub struct GetAuthorizationServerMetadata<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> GetAuthorizationServerMetadata<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        #[doc = "Sends a `GET` request to `/.well-known/oauth-authorization-server`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::AuthorizationServerMetadata>, Error<types::ErrorBody>>
+        {
+            let Self { client } = self;
+            let url = format!("{}/.well-known/oauth-authorization-server", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "get_authorization_server_metadata",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     #[doc = "Builder for [`Client::list_achievements`]\n\n[`Client::list_achievements`]: super::Client::list_achievements"]
     #[derive(Debug, Clone)]
     pub struct ListAchievements<'a> {
@@ -3949,6 +7405,2321 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::create_achievement`]\n\n[`Client::create_achievement`]: super::Client::create_achievement"]
+    #[derive(Debug, Clone)]
+    pub struct CreateAchievement<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::Achievement, String>,
+    }
+    impl<'a> CreateAchievement<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Achievement>,
+            <V as std::convert::TryInto<types::Achievement>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Achievement` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Achievement) -> types::builder::Achievement,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/achievements`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Achievement>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::Achievement::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/achievements", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_achievement",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::replace_achievement`]\n\n[`Client::replace_achievement`]: super::Client::replace_achievement"]
+    #[derive(Debug, Clone)]
+    pub struct ReplaceAchievement<'a> {
+        client: &'a super::Client,
+        slug: Result<types::ReplaceAchievementSlug, String>,
+        body: Result<types::builder::Achievement, String>,
+    }
+    impl<'a> ReplaceAchievement<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ReplaceAchievementSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `ReplaceAchievementSlug` for slug failed".to_string());
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Achievement>,
+            <V as std::convert::TryInto<types::Achievement>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Achievement` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Achievement) -> types::builder::Achievement,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `PUT` request to `/api/admin/achievements/{slug}`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::Achievement>, Error<types::ErrorBody>> {
+            let Self { client, slug, body } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| types::Achievement::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/achievements/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .put(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "replace_achievement",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::delete_achievement`]\n\n[`Client::delete_achievement`]: super::Client::delete_achievement"]
+    #[derive(Debug, Clone)]
+    pub struct DeleteAchievement<'a> {
+        client: &'a super::Client,
+        slug: Result<types::DeleteAchievementSlug, String>,
+    }
+    impl<'a> DeleteAchievement<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DeleteAchievementSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `DeleteAchievementSlug` for slug failed".to_string());
+            self
+        }
+        #[doc = "Sends a `DELETE` request to `/api/admin/achievements/{slug}`"]
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+            let Self { client, slug } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/achievements/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_achievement",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_api_keys`]\n\n[`Client::list_api_keys`]: super::Client::list_api_keys"]
+    #[derive(Debug, Clone)]
+    pub struct ListApiKeys<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> ListApiKeys<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/api-keys`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::ApiKey>>, Error<types::ErrorBody>>
+        {
+            let Self { client } = self;
+            let url = format!("{}/api/admin/api-keys", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_api_keys",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::create_api_key`]\n\n[`Client::create_api_key`]: super::Client::create_api_key"]
+    #[derive(Debug, Clone)]
+    pub struct CreateApiKey<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::ApiKeySpec, String>,
+    }
+    impl<'a> CreateApiKey<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ApiKeySpec>,
+            <V as std::convert::TryInto<types::ApiKeySpec>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `ApiKeySpec` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::ApiKeySpec) -> types::builder::ApiKeySpec,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/api-keys`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::IssuedApiKey>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::ApiKeySpec::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/api-keys", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_api_key",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::revoke_api_key`]\n\n[`Client::revoke_api_key`]: super::Client::revoke_api_key"]
+    #[derive(Debug, Clone)]
+    pub struct RevokeApiKey<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+    }
+    impl<'a> RevokeApiKey<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/api-keys/{id}/revoke`"]
+        pub async fn send(self) -> Result<ResponseValue<types::ApiKey>, Error<types::ErrorBody>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/api-keys/{}/revoke",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "revoke_api_key",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::rotate_api_key`]\n\n[`Client::rotate_api_key`]: super::Client::rotate_api_key"]
+    #[derive(Debug, Clone)]
+    pub struct RotateApiKey<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        old_key_valid_for_hours: Result<Option<i32>, String>,
+    }
+    impl<'a> RotateApiKey<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                old_key_valid_for_hours: Ok(None),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for id failed".to_string()
+            });
+            self
+        }
+        pub fn old_key_valid_for_hours<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<i32>,
+        {
+            self.old_key_valid_for_hours = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `i32` for old_key_valid_for_hours failed".to_string());
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/api-keys/{id}/rotate`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::RotatedApiKey>, Error<types::ErrorBody>> {
+            let Self {
+                client,
+                id,
+                old_key_valid_for_hours,
+            } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let old_key_valid_for_hours = old_key_valid_for_hours.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/api-keys/{}/rotate",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new(
+                    "old_key_valid_for_hours",
+                    &old_key_valid_for_hours,
+                ))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "rotate_api_key",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_contact_submissions`]\n\n[`Client::list_contact_submissions`]: super::Client::list_contact_submissions"]
+    #[derive(Debug, Clone)]
+    pub struct ListContactSubmissions<'a> {
+        client: &'a super::Client,
+        page: Result<Option<::std::num::NonZeroU32>, String>,
+        per_page: Result<Option<::std::num::NonZeroU32>, String>,
+    }
+    impl<'a> ListContactSubmissions<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                page: Ok(None),
+                per_page: Ok(None),
+            }
+        }
+        pub fn page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for page failed".to_string()
+            });
+            self
+        }
+        pub fn per_page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.per_page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for per_page failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/contact-submissions`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ContactSubmissionPage>, Error<types::ErrorBody>> {
+            let Self {
+                client,
+                page,
+                per_page,
+            } = self;
+            let page = page.map_err(Error::InvalidRequest)?;
+            let per_page = per_page.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/contact-submissions", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("page", &page))
+                .query(&progenitor_client::QueryParam::new("per_page", &per_page))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_contact_submissions",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_key_requests`]\n\n[`Client::list_key_requests`]: super::Client::list_key_requests"]
+    #[derive(Debug, Clone)]
+    pub struct ListKeyRequests<'a> {
+        client: &'a super::Client,
+        page: Result<Option<::std::num::NonZeroU32>, String>,
+        per_page: Result<Option<::std::num::NonZeroU32>, String>,
+        status: Result<Option<types::KeyRequestStatus>, String>,
+    }
+    impl<'a> ListKeyRequests<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                page: Ok(None),
+                per_page: Ok(None),
+                status: Ok(None),
+            }
+        }
+        pub fn page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for page failed".to_string()
+            });
+            self
+        }
+        pub fn per_page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.per_page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for per_page failed".to_string()
+            });
+            self
+        }
+        pub fn status<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::KeyRequestStatus>,
+        {
+            self.status = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `KeyRequestStatus` for status failed".to_string());
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/key-requests`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::KeyRequestPage>, Error<types::ErrorBody>> {
+            let Self {
+                client,
+                page,
+                per_page,
+                status,
+            } = self;
+            let page = page.map_err(Error::InvalidRequest)?;
+            let per_page = per_page.map_err(Error::InvalidRequest)?;
+            let status = status.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/key-requests", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("page", &page))
+                .query(&progenitor_client::QueryParam::new("per_page", &per_page))
+                .query(&progenitor_client::QueryParam::new("status", &status))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_key_requests",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::approve_key_request`]\n\n[`Client::approve_key_request`]: super::Client::approve_key_request"]
+    #[derive(Debug, Clone)]
+    pub struct ApproveKeyRequest<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+        body: Result<types::builder::Approval, String>,
+    }
+    impl<'a> ApproveKeyRequest<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for id failed".to_string()
+            });
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Approval>,
+            <V as std::convert::TryInto<types::Approval>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Approval` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Approval) -> types::builder::Approval,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/key-requests/{id}/approve`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ApprovedKeyRequest>, Error<types::ErrorBody>> {
+            let Self { client, id, body } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| types::Approval::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/key-requests/{}/approve",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "approve_key_request",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::reject_key_request`]\n\n[`Client::reject_key_request`]: super::Client::reject_key_request"]
+    #[derive(Debug, Clone)]
+    pub struct RejectKeyRequest<'a> {
+        client: &'a super::Client,
+        id: Result<::std::string::String, String>,
+    }
+    impl<'a> RejectKeyRequest<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/key-requests/{id}/reject`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::KeyRequest>, Error<types::ErrorBody>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/key-requests/{}/reject",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "reject_key_request",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_o_auth_clients`]\n\n[`Client::list_o_auth_clients`]: super::Client::list_o_auth_clients"]
+    #[derive(Debug, Clone)]
+    pub struct ListOAuthClients<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> ListOAuthClients<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/oauth-clients`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::OAuthClient>>, Error<types::ErrorBody>>
+        {
+            let Self { client } = self;
+            let url = format!("{}/api/admin/oauth-clients", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_o_auth_clients",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::create_o_auth_client`]\n\n[`Client::create_o_auth_client`]: super::Client::create_o_auth_client"]
+    #[derive(Debug, Clone)]
+    pub struct CreateOAuthClient<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::OAuthClientSpec, String>,
+    }
+    impl<'a> CreateOAuthClient<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::OAuthClientSpec>,
+            <V as std::convert::TryInto<types::OAuthClientSpec>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `OAuthClientSpec` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::OAuthClientSpec) -> types::builder::OAuthClientSpec,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/oauth-clients`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::IssuedOAuthClient>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::OAuthClientSpec::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/oauth-clients", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_o_auth_client",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::revoke_o_auth_client`]\n\n[`Client::revoke_o_auth_client`]: super::Client::revoke_o_auth_client"]
+    #[derive(Debug, Clone)]
+    pub struct RevokeOAuthClient<'a> {
+        client: &'a super::Client,
+        client_id: Result<::std::string::String, String>,
+    }
+    impl<'a> RevokeOAuthClient<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                client_id: Err("client_id was not initialized".to_string()),
+            }
+        }
+        pub fn client_id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.client_id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for client_id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::OAuthClient>, Error<types::ErrorBody>> {
+            let Self { client, client_id } = self;
+            let client_id = client_id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/oauth-clients/{}/revoke",
+                client.baseurl,
+                encode_path(&client_id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "revoke_o_auth_client",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_failed_emails`]\n\n[`Client::list_failed_emails`]: super::Client::list_failed_emails"]
+    #[derive(Debug, Clone)]
+    pub struct ListFailedEmails<'a> {
+        client: &'a super::Client,
+    }
+    impl<'a> ListFailedEmails<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self { client: client }
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/outbox/failed`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::FailedEmail>>, Error<types::ErrorBody>>
+        {
+            let Self { client } = self;
+            let url = format!("{}/api/admin/outbox/failed", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_failed_emails",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::requeue_emails`]\n\n[`Client::requeue_emails`]: super::Client::requeue_emails"]
+    #[derive(Debug, Clone)]
+    pub struct RequeueEmails<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::Requeue, String>,
+    }
+    impl<'a> RequeueEmails<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Requeue>,
+            <V as std::convert::TryInto<types::Requeue>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Requeue` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Requeue) -> types::builder::Requeue,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/outbox/requeue`"]
+        pub async fn send(self) -> Result<ResponseValue<types::Requeued>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::Requeue::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/outbox/requeue", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "requeue_emails",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::create_post`]\n\n[`Client::create_post`]: super::Client::create_post"]
+    #[derive(Debug, Clone)]
+    pub struct CreatePost<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::Post, String>,
+    }
+    impl<'a> CreatePost<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Post>,
+            <V as std::convert::TryInto<types::Post>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Post` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Post) -> types::builder::Post,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/posts`"]
+        pub async fn send(self) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::Post::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/posts", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_post",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::replace_post`]\n\n[`Client::replace_post`]: super::Client::replace_post"]
+    #[derive(Debug, Clone)]
+    pub struct ReplacePost<'a> {
+        client: &'a super::Client,
+        slug: Result<types::ReplacePostSlug, String>,
+        body: Result<types::builder::Post, String>,
+    }
+    impl<'a> ReplacePost<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ReplacePostSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `ReplacePostSlug` for slug failed".to_string());
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Post>,
+            <V as std::convert::TryInto<types::Post>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Post` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Post) -> types::builder::Post,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `PUT` request to `/api/admin/posts/{slug}`"]
+        pub async fn send(self) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
+            let Self { client, slug, body } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| types::Post::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/posts/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .put(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "replace_post",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::delete_post`]\n\n[`Client::delete_post`]: super::Client::delete_post"]
+    #[derive(Debug, Clone)]
+    pub struct DeletePost<'a> {
+        client: &'a super::Client,
+        slug: Result<types::DeletePostSlug, String>,
+    }
+    impl<'a> DeletePost<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DeletePostSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `DeletePostSlug` for slug failed".to_string());
+            self
+        }
+        #[doc = "Sends a `DELETE` request to `/api/admin/posts/{slug}`"]
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+            let Self { client, slug } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/posts/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_post",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::create_project`]\n\n[`Client::create_project`]: super::Client::create_project"]
+    #[derive(Debug, Clone)]
+    pub struct CreateProject<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::Project, String>,
+    }
+    impl<'a> CreateProject<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Project>,
+            <V as std::convert::TryInto<types::Project>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Project` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Project) -> types::builder::Project,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/projects`"]
+        pub async fn send(self) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::Project::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/projects", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "create_project",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                201u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::replace_project`]\n\n[`Client::replace_project`]: super::Client::replace_project"]
+    #[derive(Debug, Clone)]
+    pub struct ReplaceProject<'a> {
+        client: &'a super::Client,
+        slug: Result<types::ReplaceProjectSlug, String>,
+        body: Result<types::builder::Project, String>,
+    }
+    impl<'a> ReplaceProject<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ReplaceProjectSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `ReplaceProjectSlug` for slug failed".to_string());
+            self
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::Project>,
+            <V as std::convert::TryInto<types::Project>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `Project` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::Project) -> types::builder::Project,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `PUT` request to `/api/admin/projects/{slug}`"]
+        pub async fn send(self) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
+            let Self { client, slug, body } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let body = body
+                .and_then(|v| types::Project::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/projects/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .put(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "replace_project",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::delete_project`]\n\n[`Client::delete_project`]: super::Client::delete_project"]
+    #[derive(Debug, Clone)]
+    pub struct DeleteProject<'a> {
+        client: &'a super::Client,
+        slug: Result<types::DeleteProjectSlug, String>,
+    }
+    impl<'a> DeleteProject<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                slug: Err("slug was not initialized".to_string()),
+            }
+        }
+        pub fn slug<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::DeleteProjectSlug>,
+        {
+            self.slug = value
+                .try_into()
+                .map_err(|_| "conversion to `DeleteProjectSlug` for slug failed".to_string());
+            self
+        }
+        #[doc = "Sends a `DELETE` request to `/api/admin/projects/{slug}`"]
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+            let Self { client, slug } = self;
+            let slug = slug.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/projects/{}",
+                client.baseurl,
+                encode_path(&slug.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "delete_project",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::replace_site_info`]\n\n[`Client::replace_site_info`]: super::Client::replace_site_info"]
+    #[derive(Debug, Clone)]
+    pub struct ReplaceSiteInfo<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::SiteInfo, String>,
+    }
+    impl<'a> ReplaceSiteInfo<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SiteInfo>,
+            <V as std::convert::TryInto<types::SiteInfo>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `SiteInfo` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::SiteInfo) -> types::builder::SiteInfo,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `PUT` request to `/api/admin/site-info`"]
+        pub async fn send(self) -> Result<ResponseValue<types::SiteInfo>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::SiteInfo::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/site-info", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .put(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "replace_site_info",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::list_subscribers`]\n\n[`Client::list_subscribers`]: super::Client::list_subscribers"]
+    #[derive(Debug, Clone)]
+    pub struct ListSubscribers<'a> {
+        client: &'a super::Client,
+        page: Result<Option<::std::num::NonZeroU32>, String>,
+        per_page: Result<Option<::std::num::NonZeroU32>, String>,
+        status: Result<Option<types::SubscriberStatus>, String>,
+    }
+    impl<'a> ListSubscribers<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                page: Ok(None),
+                per_page: Ok(None),
+                status: Ok(None),
+            }
+        }
+        pub fn page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for page failed".to_string()
+            });
+            self
+        }
+        pub fn per_page<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.per_page = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for per_page failed".to_string()
+            });
+            self
+        }
+        pub fn status<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubscriberStatus>,
+        {
+            self.status = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `SubscriberStatus` for status failed".to_string());
+            self
+        }
+        #[doc = "Sends a `GET` request to `/api/admin/subscribers`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::SubscriberPage>, Error<types::ErrorBody>> {
+            let Self {
+                client,
+                page,
+                per_page,
+                status,
+            } = self;
+            let page = page.map_err(Error::InvalidRequest)?;
+            let per_page = per_page.map_err(Error::InvalidRequest)?;
+            let status = status.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/admin/subscribers", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .get(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("page", &page))
+                .query(&progenitor_client::QueryParam::new("per_page", &per_page))
+                .query(&progenitor_client::QueryParam::new("status", &status))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "list_subscribers",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::erase_subscriber`]\n\n[`Client::erase_subscriber`]: super::Client::erase_subscriber"]
+    #[derive(Debug, Clone)]
+    pub struct EraseSubscriber<'a> {
+        client: &'a super::Client,
+        id: Result<::std::num::NonZeroU64, String>,
+    }
+    impl<'a> EraseSubscriber<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU64` for id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `DELETE` request to `/api/admin/subscribers/{id}`"]
+        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/subscribers/{}",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .delete(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "erase_subscriber",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                204u16 => Ok(ResponseValue::empty(response)),
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                404u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 429u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
@@ -4330,6 +10101,99 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                429u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                500u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                503u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::request_api_key`]\n\n[`Client::request_api_key`]: super::Client::request_api_key"]
+    #[derive(Debug, Clone)]
+    pub struct RequestApiKey<'a> {
+        client: &'a super::Client,
+        body: Result<types::builder::KeyRequestForm, String>,
+    }
+    impl<'a> RequestApiKey<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                body: Ok(::std::default::Default::default()),
+            }
+        }
+        pub fn body<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::KeyRequestForm>,
+            <V as std::convert::TryInto<types::KeyRequestForm>>::Error: std::fmt::Display,
+        {
+            self.body = value
+                .try_into()
+                .map(From::from)
+                .map_err(|s| format!("conversion to `KeyRequestForm` for body failed: {}", s));
+            self
+        }
+        pub fn body_map<F>(mut self, f: F) -> Self
+        where
+            F: std::ops::FnOnce(types::builder::KeyRequestForm) -> types::builder::KeyRequestForm,
+        {
+            self.body = self.body.map(f);
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/key-requests`"]
+        pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::KeyRequestAccepted>, Error<types::ErrorBody>> {
+            let Self { client, body } = self;
+            let body = body
+                .and_then(|v| types::KeyRequestForm::try_from(v).map_err(|e| e.to_string()))
+                .map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/key-requests", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .json(&body)
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "request_api_key",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                202u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                413u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                415u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                422u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 429u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),

@@ -64,3 +64,7 @@ CREATE TABLE access_version (
     version BIGINT NOT NULL
 );
 INSERT INTO access_version (id, version) VALUES (1, 0);
+
+-- An email that holds a secret (an API key sent to its owner) keeps its
+-- body only until it is delivered.
+ALTER TABLE outbox ADD COLUMN holds_secret INTEGER NOT NULL DEFAULT 0;

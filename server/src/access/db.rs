@@ -11,7 +11,7 @@ use super::Service;
 use super::keys::ApiKey;
 use super::tokens::{OAuthClient, StoredToken};
 use crate::config::Scope;
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, time_from_ms};
 
 // ---- API keys --------------------------------------------------------------
 
@@ -49,10 +49,10 @@ impl TryFrom<ApiKeyRow> for StoredKey {
                 scopes: scopes_from(&row.scopes)?,
                 id: row.id,
                 name: row.name,
-                created_at: time_from(row.created_at_ms)?,
-                expires_at: row.expires_at_ms.map(time_from).transpose()?,
-                revoked_at: row.revoked_at_ms.map(time_from).transpose()?,
-                last_used_at: row.last_used_at_ms.map(time_from).transpose()?,
+                created_at: time_from_ms(row.created_at_ms)?,
+                expires_at: row.expires_at_ms.map(time_from_ms).transpose()?,
+                revoked_at: row.revoked_at_ms.map(time_from_ms).transpose()?,
+                last_used_at: row.last_used_at_ms.map(time_from_ms).transpose()?,
                 rotated_to: row.rotated_to,
             },
             secret_hash: row.secret_hash,
@@ -62,11 +62,6 @@ impl TryFrom<ApiKeyRow> for StoredKey {
 
 fn service_from(text: &str) -> Result<Service, StoreError> {
     Service::parse(text).ok_or_else(|| StoreError::corrupt(format!("service {text:?}")))
-}
-
-/// A time stored as Unix milliseconds.
-fn time_from(ms: i64) -> Result<DateTime<Utc>, StoreError> {
-    DateTime::from_timestamp_millis(ms).ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
 }
 
 /// Scopes stored as a JSON array of their names.
@@ -225,8 +220,8 @@ impl TryFrom<ClientRow> for StoredClient {
                 scopes: scopes_from(&row.scopes)?,
                 client_id: row.client_id,
                 name: row.name,
-                created_at: time_from(row.created_at_ms)?,
-                revoked_at: row.revoked_at_ms.map(time_from).transpose()?,
+                created_at: time_from_ms(row.created_at_ms)?,
+                revoked_at: row.revoked_at_ms.map(time_from_ms).transpose()?,
             },
             secret_hash: row.secret_hash,
         })

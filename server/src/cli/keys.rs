@@ -171,7 +171,7 @@ fn scopes_text(key: &ApiKey) -> String {
         .join(" ")
 }
 
-fn describe(key: &ApiKey) -> Vec<String> {
+pub fn describe(key: &ApiKey) -> Vec<String> {
     vec![
         format!("id: {}", key.id),
         format!("service: {}", key.service.as_str()),

@@ -2,6 +2,8 @@
 //! database as a running server (`--data-dir` / `--database-url`, as for
 //! `serve`). Each prints text for people, or JSON with `--json` for scripts.
 
+pub mod clients;
+pub mod key_requests;
 pub mod keys;
 pub mod outbox;
 
@@ -36,4 +38,26 @@ pub fn refuse(problems: &[(String, String)]) -> anyhow::Result<()> {
         .map(|(field, problem)| format!("{field}: {problem}"))
         .collect();
     anyhow::bail!("{}", lines.join("; "))
+}
+
+/// An error of the service's (a 404, a 409, a 422) as the CLI tells it:
+/// its message, and the problem of each field.
+pub fn user_error(error: crate::error::Error) -> anyhow::Error {
+    let fields = error
+        .details()
+        .get("fields")
+        .and_then(serde_json::Value::as_object)
+        .map(|fields| {
+            fields
+                .iter()
+                .map(|(field, problem)| {
+                    format!("{field}: {}", problem.as_str().unwrap_or_default())
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+    match fields {
+        Some(fields) if !fields.is_empty() => anyhow::anyhow!("{fields}"),
+        _ => anyhow::anyhow!("{}", error.message()),
+    }
 }

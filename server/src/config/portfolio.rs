@@ -190,6 +190,22 @@ impl Scope {
         }
     }
 
+    /// What the scope allows, as the documents say.
+    pub fn description(self) -> &'static str {
+        match self {
+            Scope::ContextRead => "read the LLM context",
+            Scope::ContactWrite => "submit the contact form",
+            Scope::AnalyticsRead => "read analytics",
+            Scope::SocialPublish => "publish posts to the social network",
+            Scope::SubscribersNotify => "email subscribers about a post",
+            Scope::ContentWrite => "create, replace and delete site content",
+            Scope::SubscribersRead => "list subscribers",
+            Scope::SubscribersWrite => "erase subscribers",
+            Scope::KeysManage => "manage API keys, key requests and OAuth clients",
+            Scope::Admin => "everything",
+        }
+    }
+
     /// What a credential with these scopes may do: `admin` may do anything.
     pub fn granted_by(self, scopes: &[Scope]) -> bool {
         scopes.contains(&self) || scopes.contains(&Scope::Admin)

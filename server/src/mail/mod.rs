@@ -37,6 +37,8 @@ pub struct OutgoingEmail {
     pub body: String,
     /// The one-request unsubscribe URL (RFC 8058) of newsletter emails.
     pub list_unsubscribe: Option<String>,
+    /// The body holds a secret: the outbox keeps it only until delivery.
+    pub holds_secret: bool,
 }
 
 struct Inner {

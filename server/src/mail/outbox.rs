@@ -31,7 +31,8 @@ pub async fn enqueue(conn: &mut AnyConnection, email: &OutgoingEmail) -> Result<
     let now = now_ms();
     sqlx::query(
         "INSERT INTO outbox (recipient, subject, body, list_unsubscribe, message_id, status, attempts, \
-         next_attempt_at_ms, created_at_ms) VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7)",
+         next_attempt_at_ms, created_at_ms, holds_secret) \
+         VALUES ($1, $2, $3, $4, $5, 'pending', 0, $6, $7, $8)",
     )
     .bind(&email.to)
     .bind(&email.subject)
@@ -40,6 +41,7 @@ pub async fn enqueue(conn: &mut AnyConnection, email: &OutgoingEmail) -> Result<
     .bind(message_id)
     .bind(now)
     .bind(now)
+    .bind(i32::from(email.holds_secret))
     .execute(conn)
     .await?;
     Ok(())
@@ -108,9 +110,12 @@ pub async fn record(
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     let query = match record {
+        // A body that held a secret is forgotten once delivered.
         Record::Sent => sqlx::query(
             "UPDATE outbox SET status = 'sent', attempts = $1, sent_at_ms = $2, \
-             lease_until_ms = NULL, last_error = NULL WHERE id = $3",
+             lease_until_ms = NULL, last_error = NULL, \
+             body = CASE WHEN holds_secret = 1 THEN '(removed once delivered: it held a secret)' \
+             ELSE body END WHERE id = $3",
         )
         .bind(attempts)
         .bind(now_ms()),
@@ -220,4 +225,17 @@ pub async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError>
     }
     tx.commit().await?;
     Ok(chosen)
+}
+
+/// Deletes every email to `recipient` (an address erased on request), in
+/// the caller's transaction; how many.
+pub async fn forget_recipient(
+    conn: &mut AnyConnection,
+    recipient: &str,
+) -> Result<u64, StoreError> {
+    let deleted = sqlx::query("DELETE FROM outbox WHERE recipient = $1")
+        .bind(recipient)
+        .execute(conn)
+        .await?;
+    Ok(deleted.rows_affected())
 }

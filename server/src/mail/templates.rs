@@ -1,5 +1,7 @@
 //! The texts of the emails the portfolio sends. Every newsletter email
-//! carries the unsubscribe link in its body and in `List-Unsubscribe`.
+//! carries the unsubscribe link in its body and in `List-Unsubscribe`; an
+//! email with an API key in it is marked, so that the outbox forgets its
+//! body once it is delivered.
 
 use super::OutgoingEmail;
 
@@ -19,6 +21,7 @@ pub fn welcome(public_url: &str, to: &str, unsubscribe_token: &str) -> OutgoingE
              To unsubscribe, open this link (one request, no questions):\n{unsubscribe}\n"
         ),
         list_unsubscribe: Some(unsubscribe),
+        holds_secret: false,
     }
 }
 
@@ -33,6 +36,7 @@ pub fn confirmation(public_url: &str, to: &str, confirm_token: &str) -> Outgoing
              If it was not you, ignore this email: nothing will be sent without confirmation.\n"
         ),
         list_unsubscribe: None,
+        holds_secret: false,
     }
 }
 
@@ -60,6 +64,7 @@ pub fn new_post(
             post.title, post.summary, post.url
         ),
         list_unsubscribe: Some(unsubscribe),
+        holds_secret: false,
     }
 }
 
@@ -87,5 +92,81 @@ pub fn contact_notification(owner: &str, contact: ContactNotice<'_>) -> Outgoing
             contact.message.unwrap_or("(no message)")
         ),
         list_unsubscribe: None,
+        holds_secret: false,
+    }
+}
+
+/// What an approved key request's email tells the technical contact.
+#[derive(Debug, Clone, Copy)]
+pub struct IssuedKeyNotice<'a> {
+    pub requester: &'a str,
+    pub key: &'a str,
+    pub scopes: &'a str,
+    pub expires: Option<&'a str>,
+    /// Where the API's documentation is, if the server knows its address.
+    pub docs_url: Option<&'a str>,
+}
+
+/// An approved request's key, to its technical contact.
+pub fn api_key_issued(to: &str, notice: IssuedKeyNotice<'_>) -> OutgoingEmail {
+    let expires = notice.expires.map_or_else(
+        || "It does not expire.".to_owned(),
+        |at| format!("It expires at {at}."),
+    );
+    let docs = notice
+        .docs_url
+        .map(|url| format!("The API is described at {url}\n\n"))
+        .unwrap_or_default();
+    OutgoingEmail {
+        to: to.to_owned(),
+        subject: "Your API key".to_owned(),
+        body: format!(
+            "The request for an API key for {} was approved. The key:\n\n    {}\n\n\
+             Send it in the X-API-Key header. Its scopes: {}. {expires}\n\n{docs}\
+             Keep it secret: this email is the only copy we sent, and we keep none.\n",
+            notice.requester, notice.key, notice.scopes
+        ),
+        list_unsubscribe: None,
+        holds_secret: true,
+    }
+}
+
+/// A declined key request, to its technical contact.
+pub fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
+    OutgoingEmail {
+        to: to.to_owned(),
+        subject: "Your request for an API key".to_owned(),
+        body: format!(
+            "The request for an API key for {requester} was declined. If you think this is \
+             a mistake, write to the site's owner through the contact form.\n"
+        ),
+        list_unsubscribe: None,
+        holds_secret: false,
+    }
+}
+
+/// A new request for an API key, to the site owner (the operator decides).
+pub fn key_request_received(
+    owner: &str,
+    request: &crate::portfolio::model::KeyRequest,
+) -> OutgoingEmail {
+    OutgoingEmail {
+        to: owner.to_owned(),
+        subject: format!("API key request from {}", request.organisation),
+        body: format!(
+            "{} ({}) asks for an API key.\n\nIntended use: {}\nExpected volume: {}\n\
+             Technical contact: {}\n\nApprove it (choosing the scopes) or reject it:\n  \
+             petstore-portfolio key-requests approve {} --scope context:read\n  \
+             petstore-portfolio key-requests reject {}\n",
+            request.name,
+            request.organisation,
+            request.intended_use,
+            request.expected_volume,
+            request.technical_contact,
+            request.id,
+            request.id
+        ),
+        list_unsubscribe: None,
+        holds_secret: false,
     }
 }

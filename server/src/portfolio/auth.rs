@@ -287,13 +287,6 @@ pub struct Caller {
     pub credential: Credential,
 }
 
-impl Caller {
-    /// Whether the caller holds every one of `scopes` (to hand them on).
-    pub fn may_grant(&self, scopes: &[Scope]) -> bool {
-        scopes.iter().all(|scope| scope.granted_by(&self.scopes))
-    }
-}
-
 /// The credential a caller used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {
@@ -358,7 +351,7 @@ macro_rules! access_level {
     ($(#[$doc:meta])* $name:ident, $level:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name<P>(pub Caller, PhantomData<P>);
+        pub struct $name<P>(pub Caller, pub PhantomData<P>);
 
         impl<P: Permission> FromRequestParts<PortfolioState> for $name<P> {
             type Rejection = Error;

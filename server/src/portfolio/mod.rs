@@ -5,6 +5,7 @@
 //! with `openapi/portfolio.yaml`. Handlers are in one module per resource;
 //! the domain's types in [`model`], the SQL in [`db`].
 
+pub mod admin;
 pub mod analytics;
 pub mod auth;
 pub mod contact;
@@ -13,10 +14,12 @@ pub mod db;
 pub mod error;
 pub mod fields;
 pub mod health;
+pub mod key_requests;
 pub mod model;
 pub mod newsletter;
 pub mod notify;
 pub mod oauth;
+pub mod paging;
 pub mod rate_limit;
 pub mod social;
 pub mod static_files;
@@ -34,7 +37,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::access::Access;
-use crate::config::{MailConfig, PortfolioConfig};
+use crate::config::{MailConfig, PortfolioConfig, Scope};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
@@ -72,6 +75,8 @@ pub struct PortfolioState {
         (name = "newsletter", description = "Subscriptions and notifications"),
         (name = "social", description = "Publishing posts to a social network"),
         (name = "analytics", description = "Request counts and page views"),
+        (name = "keys", description = "Asking for an API key"),
+        (name = "admin", description = "Private operations: a bearer token with `admin` or the finer scope each names"),
         (name = "oauth", description = "Bearer tokens for registered clients (OAuth 2.0 client credentials)"),
         (name = "health", description = "Liveness and readiness"),
     ),
@@ -85,22 +90,17 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut OpenApiDoc) {
         let components = openapi.components.get_or_insert_with(Default::default);
-        let scopes = Scopes::from_iter([
-            ("context:read", "read the LLM context"),
-            ("contact:write", "submit the contact form"),
-            ("analytics:read", "read analytics"),
-            ("social:publish", "publish posts to the social network"),
-            ("subscribers:notify", "email subscribers about a post"),
-            ("admin", "everything"),
-        ]);
+        let scopes =
+            Scopes::from_iter(Scope::ALL.map(|scope| (scope.as_str(), scope.description())));
         let mut oauth = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
             "/api/oauth/token",
             scopes,
         ))]);
         oauth.description = Some(
-            "Bearer tokens (`Authorization: Bearer <token>`) for the private level and as an \
-             alternative to API keys. They come with the auth work: until then no operation \
-             accepts them, and protected operations take API keys."
+            "Bearer tokens (`Authorization: Bearer <token>`) for the clients the operator \
+             registers: the private (admin) operations take them, and the authenticated ones \
+             (social-publish, notify-subscribers) take them as an alternative to API keys. \
+             `admin` grants every scope."
                 .to_owned(),
         );
         components.add_security_scheme("oauth", SecurityScheme::OAuth2(oauth));
@@ -108,8 +108,10 @@ impl Modify for SecuritySchemes {
             "api_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 auth::API_KEY_HEADER,
-                "A key from the operator. Scopes: `context:read`, `contact:write`, \
-                 `analytics:read`, `social:publish`, `subscribers:notify`, `admin`.",
+                "A key from the operator (ask with `POST /api/key-requests`). Scopes: \
+                 `context:read`, `contact:write`, `analytics:read`, `social:publish`, \
+                 `subscribers:notify`, `content:write`, `subscribers:read`, \
+                 `subscribers:write`, `keys:manage`, `admin`.",
             ))),
         );
     }
@@ -157,6 +159,44 @@ pub fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(social::social_publish))
         .routes(routes!(analytics::record_page_view))
         .routes(routes!(analytics::get_analytics_summary))
+        .routes(routes!(key_requests::request_api_key))
+        .routes(routes!(admin::content::replace_site_info))
+        .routes(routes!(admin::content::create_project))
+        .routes(routes!(
+            admin::content::replace_project,
+            admin::content::delete_project
+        ))
+        .routes(routes!(admin::content::create_achievement))
+        .routes(routes!(
+            admin::content::replace_achievement,
+            admin::content::delete_achievement
+        ))
+        .routes(routes!(admin::content::create_post))
+        .routes(routes!(
+            admin::content::replace_post,
+            admin::content::delete_post
+        ))
+        .routes(routes!(admin::subscribers::list_subscribers))
+        .routes(routes!(admin::subscribers::erase_subscriber))
+        .routes(routes!(
+            admin::contact_submissions::list_contact_submissions
+        ))
+        .routes(routes!(
+            admin::api_keys::list_api_keys,
+            admin::api_keys::create_api_key
+        ))
+        .routes(routes!(admin::api_keys::rotate_api_key))
+        .routes(routes!(admin::api_keys::revoke_api_key))
+        .routes(routes!(admin::key_requests::list_key_requests))
+        .routes(routes!(admin::key_requests::approve_key_request))
+        .routes(routes!(admin::key_requests::reject_key_request))
+        .routes(routes!(
+            admin::oauth_clients::list_oauth_clients,
+            admin::oauth_clients::create_oauth_client
+        ))
+        .routes(routes!(admin::oauth_clients::revoke_oauth_client))
+        .routes(routes!(admin::outbox::list_failed_emails))
+        .routes(routes!(admin::outbox::requeue_emails))
         .routes(routes!(oauth::issue_token))
         .routes(routes!(oauth::revoke_token))
         .routes(routes!(oauth::get_authorization_server_metadata))

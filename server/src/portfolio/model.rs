@@ -213,7 +213,8 @@ pub struct ContactSubmission {
 // ---- newsletter ------------------------------------------------------------
 
 /// Where a subscriber stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum SubscriberStatus {
     /// Asked to subscribe; the confirmation link is not followed yet
     /// (double opt-in).
@@ -270,6 +271,82 @@ impl Subscriber {
     pub fn confirmation_expired(&self, now_ms: i64) -> bool {
         self.confirm_expires_ms.is_some_and(|at| at < now_ms)
     }
+}
+
+// ---- key requests ------------------------------------------------------------
+
+/// Where a request for an API key stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyRequestStatus {
+    /// Waiting for the operator.
+    Pending,
+    /// A key was made and sent to the technical contact.
+    Approved,
+    Rejected,
+}
+
+impl KeyRequestStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyRequestStatus::Pending => "pending",
+            KeyRequestStatus::Approved => "approved",
+            KeyRequestStatus::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Pending, Self::Approved, Self::Rejected]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+}
+
+/// A request for an API key, as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct KeyRequest {
+    pub id: String,
+    /// Who asks.
+    pub name: String,
+    pub organisation: String,
+    pub intended_use: String,
+    pub expected_volume: String,
+    /// Where the key is sent once approved.
+    pub technical_contact: String,
+    pub status: KeyRequestStatus,
+    pub created_at: DateTime<Utc>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DateTime<Utc>>,
+    /// The key made for it, once approved.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+}
+
+/// A subscriber as the operator sees it (never the tokens of its links).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SubscriberEntry {
+    pub id: i64,
+    pub email: String,
+    pub status: SubscriberStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A contact-form submission as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ContactEntry {
+    pub id: i64,
+    pub name: String,
+    pub email: String,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    pub received_at: DateTime<Utc>,
 }
 
 // ---- social publishing -----------------------------------------------------

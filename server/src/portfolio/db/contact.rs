@@ -1,10 +1,10 @@
 //! Contact-form submissions.
 
-use sqlx::AnyConnection;
+use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
-use crate::portfolio::model::ContactSubmission;
-use crate::storage::StoreError;
+use crate::portfolio::model::{ContactEntry, ContactSubmission};
+use crate::storage::{Database, StoreError};
 
 /// Stores a submission; returns its id.
 pub async fn insert(
@@ -22,4 +22,48 @@ pub async fn insert(
     .bind(clock::timestamp(submission.received_at))
     .fetch_one(conn)
     .await?)
+}
+
+#[derive(Debug, FromRow)]
+struct EntryRow {
+    id: i64,
+    name: String,
+    email: String,
+    subject: Option<String>,
+    message: Option<String>,
+    created_at: String,
+}
+
+/// One page of the submissions, newest first, and how many there are.
+pub async fn page(
+    db: &Database,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<ContactEntry>, i64), StoreError> {
+    let rows: Vec<EntryRow> = sqlx::query_as(
+        "SELECT id, name, email, subject, message, created_at FROM contact_submissions \
+         ORDER BY id DESC LIMIT $1 OFFSET $2",
+    )
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db.pool())
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM contact_submissions")
+        .fetch_one(db.pool())
+        .await?;
+    let entries = rows
+        .into_iter()
+        .map(|row| {
+            Ok(ContactEntry {
+                received_at: clock::parse_timestamp(&row.created_at)
+                    .map_err(|e| StoreError::corrupt(format!("submission {}: {e}", row.id)))?,
+                id: row.id,
+                name: row.name,
+                email: row.email,
+                subject: row.subject,
+                message: row.message,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok((entries, total))
 }

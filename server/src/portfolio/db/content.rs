@@ -31,47 +31,161 @@ pub async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError
         .bind(json_text(&content.site)?)
         .execute(tx.conn())
         .await?;
-    for p in &content.projects {
-        sqlx::query(
-            "INSERT INTO projects (slug, title, summary, description, url, repository_url, tags, featured) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(&p.slug)
-        .bind(&p.title)
-        .bind(&p.summary)
-        .bind(&p.description)
-        .bind(&p.url)
-        .bind(&p.repository_url)
-        .bind(json_text(&p.tags)?)
-        .bind(i32::from(p.featured))
-        .execute(tx.conn())
-        .await?;
+    for project in &content.projects {
+        insert_project(tx.conn(), project).await?;
     }
-    for a in &content.achievements {
-        sqlx::query("INSERT INTO achievements (slug, title, description, date, url) VALUES ($1, $2, $3, $4, $5)")
-            .bind(&a.slug)
-            .bind(&a.title)
-            .bind(&a.description)
-            .bind(a.date.to_string())
-            .bind(&a.url)
-            .execute(tx.conn())
-            .await?;
+    for achievement in &content.achievements {
+        insert_achievement(tx.conn(), achievement).await?;
     }
-    for p in &content.posts {
-        sqlx::query(
-            "INSERT INTO posts (slug, title, summary, body, tags, published_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(&p.slug)
-        .bind(&p.title)
-        .bind(&p.summary)
-        .bind(&p.body)
-        .bind(json_text(&p.tags)?)
-        // To the second, so that the text sorts as the time does.
-        .bind(clock::timestamp_secs(p.published_at))
-        .execute(tx.conn())
-        .await?;
+    for post in &content.posts {
+        insert_post(tx.conn(), post).await?;
     }
     tx.commit().await
+}
+
+/// Replaces the site information.
+pub async fn replace_site_info(db: &Database, site: &SiteInfo) -> Result<(), StoreError> {
+    sqlx::query("UPDATE site_info SET document = $1 WHERE id = 1")
+        .bind(json_text(site)?)
+        .execute(db.pool())
+        .await?;
+    Ok(())
+}
+
+/// Stores a new project (a taken slug is a conflict).
+pub async fn insert_project(conn: &mut AnyConnection, p: &Project) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO projects (slug, title, summary, description, url, repository_url, tags, featured) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.summary)
+    .bind(&p.description)
+    .bind(&p.url)
+    .bind(&p.repository_url)
+    .bind(json_text(&p.tags)?)
+    .bind(i32::from(p.featured))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces project `slug` with `p` (which may carry a new slug); false if
+/// there is no such project.
+pub async fn replace_project(db: &Database, slug: &Slug, p: &Project) -> Result<bool, StoreError> {
+    let replaced = sqlx::query(
+        "UPDATE projects SET slug = $1, title = $2, summary = $3, description = $4, url = $5, \
+         repository_url = $6, tags = $7, featured = $8 WHERE slug = $9",
+    )
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.summary)
+    .bind(&p.description)
+    .bind(&p.url)
+    .bind(&p.repository_url)
+    .bind(json_text(&p.tags)?)
+    .bind(i32::from(p.featured))
+    .bind(slug.as_str())
+    .execute(db.pool())
+    .await?;
+    Ok(replaced.rows_affected() == 1)
+}
+
+/// Stores a new achievement (a taken slug is a conflict).
+pub async fn insert_achievement(
+    conn: &mut AnyConnection,
+    a: &Achievement,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO achievements (slug, title, description, date, url) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&a.slug)
+    .bind(&a.title)
+    .bind(&a.description)
+    .bind(a.date.to_string())
+    .bind(&a.url)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces achievement `slug` with `a`; false if there is no such one.
+pub async fn replace_achievement(
+    db: &Database,
+    slug: &Slug,
+    a: &Achievement,
+) -> Result<bool, StoreError> {
+    let replaced = sqlx::query(
+        "UPDATE achievements SET slug = $1, title = $2, description = $3, date = $4, url = $5 \
+         WHERE slug = $6",
+    )
+    .bind(&a.slug)
+    .bind(&a.title)
+    .bind(&a.description)
+    .bind(a.date.to_string())
+    .bind(&a.url)
+    .bind(slug.as_str())
+    .execute(db.pool())
+    .await?;
+    Ok(replaced.rows_affected() == 1)
+}
+
+/// Stores a new post (a taken slug is a conflict).
+pub async fn insert_post(conn: &mut AnyConnection, p: &Post) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO posts (slug, title, summary, body, tags, published_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.summary)
+    .bind(&p.body)
+    .bind(json_text(&p.tags)?)
+    // To the second, so that the text sorts as the time does.
+    .bind(clock::timestamp_secs(p.published_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces post `slug` with `p`; false if there is no such post.
+pub async fn replace_post(db: &Database, slug: &Slug, p: &Post) -> Result<bool, StoreError> {
+    let replaced = sqlx::query(
+        "UPDATE posts SET slug = $1, title = $2, summary = $3, body = $4, tags = $5, \
+         published_at = $6 WHERE slug = $7",
+    )
+    .bind(&p.slug)
+    .bind(&p.title)
+    .bind(&p.summary)
+    .bind(&p.body)
+    .bind(json_text(&p.tags)?)
+    .bind(clock::timestamp_secs(p.published_at))
+    .bind(slug.as_str())
+    .execute(db.pool())
+    .await?;
+    Ok(replaced.rows_affected() == 1)
+}
+
+/// What can be deleted by slug.
+#[derive(Debug, Clone, Copy)]
+pub enum Item {
+    Project,
+    Achievement,
+    Post,
+}
+
+/// Deletes an item; false if there is no such one.
+pub async fn delete(db: &Database, item: Item, slug: &Slug) -> Result<bool, StoreError> {
+    let query = match item {
+        Item::Project => "DELETE FROM projects WHERE slug = $1",
+        Item::Achievement => "DELETE FROM achievements WHERE slug = $1",
+        Item::Post => "DELETE FROM posts WHERE slug = $1",
+    };
+    let deleted = sqlx::query(query)
+        .bind(slug.as_str())
+        .execute(db.pool())
+        .await?;
+    Ok(deleted.rows_affected() == 1)
 }
 
 /// The site information.

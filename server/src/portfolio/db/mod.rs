@@ -7,6 +7,7 @@
 pub mod analytics;
 pub mod contact;
 pub mod content;
+pub mod key_requests;
 pub mod notifications;
 pub mod publications;
 pub mod subscribers;

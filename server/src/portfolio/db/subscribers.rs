@@ -4,7 +4,7 @@
 use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
-use crate::portfolio::model::{Subscriber, SubscriberStatus};
+use crate::portfolio::model::{Subscriber, SubscriberEntry, SubscriberStatus};
 use crate::storage::{Database, StoreError};
 
 #[derive(Debug, FromRow)]
@@ -168,4 +168,74 @@ pub async fn subscribed(conn: &mut AnyConnection) -> Result<Vec<Subscriber>, Sto
     .fetch_all(conn)
     .await?;
     rows.into_iter().map(Subscriber::try_from).collect()
+}
+
+#[derive(Debug, FromRow)]
+struct EntryRow {
+    id: i64,
+    email: String,
+    status: String,
+    created_at: String,
+    updated_at: String,
+}
+
+impl TryFrom<EntryRow> for SubscriberEntry {
+    type Error = StoreError;
+
+    fn try_from(row: EntryRow) -> Result<Self, StoreError> {
+        let time = |text: &str| {
+            clock::parse_timestamp(text)
+                .map_err(|e| StoreError::corrupt(format!("subscriber {}: {e}", row.id)))
+        };
+        Ok(SubscriberEntry {
+            status: SubscriberStatus::parse(&row.status).ok_or_else(|| {
+                StoreError::corrupt(format!("subscriber {}: status {:?}", row.id, row.status))
+            })?,
+            created_at: time(&row.created_at)?,
+            updated_at: time(&row.updated_at)?,
+            id: row.id,
+            email: row.email,
+        })
+    }
+}
+
+/// One page of the subscribers (of one status, or all), in the order they
+/// came, and how many there are in all.
+pub async fn page(
+    db: &Database,
+    status: Option<SubscriberStatus>,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<SubscriberEntry>, i64), StoreError> {
+    let status = status.map_or("", SubscriberStatus::as_str);
+    let rows: Vec<EntryRow> = sqlx::query_as(
+        "SELECT id, email, status, created_at, updated_at FROM subscribers \
+         WHERE ($1 = '' OR status = $1) ORDER BY id LIMIT $2 OFFSET $3",
+    )
+    .bind(status)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db.pool())
+    .await?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM subscribers WHERE ($1 = '' OR status = $1)")
+            .bind(status)
+            .fetch_one(db.pool())
+            .await?;
+    let entries = rows
+        .into_iter()
+        .map(SubscriberEntry::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok((entries, total))
+}
+
+/// Deletes subscriber `id` (in the caller's transaction); its address, if
+/// there was one.
+pub async fn erase(conn: &mut AnyConnection, id: i64) -> Result<Option<String>, StoreError> {
+    Ok(
+        sqlx::query_scalar("DELETE FROM subscribers WHERE id = $1 RETURNING email")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?,
+    )
 }

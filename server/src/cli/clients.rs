@@ -1,0 +1,120 @@
+//! `clients create | list | revoke`: the OAuth clients that get bearer
+//! tokens from `POST /api/oauth/token`. A new client's secret is printed
+//! once; a revoked client's tokens stop working (within a second on a
+//! running server).
+
+use clap::Subcommand;
+use serde::Serialize;
+
+use crate::access::db;
+use crate::access::tokens::OAuthClient;
+use crate::clock::timestamp;
+use crate::config::{Config, Scope};
+use crate::portfolio::admin::oauth_clients;
+
+#[derive(Debug, Subcommand)]
+pub enum ClientsCommand {
+    /// Register a client; its secret is printed once.
+    Create {
+        /// Who the client is.
+        #[arg(long)]
+        name: String,
+        /// The most its tokens may carry (repeat for several).
+        #[arg(long = "scope")]
+        scopes: Vec<Scope>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the clients, newest first (never their secrets).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a client: its tokens stop working, and it gets no more.
+    Revoke {
+        client_id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A client just registered, as printed: the secret once.
+#[derive(Debug, Serialize)]
+struct ShownClient<'a> {
+    #[serde(flatten)]
+    client: &'a OAuthClient,
+    client_secret: &'a str,
+}
+
+pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()> {
+    let db = crate::app::open_database(config).await?;
+    match command {
+        ClientsCommand::Create { name, scopes, json } => {
+            let issued = oauth_clients::register(&db, &name, scopes)
+                .await
+                .map_err(super::user_error)?;
+            let client = &issued.stored.client;
+            let shown = ShownClient {
+                client,
+                client_secret: &issued.secret,
+            };
+            super::print(json, &shown, || {
+                vec![
+                    format!("client_id: {}", client.client_id),
+                    format!("client_secret: {}", issued.secret),
+                    format!("name: {}", client.name),
+                    format!("scopes: {}", scopes_text(&client.scopes)),
+                    "The secret is shown once: keep it now.".to_owned(),
+                ]
+            })
+        }
+        ClientsCommand::List { json } => {
+            let clients: Vec<OAuthClient> = db::list_clients(&db)
+                .await?
+                .into_iter()
+                .map(|stored| stored.client)
+                .collect();
+            super::print(json, &clients, || {
+                if clients.is_empty() {
+                    return vec!["no clients".to_owned()];
+                }
+                clients
+                    .iter()
+                    .map(|c| {
+                        let state = c.revoked_at.map_or_else(
+                            || "in force".to_owned(),
+                            |at| format!("revoked {}", timestamp(at)),
+                        );
+                        format!(
+                            "{}\t{}\t{}\t{state}",
+                            c.client_id,
+                            c.name,
+                            scopes_text(&c.scopes)
+                        )
+                    })
+                    .collect()
+            })
+        }
+        ClientsCommand::Revoke { client_id, json } => {
+            if !db::revoke_client(&db, &client_id, crate::clock::now()).await? {
+                anyhow::bail!("no client {client_id:?} that is not revoked already");
+            }
+            super::print(json, &serde_json::json!({"revoked": client_id}), || {
+                vec![format!(
+                    "revoked client {client_id}; its tokens stop working"
+                )]
+            })
+        }
+    }
+}
+
+fn scopes_text(scopes: &[Scope]) -> String {
+    scopes
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

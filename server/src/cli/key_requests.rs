@@ -1,0 +1,133 @@
+//! `key-requests list | approve ID [--scope S...] | reject ID`: the
+//! requests people made with `POST /api/key-requests`. An approved
+//! request's key is printed once and emailed to its technical contact (a
+//! running server's mail worker sends it).
+
+use clap::Subcommand;
+
+use crate::clock::timestamp;
+use crate::config::{Config, Scope};
+use crate::portfolio::admin::key_requests::{self, Approval};
+use crate::portfolio::db;
+use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
+
+/// How many requests `key-requests list` shows at most.
+const LIST_LIMIT: i64 = 1000;
+
+#[derive(Debug, Subcommand)]
+pub enum KeyRequestsCommand {
+    /// List the requests, oldest first.
+    List {
+        /// Only the requests with this status: pending, approved, rejected.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<KeyRequestStatus>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve a request: its key is printed once and emailed to the
+    /// technical contact.
+    Approve {
+        id: String,
+        /// The key's scopes (repeat for several; default context:read and
+        /// contact:write).
+        #[arg(long = "scope")]
+        scopes: Vec<Scope>,
+        /// The key stops working after this many days (default: never).
+        #[arg(long)]
+        expires_in_days: Option<u32>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reject a request; the technical contact is told.
+    Reject {
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_status(text: &str) -> Result<KeyRequestStatus, String> {
+    KeyRequestStatus::parse(text)
+        .ok_or_else(|| format!("unknown status {text:?}: pending, approved or rejected"))
+}
+
+pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result<()> {
+    let db = crate::app::open_database(config).await?;
+    match command {
+        KeyRequestsCommand::List { status, json } => {
+            let (requests, _) = db::key_requests::list(&db, status, 0, LIST_LIMIT).await?;
+            super::print(json, &requests, || {
+                if requests.is_empty() {
+                    return vec!["no key requests".to_owned()];
+                }
+                requests.iter().map(one_line).collect()
+            })
+        }
+        KeyRequestsCommand::Approve {
+            id,
+            scopes,
+            expires_in_days,
+            json,
+        } => {
+            let approval = Approval {
+                scopes: (!scopes.is_empty()).then_some(scopes),
+                expires_in_days,
+            };
+            let docs = config.public_url.as_deref().map(|url| {
+                format!(
+                    "{}{}/",
+                    url.trim_end_matches('/'),
+                    crate::docs::SWAGGER_UI_PATH
+                )
+            });
+            let approved = key_requests::approve(&db, &id, &approval, docs.as_deref())
+                .await
+                .map_err(super::user_error)?;
+            let key = super::keys::ShownKey::from(&approved.key);
+            super::print(
+                json,
+                &serde_json::json!({"request": approved.request, "api_key": key}),
+                || {
+                    let mut lines = vec![format!(
+                        "approved {}; its key was queued for {}:",
+                        approved.request.id, approved.request.technical_contact
+                    )];
+                    lines.extend(super::keys::describe(&approved.key.stored.key));
+                    lines.push(format!("key: {}", approved.key.key));
+                    lines.push("This key is shown once: keep it now.".to_owned());
+                    lines
+                },
+            )
+        }
+        KeyRequestsCommand::Reject { id, json } => {
+            let request = key_requests::reject(&db, &id)
+                .await
+                .map_err(super::user_error)?;
+            super::print(json, &request, || {
+                vec![format!(
+                    "rejected {}; {} will be told",
+                    request.id, request.technical_contact
+                )]
+            })
+        }
+    }
+}
+
+fn one_line(request: &KeyRequest) -> String {
+    let decided = request
+        .decided_at
+        .map_or_else(String::new, |at| format!(" {}", timestamp(at)));
+    format!(
+        "{}\t{}{decided}\t{} ({})\t{}\t{}\t{:?}",
+        request.id,
+        request.status.as_str(),
+        request.name,
+        request.organisation,
+        request.technical_contact,
+        request.expected_volume,
+        request.intended_use
+    )
+}

@@ -1,0 +1,222 @@
+//! API keys, managed: list, create, rotate (the old key keeps working for a
+//! while), revoke. Every change works at once on this server, and within a
+//! second on the others sharing the database.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::access::keys::{ApiKey, IssuedKey, NewKey};
+use crate::access::{Service, db as access_db};
+use crate::config::Scope;
+use crate::error::Error;
+use crate::extract::{JsonBody, Path, Query, keep_empty};
+use crate::portfolio::PortfolioState;
+use crate::portfolio::auth::{KeysManage, Private};
+
+/// How long a rotated key keeps working unless asked (hours), and the most.
+pub const DEFAULT_OLD_KEY_HOURS: u32 = 24;
+pub const MAX_OLD_KEY_HOURS: u32 = 720;
+
+/// A key to make.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ApiKeySpec {
+    /// Who the key is for (shown in analytics).
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    /// The service it opens; default `portfolio`.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<Service>,
+    /// What it may do: at least one scope for a portfolio key, none for a
+    /// pet store key.
+    #[schema(value_type = Option<Vec<String>>, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<Scope>>,
+    /// It stops working after this many days (default: never).
+    #[schema(nullable = false, minimum = 1, maximum = 3650)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_days: Option<u32>,
+}
+
+/// A key just made, shown this once.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct IssuedApiKey {
+    pub api_key: ApiKey,
+    /// The key itself (`pk_<id>_<secret>`); it is not kept.
+    pub key: String,
+}
+
+impl From<IssuedKey> for IssuedApiKey {
+    fn from(issued: IssuedKey) -> Self {
+        IssuedApiKey {
+            api_key: issued.stored.key,
+            key: issued.key,
+        }
+    }
+}
+
+/// A rotation: the replacement, shown once, and until when the old key works.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct RotatedApiKey {
+    pub replaced: String,
+    pub old_key_valid_until: chrono::DateTime<chrono::Utc>,
+    pub new: IssuedApiKey,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RotationQuery {
+    /// How long the old key keeps working, in hours (0: it stops now;
+    /// default 24, at most 720).
+    #[param(minimum = 0, maximum = 720)]
+    #[serde(default, deserialize_with = "keep_empty")]
+    old_key_valid_for_hours: Option<u32>,
+}
+
+fn not_in_force(id: &str) -> Error {
+    Error::not_found(format!("no key {id:?} in force"))
+}
+
+/// Lists the API keys (never their secrets), newest first. Keys from the
+/// configuration file are not listed.
+#[utoipa::path(
+    get,
+    path = "/api/admin/api-keys",
+    operation_id = "listApiKeys",
+    tag = "admin",
+    responses(
+        (status = 200, description = "The keys", body = Vec<ApiKey>),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks keys:manage"),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub async fn list_api_keys(
+    State(state): State<PortfolioState>,
+    _caller: Private<KeysManage>,
+) -> Result<axum::Json<Vec<ApiKey>>, Error> {
+    let keys = access_db::list_keys(&state.db, None).await?;
+    Ok(axum::Json(keys.into_iter().map(|k| k.key).collect()))
+}
+
+/// Makes an API key; it works at once and is shown this once.
+#[utoipa::path(
+    post,
+    path = "/api/admin/api-keys",
+    operation_id = "createApiKey",
+    tag = "admin",
+    request_body(content((ApiKeySpec = "application/json"))),
+    responses(
+        (status = 201, description = "Made; the key is shown this once", body = IssuedApiKey),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
+        (status = 422, description = "A field breaks its rule; details.fields says which"),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub async fn create_api_key(
+    State(state): State<PortfolioState>,
+    Private(caller, _): Private<KeysManage>,
+    JsonBody(spec): JsonBody<ApiKeySpec>,
+) -> Result<(StatusCode, axum::Json<IssuedApiKey>), Error> {
+    let new = NewKey {
+        service: spec.service.unwrap_or(Service::Portfolio),
+        name: spec.name.unwrap_or_default(),
+        scopes: spec.scopes.unwrap_or_default(),
+        expires_in_days: spec.expires_in_days,
+    };
+    let problems = new.problems();
+    if !problems.is_empty() {
+        return Err(Error::invalid_fields(problems));
+    }
+    super::may_grant(&caller, &new.scopes)?;
+    let issued = state.access.create_key(&state.db, &new).await?;
+    Ok((StatusCode::CREATED, axum::Json(issued.into())))
+}
+
+/// Replaces a key with a new one of the same name, scopes, service and
+/// expiry, shown this once; the old key keeps working for a while, so that
+/// its user can switch.
+#[utoipa::path(
+    post,
+    path = "/api/admin/api-keys/{id}/rotate",
+    operation_id = "rotateApiKey",
+    tag = "admin",
+    params(("id" = String, Path, description = "The key's id."), RotationQuery),
+    responses(
+        (status = 200, description = "Rotated; the new key is shown this once", body = RotatedApiKey),
+        (status = 400, description = "A malformed number of hours"),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks keys:manage, or a scope of the key"),
+        (status = 404, description = "No such key in force (or it was rotated already)"),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub async fn rotate_api_key(
+    State(state): State<PortfolioState>,
+    Private(caller, _): Private<KeysManage>,
+    Path(id): Path<String>,
+    Query(query): Query<RotationQuery>,
+) -> Result<axum::Json<RotatedApiKey>, Error> {
+    let hours = query
+        .old_key_valid_for_hours
+        .unwrap_or(DEFAULT_OLD_KEY_HOURS);
+    if hours > MAX_OLD_KEY_HOURS {
+        return Err(Error::bad_request(format!(
+            "old_key_valid_for_hours is at most {MAX_OLD_KEY_HOURS}"
+        )));
+    }
+    let old = access_db::get_key(&state.db, &id)
+        .await?
+        .ok_or_else(|| not_in_force(&id))?;
+    super::may_grant(&caller, &old.key.scopes)?;
+    let old_valid_until = crate::clock::now() + chrono::Duration::hours(i64::from(hours));
+    let issued = state
+        .access
+        .rotate_key(&state.db, &id, old_valid_until)
+        .await?
+        .ok_or_else(|| not_in_force(&id))?;
+    Ok(axum::Json(RotatedApiKey {
+        replaced: id,
+        old_key_valid_until: old_valid_until,
+        new: issued.into(),
+    }))
+}
+
+/// Revokes a key: it stops working at once.
+#[utoipa::path(
+    post,
+    path = "/api/admin/api-keys/{id}/revoke",
+    operation_id = "revokeApiKey",
+    tag = "admin",
+    params(("id" = String, Path, description = "The key's id.")),
+    responses(
+        (status = 200, description = "Revoked", body = ApiKey),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks keys:manage"),
+        (status = 404, description = "No such key"),
+        (status = 409, description = "The key was revoked already"),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub async fn revoke_api_key(
+    State(state): State<PortfolioState>,
+    _caller: Private<KeysManage>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<ApiKey>, Error> {
+    if access_db::get_key(&state.db, &id).await?.is_none() {
+        return Err(Error::not_found(format!("no key {id:?}")));
+    }
+    if !state.access.revoke_key(&state.db, &id).await? {
+        return Err(Error::conflict(format!(
+            "the key {id:?} was revoked already"
+        )));
+    }
+    let key = access_db::get_key(&state.db, &id)
+        .await?
+        .ok_or_else(|| Error::not_found(format!("no key {id:?}")))?;
+    Ok(axum::Json(key.key))
+}

@@ -1,0 +1,120 @@
+//! The emails the mail worker gave up on: why, and another chance for them
+//! (as the CLI's `outbox`).
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::error::Error;
+use crate::extract::JsonBody;
+use crate::mail::outbox::{self, OutboxEntry};
+use crate::portfolio::PortfolioState;
+use crate::portfolio::auth::{Admin, Private};
+use crate::storage::time_from_ms;
+
+/// How many failed emails the list shows at most.
+const LIST_LIMIT: i64 = 1000;
+
+/// An email the worker gave up on.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct FailedEmail {
+    pub id: i64,
+    pub recipient: String,
+    pub subject: String,
+    pub attempts: i32,
+    /// Why the last attempt failed.
+    pub last_error: String,
+    /// When it was queued (or last requeued).
+    pub queued_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl TryFrom<OutboxEntry> for FailedEmail {
+    type Error = Error;
+
+    fn try_from(entry: OutboxEntry) -> Result<Self, Error> {
+        Ok(FailedEmail {
+            queued_at: time_from_ms(entry.queued_at_ms)?,
+            id: entry.id,
+            recipient: entry.recipient,
+            subject: entry.subject,
+            attempts: entry.attempts,
+            last_error: entry.last_error.unwrap_or_default(),
+        })
+    }
+}
+
+/// Which failed emails to requeue.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct Requeue {
+    /// These ids; none or empty: every failed email.
+    #[schema(nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<i64>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Requeued {
+    /// Back in the queue: the worker sends them again.
+    pub requeued: Vec<i64>,
+    /// Asked for, but not failed (sent, pending or unknown): left alone.
+    pub not_failed: Vec<i64>,
+}
+
+/// Lists the emails that failed for good, newest first (at most 1000).
+#[utoipa::path(
+    get,
+    path = "/api/admin/outbox/failed",
+    operation_id = "listFailedEmails",
+    tag = "admin",
+    responses(
+        (status = 200, description = "The failed emails", body = Vec<FailedEmail>),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks admin"),
+    ),
+    security(("oauth" = ["admin"])),
+)]
+pub async fn list_failed_emails(
+    State(state): State<PortfolioState>,
+    _caller: Private<Admin>,
+) -> Result<axum::Json<Vec<FailedEmail>>, Error> {
+    let failed = outbox::list(&state.db, true, LIST_LIMIT).await?;
+    let failed = failed
+        .into_iter()
+        .map(FailedEmail::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(axum::Json(failed))
+}
+
+/// Puts failed emails back in the queue.
+#[utoipa::path(
+    post,
+    path = "/api/admin/outbox/requeue",
+    operation_id = "requeueEmails",
+    tag = "admin",
+    request_body(content((Requeue = "application/json"))),
+    responses(
+        (status = 200, description = "What was requeued", body = Requeued),
+        (status = 400, description = "The body is not JSON of this shape"),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks admin"),
+    ),
+    security(("oauth" = ["admin"])),
+)]
+pub async fn requeue_emails(
+    State(state): State<PortfolioState>,
+    _caller: Private<Admin>,
+    JsonBody(requeue): JsonBody<Requeue>,
+) -> Result<axum::Json<Requeued>, Error> {
+    let ids = requeue.ids.unwrap_or_default();
+    let requeued = outbox::requeue(&state.db, &ids).await?;
+    let not_failed = ids
+        .iter()
+        .copied()
+        .filter(|id| !requeued.contains(id))
+        .collect();
+    state.mailer.wake();
+    Ok(axum::Json(Requeued {
+        requeued,
+        not_failed,
+    }))
+}

@@ -1,0 +1,87 @@
+//! Newsletter subscribers, managed: a paged list, and erasure of an
+//! address (the subscriber and every email to it, sent or not).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::error::Error;
+use crate::extract::{Path, Query, keep_empty};
+use crate::mail::outbox;
+use crate::portfolio::PortfolioState;
+use crate::portfolio::auth::{Private, SubscribersRead, SubscribersWrite};
+use crate::portfolio::db;
+use crate::portfolio::model::{SubscriberEntry, SubscriberStatus};
+use crate::portfolio::paging::{PageQuery, page_of};
+
+page_of!(
+    /// A page of subscribers, in the order they came.
+    SubscriberPage,
+    SubscriberEntry
+);
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SubscriberFilter {
+    /// Only the subscribers with this status.
+    #[serde(default, deserialize_with = "keep_empty")]
+    status: Option<SubscriberStatus>,
+}
+
+/// Lists the subscribers, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/api/admin/subscribers",
+    operation_id = "listSubscribers",
+    tag = "admin",
+    params(SubscriberFilter, PageQuery),
+    responses(
+        (status = 200, description = "A page of subscribers", body = SubscriberPage),
+        (status = 400, description = "A malformed status or page"),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks subscribers:read"),
+    ),
+    security(("oauth" = ["subscribers:read"])),
+)]
+pub async fn list_subscribers(
+    State(state): State<PortfolioState>,
+    _caller: Private<SubscribersRead>,
+    Query(filter): Query<SubscriberFilter>,
+    Query(page): Query<PageQuery>,
+) -> Result<axum::Json<SubscriberPage>, Error> {
+    let paging = page.paging()?;
+    let (entries, total) =
+        db::subscribers::page(&state.db, filter.status, paging.offset(), paging.limit()).await?;
+    Ok(axum::Json(SubscriberPage::new(entries, paging, total)))
+}
+
+/// Erases a subscriber: the address and every email to it are deleted.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/subscribers/{id}",
+    operation_id = "eraseSubscriber",
+    tag = "admin",
+    params(("id" = i64, Path, minimum = 1, description = "The subscriber's id.")),
+    responses(
+        (status = 204, description = "Erased"),
+        (status = 400, description = "Not an id"),
+        (status = 401, description = "No valid bearer token"),
+        (status = 403, description = "The token lacks subscribers:write"),
+        (status = 404, description = "No such subscriber"),
+    ),
+    security(("oauth" = ["subscribers:write"])),
+)]
+pub async fn erase_subscriber(
+    State(state): State<PortfolioState>,
+    _caller: Private<SubscribersWrite>,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, Error> {
+    let mut tx = state.db.begin_write().await?;
+    let Some(email) = db::subscribers::erase(tx.conn(), id).await? else {
+        return Err(Error::not_found(format!("no subscriber {id}")));
+    };
+    outbox::forget_recipient(tx.conn(), &email).await?;
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT)
+}

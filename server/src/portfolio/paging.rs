@@ -1,0 +1,94 @@
+//! Paged lists (the admin operations'): `?page=1&per_page=50`, answered
+//! `{"items": [...], "page": 1, "per_page": 50, "total": 123}`.
+
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::error::Error;
+use crate::extract::keep_empty;
+
+/// Items per page unless asked.
+pub const DEFAULT_PER_PAGE: u32 = 50;
+/// The most items a page holds.
+pub const MAX_PER_PAGE: u32 = 100;
+
+/// Which page of a list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// The page, from 1 (default 1).
+    #[param(minimum = 1)]
+    #[serde(default, deserialize_with = "keep_empty")]
+    page: Option<u32>,
+    /// Items per page, from 1 to 100 (default 50).
+    #[param(minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "keep_empty")]
+    per_page: Option<u32>,
+}
+
+/// A page, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub page: u32,
+    pub per_page: u32,
+}
+
+impl PageQuery {
+    /// The page asked for: 400 for a page below 1 or a size out of range.
+    pub fn paging(&self) -> Result<Paging, Error> {
+        let page = self.page.unwrap_or(1);
+        let per_page = self.per_page.unwrap_or(DEFAULT_PER_PAGE);
+        if page == 0 {
+            return Err(Error::bad_request("page counts from 1"));
+        }
+        if !(1..=MAX_PER_PAGE).contains(&per_page) {
+            return Err(Error::bad_request(format!(
+                "per_page must be from 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        Ok(Paging { page, per_page })
+    }
+}
+
+impl Paging {
+    /// How many items come before the page.
+    pub fn offset(self) -> i64 {
+        i64::from(self.page - 1) * i64::from(self.per_page)
+    }
+
+    pub fn limit(self) -> i64 {
+        i64::from(self.per_page)
+    }
+}
+
+/// Declares a page of `$item`s: the items, where the page is, and how many
+/// there are in all.
+macro_rules! page_of {
+    ($(#[$doc:meta])* $name:ident, $item:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        pub struct $name {
+            pub items: Vec<$item>,
+            #[schema(minimum = 1)]
+            pub page: u32,
+            #[schema(minimum = 1, maximum = 100)]
+            pub per_page: u32,
+            /// How many items there are in all.
+            #[schema(minimum = 0)]
+            pub total: i64,
+        }
+
+        impl $name {
+            pub fn new(items: Vec<$item>, paging: $crate::portfolio::paging::Paging, total: i64) -> Self {
+                $name {
+                    items,
+                    page: paging.page,
+                    per_page: paging.per_page,
+                    total,
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use page_of;

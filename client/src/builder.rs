@@ -1,7 +1,7 @@
 //! The one client builder both services share: the server's root, a
 //! timeout, the credentials sent with every request, and the certificates
 //! to trust. Each service's module names it `ClientBuilder` and adds the
-//! credentials it accepts.
+//! credentials it accepts; [`crate::auth`] applies them to each request.
 //!
 //! HTTPS works out of the box (rustls, with the system's root
 //! certificates); a server with a certificate of its own making is trusted
@@ -13,7 +13,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, InvalidHeaderValue};
+use reqwest::header::{HeaderName, HeaderValue, InvalidHeaderValue};
+
+use crate::auth::{Credentials, TokenSource};
 
 /// A service the SDK has a client for.
 pub trait Service {
@@ -22,7 +24,15 @@ pub trait Service {
     /// Where the server mounts the service (`/v2`), or `""` when its paths
     /// are absolute (`/api/...`).
     const BASE_PATH: &'static str;
-    fn client(base_url: &str, http: reqwest::Client) -> Self::Client;
+    fn client(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Self::Client;
+}
+
+/// A client id, its secret, and the scopes to ask for.
+#[derive(Clone)]
+struct ClientCredentials {
+    client_id: String,
+    client_secret: String,
+    scope: Option<String>,
 }
 
 /// Builds a client of service `S` for a server, with optional credentials.
@@ -31,6 +41,8 @@ pub struct ClientBuilder<S> {
     timeout: Duration,
     /// Header name and value; the values are secrets.
     credentials: Vec<(HeaderName, String)>,
+    /// For bearer tokens fetched from the token endpoint.
+    client_credentials: Option<ClientCredentials>,
     /// Extra root certificates (PEM) to trust.
     roots: Vec<Vec<u8>>,
     service: PhantomData<S>,
@@ -42,6 +54,7 @@ impl<S> Clone for ClientBuilder<S> {
             server_url: self.server_url.clone(),
             timeout: self.timeout,
             credentials: self.credentials.clone(),
+            client_credentials: self.client_credentials.clone(),
             roots: self.roots.clone(),
             service: PhantomData,
         }
@@ -60,6 +73,13 @@ impl<S> fmt::Debug for ClientBuilder<S> {
             .field("server_url", &self.server_url)
             .field("timeout", &self.timeout)
             .field("credentials", &credentials)
+            .field(
+                "client_id",
+                &self
+                    .client_credentials
+                    .as_ref()
+                    .map(|c| c.client_id.as_str()),
+            )
             .field("extra_root_certificates", &self.roots.len())
             .finish()
     }
@@ -73,6 +93,7 @@ impl<S: Service> ClientBuilder<S> {
             server_url: server_url.into(),
             timeout: Duration::from_secs(30),
             credentials: Vec::new(),
+            client_credentials: None,
             roots: Vec::new(),
             service: PhantomData,
         }
@@ -99,6 +120,23 @@ impl<S: Service> ClientBuilder<S> {
         self
     }
 
+    /// Gets bearer tokens from the server's token endpoint with this client
+    /// id and secret (asking for `scope`, space-separated, or all the
+    /// client's), and a new one before each expires.
+    pub(crate) fn token_from_client_credentials(
+        mut self,
+        client_id: String,
+        client_secret: String,
+        scope: Option<String>,
+    ) -> Self {
+        self.client_credentials = Some(ClientCredentials {
+            client_id,
+            client_secret,
+            scope,
+        });
+        self
+    }
+
     /// The client. Fails if the URL is not `http://` or `https://`, a
     /// credential is not a valid header value, or a root certificate is not
     /// PEM.
@@ -110,15 +148,17 @@ impl<S: Service> ClientBuilder<S> {
         // reqwest's rustls takes the process's crypto provider: ring, unless
         // the program chose one already (then this does nothing).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut headers = HeaderMap::new();
+        let mut headers = Vec::new();
         for (name, value) in self.credentials {
             let mut value = HeaderValue::from_str(&value).map_err(BuildError::Header)?;
             value.set_sensitive(true);
-            headers.insert(name, value);
+            headers.push((name, value));
         }
-        let mut http = reqwest::Client::builder()
-            .default_headers(headers)
-            .timeout(self.timeout);
+        let tokens = self
+            .client_credentials
+            .map(|c| TokenSource::new(&self.server_url, c.client_id, c.client_secret, c.scope));
+        let credentials = Credentials::new(headers, tokens);
+        let mut http = reqwest::Client::builder().timeout(self.timeout);
         for pem in &self.roots {
             let certificates = reqwest::Certificate::from_pem_bundle(pem)
                 .map_err(|e| BuildError::Certificate(e.to_string()))?;
@@ -133,7 +173,7 @@ impl<S: Service> ClientBuilder<S> {
         }
         let http = http.build().map_err(BuildError::Http)?;
         let base = format!("{}{}", self.server_url.trim_end_matches('/'), S::BASE_PATH);
-        Ok(S::client(&base, http))
+        Ok(S::client(&base, http, credentials))
     }
 }
 

@@ -74,9 +74,17 @@ pub fn generate(root: &Path, target: Target) -> anyhow::Result<String> {
         )
     })?;
     let mut settings = progenitor::GenerationSettings::new();
+    // Each client carries its credentials, which the SDK's hand-written hooks
+    // put on every request (a token fetched and refreshed, for client
+    // credentials).
+    let credentials: proc_macro2::TokenStream = "crate::auth::Credentials"
+        .parse()
+        .map_err(|e| anyhow::anyhow!("the credentials type: {e}"))?;
     settings
         .with_interface(progenitor::InterfaceStyle::Builder)
         .with_tag(progenitor::TagStyle::Merged)
+        .with_inner_type(credentials)
+        .with_hooks(progenitor::HooksMode::Expected)
         .with_derive("schemars::JsonSchema");
     // progenitor panics (todo!, assert!) on what it does not support; turn
     // that into an error that says which document.

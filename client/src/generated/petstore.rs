@@ -1559,6 +1559,7 @@ pub mod types {
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::auth::Credentials,
 }
 impl Client {
     #[doc = r" Create a new client."]
@@ -1566,7 +1567,7 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: crate::auth::Credentials) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -1576,7 +1577,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
     #[doc = r" Construct a new client with an existing `reqwest::Client`,"]
     #[doc = r" allowing more control over its configuration."]
@@ -1584,14 +1585,19 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::auth::Credentials,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::auth::Credentials> for Client {
     fn api_version() -> &'static str {
         "1.0.27"
     }
@@ -1601,11 +1607,18 @@ impl ClientInfo<()> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::auth::Credentials {
+        &self.inner
     }
 }
-impl ClientHooks<()> for &Client {}
+const _: () = {
+    #[allow(dead_code)]
+    fn assert_client_hooks()
+    where
+        Client: ClientHooks<crate::auth::Credentials>,
+    {
+    }
+};
 impl Client {
     #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist: without an id\n(or with 0) there is none to replace, which is a 404.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```text\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_pet(&self) -> builder::UpdatePet<'_> {

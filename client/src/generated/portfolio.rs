@@ -7058,6 +7058,7 @@ pub mod types {
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::auth::Credentials,
 }
 impl Client {
     #[doc = r" Create a new client."]
@@ -7065,7 +7066,7 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: crate::auth::Credentials) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -7075,7 +7076,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
     #[doc = r" Construct a new client with an existing `reqwest::Client`,"]
     #[doc = r" allowing more control over its configuration."]
@@ -7083,14 +7084,19 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::auth::Credentials,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::auth::Credentials> for Client {
     fn api_version() -> &'static str {
         "2.0"
     }
@@ -7100,11 +7106,18 @@ impl ClientInfo<()> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::auth::Credentials {
+        &self.inner
     }
 }
-impl ClientHooks<()> for &Client {}
+const _: () = {
+    #[allow(dead_code)]
+    fn assert_client_hooks()
+    where
+        Client: ClientHooks<crate::auth::Credentials>,
+    {
+    }
+};
 impl Client {
     #[doc = "Says where the token and revocation endpoints are and what they take\n\nSends a `GET` request to `/.well-known/oauth-authorization-server`\n\n```text\nlet response = client.get_authorization_server_metadata()\n    .send()\n    .await;\n```"]
     pub fn get_authorization_server_metadata(&self) -> builder::GetAuthorizationServerMetadata<'_> {

@@ -65,12 +65,17 @@ pub struct Presented {
 impl Presented {
     /// Reads and checks the credentials of a request.
     pub async fn check(access: &Access, db: &Database, headers: &HeaderMap, uri: &Uri) -> Self {
-        let key = header_text(headers, API_KEY_HEADER)
-            .map(|key| access.keys.verify(key, Service::Portfolio));
+        // A header that is there but not text (odd bytes) is a credential
+        // that matches nothing, not a missing one.
+        let key = header_text(headers, API_KEY_HEADER).map(|key| match key {
+            Some(key) => access.keys.verify(key, Service::Portfolio),
+            None => Verdict::Unknown,
+        });
         let (bearer, other_authorization) =
             match header_text(headers, header::AUTHORIZATION.as_str()) {
                 None => (None, false),
-                Some(value) => match bearer_token(value) {
+                Some(None) => (Some(Ok(TokenVerdict::Unknown)), false),
+                Some(Some(value)) => match bearer_token(value) {
                     Some(token) => (
                         Some(access.tokens.verify(db, token).await.map_err(Error::from)),
                         false,
@@ -104,10 +109,17 @@ impl Presented {
     }
 }
 
-/// A header's value, trimmed, if present, text and not empty.
-fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    let value = headers.get(name)?.to_str().ok()?.trim();
-    (!value.is_empty()).then_some(value)
+/// A header's value, trimmed, if present and not empty: `Some(None)` when
+/// it is not visible ASCII.
+fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<Option<&'h str>> {
+    let value = headers.get(name)?;
+    match value.to_str() {
+        Ok(text) => {
+            let text = text.trim();
+            (!text.is_empty()).then_some(Some(text))
+        }
+        Err(_) => Some(None),
+    }
 }
 
 /// The token of `Bearer <token>` (the scheme in any case).
@@ -179,11 +191,15 @@ impl Level {
     /// force, with `scope`.
     fn authorize(self, presented: &Presented, scope: Scope) -> Result<Caller, Error> {
         if let Some(name) = &presented.in_query {
+            let instead = match self {
+                Level::Protected => "send the API key in the X-API-Key header",
+                Level::Authenticated => {
+                    "send an API key in the X-API-Key header, or a token in Authorization: Bearer"
+                }
+                Level::Private => "send the token in Authorization: Bearer",
+            };
             return Err(self.unauthorized(
-                format!(
-                    "credentials are refused in the query string ({name}=...): send an API key \
-                     in the {API_KEY_HEADER} header, or a token in Authorization: Bearer"
-                ),
+                format!("credentials are refused in the query string ({name}=...): {instead}"),
                 Some("invalid_request"),
             ));
         }

@@ -64,6 +64,11 @@ impl WriteTx {
 }
 
 impl Database {
+    /// Closes the pool (a short-lived handle: a test's, a CLI's).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
     /// Connects, creating the SQLite file if needed, and runs the migrations.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();

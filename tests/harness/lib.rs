@@ -206,6 +206,51 @@ impl TestServer {
         builder.build().expect("cannot build the portfolio client")
     }
 
+    /// Registers an OAuth client with `scopes` straight in the server's
+    /// database, as the operator's CLI does: its id and secret.
+    pub async fn oauth_client(&self, scopes: &[Scope]) -> (String, String) {
+        let db = petstore_portfolio_server::storage::Database::connect(&self.database_url())
+            .await
+            .expect("the test database");
+        let issued = petstore_portfolio_server::portfolio::admin::oauth_clients::register(
+            &db,
+            "test client",
+            scopes.to_vec(),
+        )
+        .await
+        .expect("the client is registered");
+        db.close().await;
+        (issued.stored.client.client_id, issued.secret)
+    }
+
+    /// A portfolio client that gets bearer tokens (client credentials) as
+    /// a new OAuth client with `scopes`.
+    pub async fn portfolio_with_scopes(&self, scopes: &[Scope]) -> portfolio::Client {
+        let (id, secret) = self.oauth_client(scopes).await;
+        portfolio::ClientBuilder::new(&self.url)
+            .client_credentials(id, secret)
+            .build()
+            .expect("cannot build the portfolio client")
+    }
+
+    /// A bearer token from the token endpoint, for a new OAuth client with
+    /// `scopes`.
+    pub async fn bearer_token(&self, scopes: &[Scope]) -> String {
+        let (id, secret) = self.oauth_client(scopes).await;
+        let (status, _, body) = send_json(
+            http()
+                .post(self.at("/api/oauth/token"))
+                .basic_auth(&id, Some(&secret))
+                .form(&[("grant_type", "client_credentials")]),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        body["access_token"]
+            .as_str()
+            .expect("an access token")
+            .to_owned()
+    }
+
     /// The full URL of a path on this server.
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.url)

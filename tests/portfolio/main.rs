@@ -8,6 +8,7 @@ mod docs;
 mod example;
 mod hardening;
 mod mail;
+mod oauth;
 mod rate_limit;
 mod social;
 mod support;

@@ -7171,17 +7171,17 @@ impl Client {
     pub fn reject_key_request(&self) -> builder::RejectKeyRequest<'_> {
         builder::RejectKeyRequest::new(self)
     }
-    #[doc = "Lists the OAuth clients (never their secrets), newest first\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_o_auth_clients()\n    .send()\n    .await;\n```"]
-    pub fn list_o_auth_clients(&self) -> builder::ListOAuthClients<'_> {
-        builder::ListOAuthClients::new(self)
+    #[doc = "Lists the OAuth clients (never their secrets), newest first\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_oauth_clients()\n    .send()\n    .await;\n```"]
+    pub fn list_oauth_clients(&self) -> builder::ListOauthClients<'_> {
+        builder::ListOauthClients::new(self)
     }
-    #[doc = "Registers an OAuth client; its secret is shown this once\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.create_o_auth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
-    pub fn create_o_auth_client(&self) -> builder::CreateOAuthClient<'_> {
-        builder::CreateOAuthClient::new(self)
+    #[doc = "Registers an OAuth client; its secret is shown this once\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.create_oauth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
+    pub fn create_oauth_client(&self) -> builder::CreateOauthClient<'_> {
+        builder::CreateOauthClient::new(self)
     }
-    #[doc = "Revokes a client: its tokens stop working at once, and it gets no more\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`\n\nArguments:\n- `client_id`: The client's id.\n```text\nlet response = client.revoke_o_auth_client()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
-    pub fn revoke_o_auth_client(&self) -> builder::RevokeOAuthClient<'_> {
-        builder::RevokeOAuthClient::new(self)
+    #[doc = "Revokes a client: its tokens stop working at once, and it gets no more\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`\n\nArguments:\n- `client_id`: The client's id.\n```text\nlet response = client.revoke_oauth_client()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
+    pub fn revoke_oauth_client(&self) -> builder::RevokeOauthClient<'_> {
+        builder::RevokeOauthClient::new(self)
     }
     #[doc = "Lists the emails that failed for good, newest first (at most 1000)\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\n```text\nlet response = client.list_failed_emails()\n    .send()\n    .await;\n```"]
     pub fn list_failed_emails(&self) -> builder::ListFailedEmails<'_> {
@@ -8476,12 +8476,12 @@ pub mod builder {
             }
         }
     }
-    #[doc = "Builder for [`Client::list_o_auth_clients`]\n\n[`Client::list_o_auth_clients`]: super::Client::list_o_auth_clients"]
+    #[doc = "Builder for [`Client::list_oauth_clients`]\n\n[`Client::list_oauth_clients`]: super::Client::list_oauth_clients"]
     #[derive(Debug, Clone)]
-    pub struct ListOAuthClients<'a> {
+    pub struct ListOauthClients<'a> {
         client: &'a super::Client,
     }
-    impl<'a> ListOAuthClients<'a> {
+    impl<'a> ListOauthClients<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self { client: client }
         }
@@ -8508,7 +8508,7 @@ pub mod builder {
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
-                operation_id: "list_o_auth_clients",
+                operation_id: "list_oauth_clients",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;
@@ -8535,13 +8535,13 @@ pub mod builder {
             }
         }
     }
-    #[doc = "Builder for [`Client::create_o_auth_client`]\n\n[`Client::create_o_auth_client`]: super::Client::create_o_auth_client"]
+    #[doc = "Builder for [`Client::create_oauth_client`]\n\n[`Client::create_oauth_client`]: super::Client::create_oauth_client"]
     #[derive(Debug, Clone)]
-    pub struct CreateOAuthClient<'a> {
+    pub struct CreateOauthClient<'a> {
         client: &'a super::Client,
         body: Result<types::builder::OAuthClientSpec, String>,
     }
-    impl<'a> CreateOAuthClient<'a> {
+    impl<'a> CreateOauthClient<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
@@ -8592,7 +8592,7 @@ pub mod builder {
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
-                operation_id: "create_o_auth_client",
+                operation_id: "create_oauth_client",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;
@@ -8634,13 +8634,13 @@ pub mod builder {
             }
         }
     }
-    #[doc = "Builder for [`Client::revoke_o_auth_client`]\n\n[`Client::revoke_o_auth_client`]: super::Client::revoke_o_auth_client"]
+    #[doc = "Builder for [`Client::revoke_oauth_client`]\n\n[`Client::revoke_oauth_client`]: super::Client::revoke_oauth_client"]
     #[derive(Debug, Clone)]
-    pub struct RevokeOAuthClient<'a> {
+    pub struct RevokeOauthClient<'a> {
         client: &'a super::Client,
         client_id: Result<::std::string::String, String>,
     }
-    impl<'a> RevokeOAuthClient<'a> {
+    impl<'a> RevokeOauthClient<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
@@ -8683,7 +8683,7 @@ pub mod builder {
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
-                operation_id: "revoke_o_auth_client",
+                operation_id: "revoke_oauth_client",
             };
             client.pre(&mut request, &info).await?;
             let result = client.exec(request, &info).await;

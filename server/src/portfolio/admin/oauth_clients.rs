@@ -64,7 +64,7 @@ pub async fn register(
 #[utoipa::path(
     get,
     path = "/api/admin/oauth-clients",
-    operation_id = "listOAuthClients",
+    operation_id = "listOauthClients",
     tag = "admin",
     responses(
         (status = 200, description = "The clients", body = Vec<OAuthClient>),
@@ -85,7 +85,7 @@ pub async fn list_oauth_clients(
 #[utoipa::path(
     post,
     path = "/api/admin/oauth-clients",
-    operation_id = "createOAuthClient",
+    operation_id = "createOauthClient",
     tag = "admin",
     request_body(content((OAuthClientSpec = "application/json"))),
     responses(
@@ -118,7 +118,7 @@ pub async fn create_oauth_client(
 #[utoipa::path(
     post,
     path = "/api/admin/oauth-clients/{client_id}/revoke",
-    operation_id = "revokeOAuthClient",
+    operation_id = "revokeOauthClient",
     tag = "admin",
     params(("client_id" = String, Path, description = "The client's id.")),
     responses(

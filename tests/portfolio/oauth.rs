@@ -73,7 +73,11 @@ async fn a_client_gets_a_token_by_basic_or_form_authentication(db: Db) {
         ("scope", "content:write"),
     ];
     let (status, _, body) = token_request(&server, None, &form).await;
-    assert_eq!((status, &body["scope"]), (200, &json!("content:write")), "{body}");
+    assert_eq!(
+        (status, &body["scope"]),
+        (200, &json!("content:write")),
+        "{body}"
+    );
     let narrow = body["access_token"].as_str().unwrap();
     let (status, refused) = admin_read(&server, narrow).await;
     assert_eq!(status, 403, "{refused}");
@@ -81,14 +85,30 @@ async fn a_client_gets_a_token_by_basic_or_form_authentication(db: Db) {
     server.stop().await;
 }
 
+/// HTTP Basic credentials, the form, and the status, error code and words
+/// of the description expected.
+type BadTokenRequest<'a> = (
+    Option<(&'a str, &'a str)>,
+    Vec<(&'a str, &'a str)>,
+    u16,
+    &'a str,
+    &'a str,
+);
+
 async fn bad_token_requests_get_oauth_errors(db: Db) {
     let server = TestServer::start(db).await;
     let (id, secret) = server.oauth_client(&[Scope::ContentWrite]).await;
     let (other, _) = server.oauth_client(&[Scope::Admin]).await;
     let basic = Some((id.as_str(), secret.as_str()));
     let grant = ("grant_type", "client_credentials");
-    let cases: Vec<(Option<(&str, &str)>, Vec<(&str, &str)>, u16, &str, &str)> = vec![
-        (basic, vec![], 400, "invalid_request", "grant_type is required"),
+    let cases: Vec<BadTokenRequest> = vec![
+        (
+            basic,
+            vec![],
+            400,
+            "invalid_request",
+            "grant_type is required",
+        ),
         (
             basic,
             vec![("grant_type", "password")],
@@ -103,7 +123,13 @@ async fn bad_token_requests_get_oauth_errors(db: Db) {
             "invalid_scope",
             "may not have the scope admin",
         ),
-        (basic, vec![grant, ("scope", "root")], 400, "invalid_scope", "unknown scope"),
+        (
+            basic,
+            vec![grant, ("scope", "root")],
+            400,
+            "invalid_scope",
+            "unknown scope",
+        ),
         (
             basic,
             vec![grant, ("client_secret", secret.as_str())],
@@ -118,7 +144,13 @@ async fn bad_token_requests_get_oauth_errors(db: Db) {
             "invalid_request",
             "more than once",
         ),
-        (None, vec![grant], 401, "invalid_client", "authenticate the client"),
+        (
+            None,
+            vec![grant],
+            401,
+            "invalid_client",
+            "authenticate the client",
+        ),
         (
             Some((id.as_str(), "wrong")),
             vec![grant],
@@ -143,7 +175,11 @@ async fn bad_token_requests_get_oauth_errors(db: Db) {
     ];
     for (auth, form, status, error, description) in cases {
         let (got, headers, body) = token_request(&server, auth, &form).await;
-        assert_eq!((got, body["error"].as_str()), (status, Some(error)), "{form:?}: {body}");
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (status, Some(error)),
+            "{form:?}: {body}"
+        );
         let said = body["error_description"].as_str().unwrap_or_default();
         assert!(said.contains(description), "{form:?}: {said}");
         assert_eq!(header(&headers, "cache-control"), Some("no-store"));
@@ -157,11 +193,18 @@ async fn bad_token_requests_get_oauth_errors(db: Db) {
     // Not a form at all.
     let (status, _, body) = send_json(
         server
-            .post_json("/api/oauth/token", json!({"grant_type": "client_credentials"}))
+            .post_json(
+                "/api/oauth/token",
+                json!({"grant_type": "client_credentials"}),
+            )
             .basic_auth(&id, Some(&secret)),
     )
     .await;
-    assert_eq!((status, &body["error"]), (400, &json!("invalid_request")), "{body}");
+    assert_eq!(
+        (status, &body["error"]),
+        (400, &json!("invalid_request")),
+        "{body}"
+    );
     server.stop().await;
 }
 
@@ -187,7 +230,10 @@ async fn a_revoked_token_or_client_stops_working_at_once(db: Db) {
     assert_eq!((status, body.as_str()), (200, ""));
     let (status, refused) = admin_read(&server, &tokens[0]).await;
     assert_eq!(status, 401, "{refused}");
-    assert_eq!(refused["error"]["message"], "the bearer token is revoked or expired");
+    assert_eq!(
+        refused["error"]["message"],
+        "the bearer token is revoked or expired"
+    );
     for token in [tokens[0].as_str(), "pt_0123456789abcdef_nope", "garbage"] {
         let (status, _, _) = send(revoke(token, (&id, &secret))).await;
         assert_eq!(status, 200, "{token}");
@@ -195,7 +241,11 @@ async fn a_revoked_token_or_client_stops_working_at_once(db: Db) {
     // Another client may not revoke this one's tokens.
     let (other, other_secret) = server.oauth_client(&[Scope::ContextRead]).await;
     let (status, _, body) = send_json(revoke(&tokens[1], (&other, &other_secret))).await;
-    assert_eq!((status, &body["error"]), (400, &json!("unauthorized_client")), "{body}");
+    assert_eq!(
+        (status, &body["error"]),
+        (400, &json!("unauthorized_client")),
+        "{body}"
+    );
     assert_eq!(admin_read(&server, &tokens[1]).await.0, 200, "still good");
 
     // Revoking the client ends every token it holds, and it gets no more.
@@ -272,7 +322,11 @@ async fn the_metadata_names_the_endpoints(db: Db) {
     assert_eq!(metadata.token_endpoint, server.at("/api/oauth/token"));
     assert_eq!(metadata.revocation_endpoint, server.at("/api/oauth/revoke"));
     assert_eq!(metadata.grant_types_supported, ["client_credentials"]);
-    assert!(metadata.scopes_supported.contains(&"keys:manage".to_owned()));
+    assert!(
+        metadata
+            .scopes_supported
+            .contains(&"keys:manage".to_owned())
+    );
     assert_eq!(
         metadata.token_endpoint_auth_methods_supported,
         ["client_secret_basic", "client_secret_post"]

@@ -3,11 +3,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod admin;
 mod analytics;
 mod content;
 mod docs;
 mod example;
 mod hardening;
+mod key_requests;
 mod mail;
 mod oauth;
 mod rate_limit;

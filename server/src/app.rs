@@ -22,7 +22,7 @@ use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::access::Access;
-use crate::config::{AuthMode, Config, redact_url};
+use crate::config::{Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_now};
 use crate::extract::refuse_nul_in_uri;
@@ -83,14 +83,6 @@ impl Server {
         // SMTP TLS; reqwest takes the process-wide default. A second install
         // (tests start many servers) fails harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        if config.petstore.auth_mode == AuthMode::Enforce {
-            // The seam is in place (the setting, the documented security
-            // schemes); the checks come with the auth issue. Refusing beats
-            // silently serving without them.
-            anyhow::bail!(
-                "petstore.auth_mode = \"enforce\" is not available yet; use \"open\" (the default)"
-            );
-        }
         let db = open_database(&config).await?;
         tracing::info!(database = %redact_url(&config.database_url()), "database ready");
 
@@ -124,19 +116,29 @@ impl Server {
             config.petstore.failed_logins_per_minute > 0,
             "petstore.failed_logins_per_minute must be at least 1"
         );
+        anyhow::ensure!(
+            config.petstore.requests_per_minute != Some(0),
+            "petstore.requests_per_minute must be at least 1 (leave it out for no limit)"
+        );
         let hasher = Hasher::start(
             config.petstore.password_hash_threads,
             config.petstore.password_hash_queue,
         )
         .context("cannot start the password hashing threads")?;
+        let access = Arc::new(
+            Access::load(&db, &config.portfolio.api_keys)
+                .await
+                .context("cannot load the API keys")?,
+        );
         let petstore_state = PetstoreState {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
             hasher: hasher.clone(),
             failed_logins: Arc::default(),
             public_url: Arc::from(public_url.as_str()),
+            access: access.clone(),
         };
-        let mut background = Vec::new();
+        let mut background = vec![access.spawn_refresh(db.clone())];
         if config.petstore.demo_data {
             demo_data::load_if_empty(&db, &hasher)
                 .await
@@ -158,13 +160,6 @@ impl Server {
             db.clone(),
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
         );
-
-        let access = Arc::new(
-            Access::load(&db, &config.portfolio.api_keys)
-                .await
-                .context("cannot load the API keys")?,
-        );
-        background.push(access.spawn_refresh(db.clone()));
 
         let portfolio_state = PortfolioState {
             db: db.clone(),
@@ -262,6 +257,12 @@ pub fn build_router(
     // Each service renders its own errors, including axum's (no route, wrong
     // method, body limits), a caught panic and the timeout: those layers sit
     // inside its renderer.
+    let request_limit = petstore::rate_limit::RequestLimit {
+        limiter: Arc::default(),
+        per_minute: petstore_state.config.requests_per_minute,
+    };
+    let authorize_routes = petstore::authorize::router(petstore_state.clone())
+        .layer(middleware::from_fn(render_errors::<PetstoreErrors>));
     let (petstore_routes, _) = petstore::router(&petstore_state.config)
         .with_state(petstore_state)
         .split_for_parts();
@@ -273,6 +274,11 @@ pub fn build_router(
             timeout,
         ))
         .layer(middleware::from_fn(refuse_nul_in_uri))
+        // Outside the timeout, so that every answer carries the headers.
+        .layer(middleware::from_fn_with_state(
+            request_limit,
+            petstore::rate_limit::limit_requests,
+        ))
         .layer(middleware::from_fn(render_errors::<PetstoreErrors>));
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
@@ -313,6 +319,7 @@ pub fn build_router(
         .nest("/v2", petstore_routes)
         .merge(portfolio_routes)
         .merge(docs_routes)
+        .merge(authorize_routes)
         // Outside both services: the portfolio's envelope, the general one.
         .fallback(no_route)
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))

@@ -119,6 +119,31 @@ pub fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
     media_type(headers).is_some_and(|m| m.essence_str() == essence)
 }
 
+/// The fields of a form (`application/x-www-form-urlencoded`) or query,
+/// each at most once (OAuth's rule, RFC 6749 section 3.1): the name of a
+/// repeated one is the error.
+pub fn single_fields(encoded: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let fields: Vec<(String, String)> = form_urlencoded::parse(encoded)
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
+        .collect();
+    for (i, (name, _)) in fields.iter().enumerate() {
+        if fields[..i].iter().any(|(earlier, _)| earlier == name) {
+            return Err(name.clone());
+        }
+    }
+    Ok(fields)
+}
+
+/// A field of [`single_fields`], if given and not empty (OAuth counts an
+/// empty one as absent).
+pub fn field<'f>(fields: &'f [(String, String)], name: &str) -> Option<&'f str> {
+    fields
+        .iter()
+        .find(|(field, _)| field == name)
+        .map(|(_, value)| value.as_str())
+        .filter(|value| !value.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

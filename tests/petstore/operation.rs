@@ -2,8 +2,6 @@
 //! and settings that are refused.
 
 use end_to_end_tests::{Db, TestServer, header, http};
-use petstore_portfolio_server::config::AuthMode;
-use petstore_portfolio_server::{Config, Server};
 
 /// A server with the sample pets; the answer to a cross-origin request for
 /// all of them that accepts gzip.
@@ -61,25 +59,4 @@ async fn a_clients_own_request_id_is_kept() {
         Some("trace-me-42")
     );
     server.stop().await;
-}
-
-#[tokio::test]
-async fn enforce_mode_is_refused_until_it_exists() {
-    let data = tempfile::tempdir().expect("a data folder");
-    let mut config = Config {
-        bind: ([127, 0, 0, 1], 0).into(),
-        data_dir: data.path().to_path_buf(),
-        ..Config::default()
-    };
-    config.petstore.auth_mode = AuthMode::Enforce;
-    let error = Server::bind(config)
-        .await
-        .map(|_| ())
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(
-        error.contains("enforce"),
-        "starting in enforce mode must fail clearly, got {error:?}"
-    );
 }

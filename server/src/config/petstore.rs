@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Whether the pet store checks credentials.
+/// Whether the pet store checks credentials (the official document's
+/// `petstore_auth` and `api_key`, and HTTP Basic wherever `petstore_auth` is).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthMode {
@@ -36,6 +37,13 @@ pub struct PetstoreConfig {
     /// Password checks that may wait for a thread; beyond them a request is
     /// answered 503 with `Retry-After`.
     pub password_hash_queue: usize,
+    /// Where `/oauth/authorize` may send a token (exact URLs); none: Swagger
+    /// UI's `oauth2-redirect.html` on this server.
+    pub oauth_redirect_uris: Vec<String>,
+    /// Requests a minute from each client address; off unless set (as
+    /// upstream: the official document lists no 429). When set, every pet
+    /// store answer carries the limit's headers.
+    pub requests_per_minute: Option<u32>,
 }
 
 impl Default for PetstoreConfig {
@@ -49,6 +57,8 @@ impl Default for PetstoreConfig {
             failed_logins_per_minute: 10,
             password_hash_threads: 0,
             password_hash_queue: 64,
+            oauth_redirect_uris: Vec::new(),
+            requests_per_minute: None,
         }
     }
 }

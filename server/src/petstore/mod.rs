@@ -7,11 +7,14 @@
 //! HTTP in [`wire`], the domain's types and rules in [`model`], the SQL in
 //! [`db`].
 
+pub mod auth;
+pub mod authorize;
 pub mod db;
 pub mod demo_data;
 pub mod model;
 pub mod pet;
 pub mod pet_image;
+pub mod rate_limit;
 pub mod store;
 pub mod user;
 pub mod wire;
@@ -45,6 +48,8 @@ pub struct PetstoreState {
     pub failed_logins: Arc<Limiter>,
     /// Base URL for links the server hands out, without a trailing slash.
     pub public_url: Arc<str>,
+    /// The API keys (the pet store's are made by the operator's CLI).
+    pub access: Arc<crate::access::Access>,
 }
 
 /// The parts of the document that are not per operation.
@@ -89,6 +94,19 @@ impl Modify for SecuritySchemes {
             ))),
         );
         components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "A pet store user's username and password; accepted wherever \
+                         `petstore_auth` is. Required only when the server runs with auth mode \
+                         `enforce`.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
             "user_session",
             SecurityScheme::Http(
                 HttpBuilder::new()
@@ -97,6 +115,66 @@ impl Modify for SecuritySchemes {
                     .build(),
             ),
         );
+    }
+}
+
+/// What `enforce` mode adds to the official security (see [`auth`]):
+/// HTTP Basic wherever `petstore_auth` is, a 401 with its challenges on
+/// every operation that asks for a credential, and a 403 (a token without
+/// the scope) where `petstore_auth` is.
+fn document_security(openapi: &mut OpenApiDoc) {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::response::ResponseBuilder;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::security::SecurityRequirement;
+    for operation in operations_mut(openapi) {
+        let Some(requirements) = operation.security.as_mut() else {
+            continue;
+        };
+        let names = |r: &SecurityRequirement| -> Vec<String> {
+            serde_json::to_value(r)
+                .ok()
+                .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
+                .unwrap_or_default()
+        };
+        // An optional requirement (logoutUser's) asks for nothing.
+        if requirements.iter().any(|r| names(r).is_empty()) {
+            continue;
+        }
+        let oauth = requirements
+            .iter()
+            .any(|r| names(r).contains(&"petstore_auth".to_owned()));
+        if oauth {
+            requirements.push(SecurityRequirement::new("basic", Vec::<String>::new()));
+        }
+        let responses = &mut operation.responses.responses;
+        responses.entry("401".to_owned()).or_insert_with(|| {
+            let challenge = HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .description(Some(
+                    "A challenge for each scheme the operation takes: `Bearer realm=\"petstore\"`, \
+                     `Basic realm=\"petstore\"`, `ApiKey realm=\"petstore\", header=\"api_key\"`.",
+                ))
+                .build();
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(
+                        "Auth mode `enforce` only: no credential the operation takes, or one that \
+                         is not valid.",
+                    )
+                    .header("WWW-Authenticate", challenge)
+                    .build(),
+            )
+        });
+        if oauth {
+            responses.entry("403".to_owned()).or_insert_with(|| {
+                RefOr::T(
+                    ResponseBuilder::new()
+                        .description("Auth mode `enforce` only: the token lacks a scope the operation needs.")
+                        .build(),
+                )
+            });
+        }
     }
 }
 
@@ -205,7 +283,9 @@ pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
     // After the routes: they work on every operation.
+    document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
+    crate::limits::document(&mut doc, "ApiResponse", &["application/json", "application/xml"]);
     doc
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
+use super::auth::{Authorized, Pets, PetsOrKey};
 use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
 use super::wire::{
@@ -191,6 +192,7 @@ fn not_found(id: i64) -> Error {
 )]
 pub async fn add_pet(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Body(pet): Body<Pet>,
 ) -> Result<Reply<Pet>, Error> {
@@ -222,6 +224,7 @@ pub async fn add_pet(
 )]
 pub async fn update_pet(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Body(pet): Body<Pet>,
 ) -> Result<Reply<Pet>, Error> {
@@ -275,6 +278,7 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
 )]
 pub async fn find_pets_by_status(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Query(query): Query<StatusQuery>,
 ) -> Result<Reply<Vec<Pet>>, Error> {
@@ -311,6 +315,7 @@ pub async fn find_pets_by_status(
 )]
 pub async fn find_pets_by_tags(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Query(query): Query<TagsQuery>,
 ) -> Result<Reply<Vec<Pet>>, Error> {
@@ -341,6 +346,7 @@ pub async fn find_pets_by_tags(
 )]
 pub async fn get_pet_by_id(
     State(state): State<PetstoreState>,
+    _auth: Authorized<PetsOrKey>,
     format: Format,
     Path(pet_id): Path<i64>,
 ) -> Result<Reply<Pet>, Error> {
@@ -390,6 +396,7 @@ impl WireBody for PetUpdateForm {
 )]
 pub async fn update_pet_with_form(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Path(pet_id): Path<i64>,
     Query(query): Query<PetUpdateForm>,
@@ -436,6 +443,7 @@ pub async fn update_pet_with_form(
 )]
 pub async fn delete_pet(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     _format: Format,
     Path(pet_id): Path<i64>,
 ) -> Result<StatusCode, Error> {

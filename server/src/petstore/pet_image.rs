@@ -9,6 +9,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::PetstoreState;
+use super::auth::{Authorized, PetImages, Pets};
 use super::db;
 use super::model::PetImage;
 use super::wire::{ApiResponse, Format, Reply, positive_id};
@@ -136,6 +137,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
 )]
 pub async fn upload_file(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Pets>,
     format: Format,
     Path(pet_id): Path<i64>,
     Query(query): Query<UploadQuery>,
@@ -236,6 +238,7 @@ fn accepts(headers: &axum::http::HeaderMap, content_type: &str) -> bool {
 )]
 pub async fn get_pet_image(
     State(state): State<PetstoreState>,
+    _auth: Authorized<PetImages>,
     Path((pet_id, image_id)): Path<(i64, i64)>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, Error> {

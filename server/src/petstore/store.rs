@@ -12,6 +12,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 
 use super::PetstoreState;
+use super::auth::{Authorized, Inventory};
 use super::db;
 use super::model::{Order, OrderRefused, PetStatus, requested_id};
 use super::wire::{
@@ -48,6 +49,7 @@ fn not_found(id: i64) -> Error {
 )]
 pub async fn get_inventory(
     State(state): State<PetstoreState>,
+    _auth: Authorized<Inventory>,
     _json: JsonOnly,
 ) -> Result<axum::Json<BTreeMap<String, i32>>, Error> {
     // Every status is present, 0 where no pet has it.

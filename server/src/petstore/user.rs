@@ -2,15 +2,15 @@
 
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
+use super::auth;
 use super::db;
 use super::model::{User, requested_id};
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
-use crate::error::{Error, ErrorCode, OnConflict as _};
+use crate::error::{Error, OnConflict as _};
 use crate::extract::{ClientAddress, Path, Query, keep_empty};
 use crate::password::Hasher;
 use crate::{clock, secret};
@@ -195,52 +195,11 @@ pub async fn login_user(
         return Err(Error::bad_request("username and password are required"));
     };
     // Failed logins are limited per username and per client address.
-    let callers = vec![
-        format!("user:{username}"),
-        format!(
-            "address:{}",
-            address.map_or_else(String::new, |a| a.to_string())
-        ),
-    ];
+    let Some(user_id) = auth::check_password(&state, &username, &given, address).await? else {
+        return Err(Error::bad_request("invalid username/password supplied"));
+    };
+    let (token, expires) = auth::start_session(&state, user_id, None).await?;
     let limit = state.config.failed_logins_per_minute;
-    let attempt = state
-        .failed_logins
-        .attempt(callers, limit, Utc::now().timestamp())
-        .map_err(|retry_after| {
-            Error::new(
-                ErrorCode::RateLimited,
-                format!("too many failed logins; retry in {retry_after} s"),
-            )
-            .with_retry_after(retry_after)
-        })?;
-    let stored = db::users::get(&state.db, &username).await?;
-    let (user_id, hash) = match stored {
-        Some(stored) => (Some(stored.id), stored.password_hash),
-        None => (None, None),
-    };
-    // An unknown user costs as much as a wrong password.
-    let user_id = match (state.hasher.verify(given, hash).await?, user_id) {
-        (true, Some(id)) => id,
-        _ => {
-            attempt.failed();
-            return Err(Error::bad_request("invalid username/password supplied"));
-        }
-    };
-    attempt.succeeded();
-    let token = secret::token::<32>();
-    let ttl = chrono::Duration::seconds(
-        i64::try_from(state.config.session_ttl_secs).unwrap_or(i64::MAX / 2),
-    );
-    let now = Utc::now();
-    let expires = now + ttl;
-    db::users::create_session(
-        &state.db,
-        &secret::sha256_hex(&token),
-        user_id,
-        expires.timestamp(),
-        now.timestamp(),
-    )
-    .await?;
     let expires_header = HeaderValue::from_str(&clock::timestamp_secs(expires))
         .map_err(|e| Error::internal("bad expiry header", e))?;
     Ok(Reply::new(format, SessionToken(token))

@@ -188,40 +188,23 @@ struct Form(Vec<(String, String)>);
 
 impl Form {
     fn read(headers: &HeaderMap, body: &[u8]) -> Result<Self, OAuthError> {
-        let form_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| {
-                v.trim()
-                    .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-            });
+        let form_type =
+            crate::extract::has_media_type(headers, "application/x-www-form-urlencoded");
         if !form_type {
             return Err(OAuthError::invalid_request(
                 "the body must be application/x-www-form-urlencoded",
             ));
         }
-        let fields: Vec<(String, String)> = form_urlencoded::parse(body)
-            .map(|(name, value)| (name.into_owned(), value.into_owned()))
-            .collect();
-        for (i, (name, _)) in fields.iter().enumerate() {
-            if fields[..i].iter().any(|(earlier, _)| earlier == name) {
-                return Err(OAuthError::invalid_request(format!(
-                    "the parameter {name} is given more than once"
-                )));
-            }
-        }
+        let fields = crate::extract::single_fields(body).map_err(|name| {
+            OAuthError::invalid_request(format!("the parameter {name} is given more than once"))
+        })?;
         Ok(Form(fields))
     }
 
     /// A field's value, if given and not empty (an empty one counts as
     /// absent, RFC 6749 section 3.1).
     fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(field, _)| field == name)
-            .map(|(_, value)| value.as_str())
-            .filter(|value| !value.is_empty())
+        crate::extract::field(&self.0, name)
     }
 }
 

@@ -121,9 +121,7 @@ pub async fn delete(db: &Database, username: &str) -> Result<bool, StoreError> {
 /// expired sessions are swept at the same time.
 pub async fn create_session(
     db: &Database,
-    token_hash: &str,
-    user_id: i64,
-    expires_at: i64,
+    session: &NewSession<'_>,
     now: i64,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
@@ -131,14 +129,51 @@ pub async fn create_session(
         .bind(now)
         .execute(tx.conn())
         .await?;
-    sqlx::query("INSERT INTO user_sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
-        .bind(token_hash)
-        .bind(user_id)
-        .bind(expires_at)
-        .execute(tx.conn())
-        .await?;
+    sqlx::query(
+        "INSERT INTO user_sessions (token_hash, user_id, expires_at, scopes) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(session.token_hash)
+    .bind(session.user_id)
+    .bind(session.expires_at)
+    .bind(session.scopes)
+    .execute(tx.conn())
+    .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// A session to store: its token's hash, its user, when it ends (Unix
+/// seconds) and its scopes (space-separated; none: both, as `loginUser`'s).
+#[derive(Debug, Clone, Copy)]
+pub struct NewSession<'a> {
+    pub token_hash: &'a str,
+    pub user_id: i64,
+    pub expires_at: i64,
+    pub scopes: Option<&'a str>,
+}
+
+/// A session in force.
+#[derive(Debug, Clone, FromRow)]
+pub struct Session {
+    pub user_id: i64,
+    /// Space-separated; none: both scopes.
+    pub scopes: Option<String>,
+}
+
+/// The session whose token hashes to `token_hash`, if it is in force at
+/// `now` (Unix seconds).
+pub async fn session(
+    db: &Database,
+    token_hash: &str,
+    now: i64,
+) -> Result<Option<Session>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT user_id, scopes FROM user_sessions WHERE token_hash = $1 AND expires_at >= $2",
+    )
+    .bind(token_hash)
+    .bind(now)
+    .fetch_optional(db.pool())
+    .await?)
 }
 
 /// Ends the session whose token hashes to `token_hash`, if there is one.

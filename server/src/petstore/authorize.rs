@@ -1,0 +1,384 @@
+//! `/oauth/authorize`: the pet store's authorization endpoint for the
+//! implicit grant (RFC 6749 section 4.2), the `authorizationUrl` of the
+//! document's `petstore_auth`. `GET` shows a small sign-in page for pet
+//! store users; `POST` (the page's form) checks the name and password and
+//! sends the browser back to the registered redirect URI with the token in
+//! the fragment (`#access_token=...&token_type=Bearer&...`). The token is a
+//! pet store session with the scopes asked for.
+//!
+//! Only a registered redirect URI is ever sent a token or an error (the
+//! operator's list, or by default Swagger UI's `oauth2-redirect.html` on
+//! this server); a request naming another is refused on the page itself.
+//! These are pages for a browser: their answers are HTML, but a wrong
+//! method, which the service's errors answer.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::PetstoreState;
+use super::auth::{self, PetScope};
+use crate::error::{Error, ErrorCode, mark_rendered};
+use crate::extract::{ClientAddress, field, single_fields};
+
+/// Where the endpoint is served.
+pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+
+/// Swagger UI's page that receives the token.
+const SWAGGER_REDIRECT: &str = "/oauth2-redirect.html";
+
+/// The longest `client_id` and `state` worth carrying.
+const MAX_PARAM_CHARS: usize = 500;
+
+/// The authorization endpoint's routes (outside `/v2`, where the
+/// document's `authorizationUrl` points).
+pub fn router(state: PetstoreState) -> Router {
+    Router::new()
+        .route(AUTHORIZE_PATH, get(show_sign_in).post(sign_in))
+        .with_state(state)
+}
+
+/// An authorization request, checked as far as it can be before a redirect
+/// URI is trusted.
+struct AuthorizationRequest {
+    client_id: String,
+    redirect_uri: String,
+    scopes: Vec<PetScope>,
+    state: Option<String>,
+}
+
+/// Why a request cannot go on: shown on the page (no trusted redirect URI
+/// yet), or sent to the redirect URI as RFC 6749's error.
+enum Refusal {
+    Page(StatusCode, String),
+    Redirect {
+        redirect_uri: String,
+        error: &'static str,
+        description: String,
+        state: Option<String>,
+    },
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Page(status, message) => page(status, &error_page(&message)),
+            Refusal::Redirect {
+                redirect_uri,
+                error,
+                description,
+                state,
+            } => {
+                let mut fragment = form_urlencoded::Serializer::new(String::new());
+                fragment.append_pair("error", error);
+                fragment.append_pair("error_description", &description);
+                if let Some(state) = &state {
+                    fragment.append_pair("state", state);
+                }
+                redirect(&format!("{redirect_uri}#{}", fragment.finish()))
+            }
+        }
+    }
+}
+
+/// The redirect URIs a token may go to, given the request's own host.
+fn registered(state: &PetstoreState, headers: &HeaderMap) -> Vec<String> {
+    if !state.config.oauth_redirect_uris.is_empty() {
+        return state.config.oauth_redirect_uris.clone();
+    }
+    // Swagger UI on this server, by its public address and by the address
+    // the browser used (the token stays on this server either way).
+    let docs = crate::docs::SWAGGER_UI_PATH;
+    let mut uris = vec![format!("{}{docs}{SWAGGER_REDIRECT}", state.public_url)];
+    let scheme = state.public_url.split("://").next().unwrap_or("http");
+    if let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
+        uris.push(format!("{scheme}://{host}{docs}{SWAGGER_REDIRECT}"));
+    }
+    uris
+}
+
+fn check_request(
+    state: &PetstoreState,
+    headers: &HeaderMap,
+    fields: &[(String, String)],
+) -> Result<AuthorizationRequest, Refusal> {
+    let bad = |message: &str| Refusal::Page(StatusCode::BAD_REQUEST, message.to_owned());
+    let client_id = field(fields, "client_id").ok_or_else(|| bad("client_id is required"))?;
+    let state_param = field(fields, "state");
+    if client_id.chars().count() > MAX_PARAM_CHARS
+        || state_param.is_some_and(|s| s.chars().count() > MAX_PARAM_CHARS)
+    {
+        return Err(bad("client_id or state is too long"));
+    }
+    let registered = registered(state, headers);
+    let redirect_uri = match field(fields, "redirect_uri") {
+        None => registered.first().cloned().unwrap_or_default(),
+        Some(uri) if registered.iter().any(|r| r == uri) => uri.to_owned(),
+        Some(_) => return Err(bad("the redirect_uri is not registered with this server")),
+    };
+    let state_param = state_param.map(str::to_owned);
+    let refuse = |error: &'static str, description: String| Refusal::Redirect {
+        redirect_uri: redirect_uri.clone(),
+        error,
+        description,
+        state: state_param.clone(),
+    };
+    match field(fields, "response_type") {
+        Some("token") => {}
+        other => {
+            return Err(refuse(
+                "unsupported_response_type",
+                format!("response_type must be token, not {other:?}"),
+            ));
+        }
+    }
+    let scopes = match field(fields, "scope") {
+        None => PetScope::ALL.to_vec(),
+        Some(text) => {
+            let mut scopes = Vec::new();
+            for name in text.split(' ').filter(|n| !n.is_empty()) {
+                let scope = PetScope::parse(name)
+                    .ok_or_else(|| refuse("invalid_scope", format!("unknown scope {name:?}")))?;
+                if !scopes.contains(&scope) {
+                    scopes.push(scope);
+                }
+            }
+            if scopes.is_empty() {
+                PetScope::ALL.to_vec()
+            } else {
+                scopes
+            }
+        }
+    };
+    Ok(AuthorizationRequest {
+        client_id: client_id.to_owned(),
+        redirect_uri,
+        scopes,
+        state: state_param,
+    })
+}
+
+/// Shows the sign-in page.
+pub async fn show_sign_in(
+    State(state): State<PetstoreState>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    let fields = match single_fields(uri.query().unwrap_or_default().as_bytes()) {
+        Ok(fields) => fields,
+        Err(name) => {
+            return Refusal::Page(StatusCode::BAD_REQUEST, format!("{name} is given twice"))
+                .into_response();
+        }
+    };
+    match check_request(&state, &headers, &fields) {
+        Ok(request) => page(StatusCode::OK, &sign_in_page(&request, None)),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// Signs in (the page's form), or cancels.
+pub async fn sign_in(
+    State(state): State<PetstoreState>,
+    ClientAddress(address): ClientAddress,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if !crate::extract::has_media_type(&headers, "application/x-www-form-urlencoded") {
+        return Refusal::Page(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the sign-in form is sent as application/x-www-form-urlencoded".to_owned(),
+        )
+        .into_response();
+    }
+    let fields = match single_fields(&body) {
+        Ok(fields) => fields,
+        Err(name) => {
+            return Refusal::Page(StatusCode::BAD_REQUEST, format!("{name} is given twice"))
+                .into_response();
+        }
+    };
+    let request = match check_request(&state, &headers, &fields) {
+        Ok(request) => request,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if field(&fields, "action") == Some("cancel") {
+        return Refusal::Redirect {
+            redirect_uri: request.redirect_uri,
+            error: "access_denied",
+            description: "the user declined".to_owned(),
+            state: request.state,
+        }
+        .into_response();
+    }
+    let (username, password) = (
+        field(&fields, "username").unwrap_or_default(),
+        field(&fields, "password").unwrap_or_default(),
+    );
+    let user_id = match auth::check_password(&state, username, password, address).await {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                &sign_in_page(&request, Some("Wrong username or password.")),
+            );
+        }
+        Err(error) if error.code() == ErrorCode::RateLimited => {
+            let mut response = page(
+                StatusCode::TOO_MANY_REQUESTS,
+                &sign_in_page(&request, Some(error.message())),
+            );
+            if let Some(seconds) = error.retry_after() {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            return response;
+        }
+        Err(error) => return failure(error),
+    };
+    let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
+    let scope = scopes.join(" ");
+    let (token, expires) = match auth::start_session(&state, user_id, Some(&scope)).await {
+        Ok(session) => session,
+        Err(error) => return failure(error),
+    };
+    let expires_in = (expires - chrono::Utc::now()).num_seconds().max(0);
+    let mut fragment = form_urlencoded::Serializer::new(String::new());
+    fragment
+        .append_pair("access_token", &token)
+        .append_pair("token_type", "Bearer")
+        .append_pair("expires_in", &expires_in.to_string())
+        .append_pair("scope", &scope);
+    if let Some(state) = &request.state {
+        fragment.append_pair("state", state);
+    }
+    redirect(&format!("{}#{}", request.redirect_uri, fragment.finish()))
+}
+
+/// A fault (the database, the password threads): the service's error,
+/// which its renderer writes.
+fn failure(error: Error) -> Response {
+    error.into_response()
+}
+
+/// 303 to `location`, which is a registered redirect URI.
+fn redirect(location: &str) -> Response {
+    match HeaderValue::from_str(location) {
+        Ok(location) => {
+            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
+            harden(&mut response);
+            response
+        }
+        Err(e) => Error::internal("a redirect that is not a header value", e).into_response(),
+    }
+}
+
+/// An HTML answer that keeps to itself: not cached, not framed, no scripts.
+fn page(status: StatusCode, html: &str) -> Response {
+    let mut response = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        html.to_owned(),
+    )
+        .into_response();
+    harden(&mut response);
+    response
+}
+
+fn harden(response: &mut Response) {
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+        ),
+    );
+    mark_rendered(response);
+}
+
+/// Text made safe to put in HTML (content or a quoted attribute).
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:26rem;margin:3rem auto;padding:0 1rem}\
+label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}\
+button{margin:1rem .5rem 0 0;padding:.5rem 1rem}.error{color:#b00020}";
+
+fn sign_in_page(request: &AuthorizationRequest, error: Option<&str>) -> String {
+    let hidden = |name: &str, value: &str| {
+        format!(
+            "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
+            escape(value)
+        )
+    };
+    let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
+    let scope = scopes.join(" ");
+    let mut hidden_fields = vec![
+        hidden("response_type", "token"),
+        hidden("client_id", &request.client_id),
+        hidden("redirect_uri", &request.redirect_uri),
+        hidden("scope", &scope),
+    ];
+    if let Some(state) = &request.state {
+        hidden_fields.push(hidden("state", state));
+    }
+    let error = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
+        .unwrap_or_default();
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Sign in to the Pet Store</title><style>{STYLE}</style></head><body>\
+         <h1>Sign in to the Pet Store</h1>\
+         <p><strong>{client}</strong> asks for access to your pets ({scope}).</p>{error}\
+         <form method=\"post\" action=\"{AUTHORIZE_PATH}\">{hidden}\
+         <label for=\"username\">Username</label>\
+         <input id=\"username\" name=\"username\" autocomplete=\"username\" required>\
+         <label for=\"password\">Password</label>\
+         <input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
+         <button type=\"submit\" name=\"action\" value=\"sign_in\">Sign in</button>\
+         <button type=\"submit\" name=\"action\" value=\"cancel\" formnovalidate>Cancel</button>\
+         </form></body></html>",
+        client = escape(&request.client_id),
+        scope = escape(&scope),
+        hidden = hidden_fields.join(""),
+    )
+}
+
+fn error_page(message: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>Cannot sign in</title><style>{STYLE}</style></head><body>\
+         <h1>Cannot sign in</h1><p class=\"error\">{}</p>\
+         <p>The link that brought you here is not one this server accepts.</p></body></html>",
+        escape(message)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn what_a_client_sends_cannot_become_markup() {
+        assert_eq!(
+            escape("<script>\"x\" & 'y'</script>"),
+            "&lt;script&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/script&gt;"
+        );
+    }
+}

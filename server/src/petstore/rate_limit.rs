@@ -1,0 +1,43 @@
+//! The pet store's general limit: so many requests a minute from each
+//! client address. Off unless configured (`petstore.requests_per_minute`),
+//! as upstream, whose document lists no 429; when on, every pet store answer
+//! carries the limit's headers, errors included, and a request over it is
+//! 429 (`ApiResponse`, `Retry-After`).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::limits::{self, Limiter};
+
+/// What the middleware needs.
+#[derive(Debug, Clone)]
+pub struct RequestLimit {
+    pub limiter: Arc<Limiter>,
+    /// Requests a minute per address; none: no limit.
+    pub per_minute: Option<u32>,
+}
+
+/// Middleware over the pet store's routes.
+pub async fn limit_requests(
+    State(limit): State<RequestLimit>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(per_minute) = limit.per_minute else {
+        return next.run(request).await;
+    };
+    let now = chrono::Utc::now().timestamp();
+    let address = crate::extract::client_address(request.extensions())
+        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let quota = limit.limiter.hit(&format!("address:{address}"), per_minute, now);
+    let mut response = if quota.allowed {
+        next.run(request).await
+    } else {
+        limits::over_limit(quota, now).into_response()
+    };
+    limits::add_headers(response.headers_mut(), quota, now);
+    response
+}

@@ -263,7 +263,8 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi, schema: &str, media_type
             let mut response = utoipa::openapi::response::ResponseBuilder::new()
                 .description("Over the rate limit; retry after `Retry-After` seconds.");
             for media_type in media_types {
-                let body = utoipa::openapi::RefOr::Ref(utoipa::openapi::Ref::from_schema_name(schema));
+                let body =
+                    utoipa::openapi::RefOr::Ref(utoipa::openapi::Ref::from_schema_name(schema));
                 response = response.content(*media_type, utoipa::openapi::Content::new(Some(body)));
             }
             utoipa::openapi::RefOr::T(response.build())

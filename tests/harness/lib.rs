@@ -251,6 +251,22 @@ impl TestServer {
             .to_owned()
     }
 
+    /// A pet store API key, made through the portfolio's admin API (so that
+    /// it works at once).
+    pub async fn petstore_key(&self) -> String {
+        let token = self.bearer_token(&[Scope::KeysManage]).await;
+        let (status, _, body) = send_json(
+            self.post_json(
+                "/api/admin/api-keys",
+                serde_json::json!({"name": "pet shop", "service": "petstore"}),
+            )
+            .bearer_auth(token),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        body["key"].as_str().expect("a key").to_owned()
+    }
+
     /// The full URL of a path on this server.
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.url)

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod auth;
+mod authorize;
 mod connections;
 mod contract;
 mod docs;
@@ -13,6 +15,7 @@ mod login_limits;
 mod negotiation;
 mod operation;
 mod pets;
+mod rate_limit;
 mod store;
 mod support;
 mod tls;

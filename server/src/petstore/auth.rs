@@ -135,7 +135,9 @@ fn unauthorized<S: Security>(message: impl Into<String>) -> Error {
         challenges.push(format!("Basic realm=\"{REALM}\""));
     }
     if S::API_KEY {
-        challenges.push(format!("ApiKey realm=\"{REALM}\", header=\"{API_KEY_HEADER}\""));
+        challenges.push(format!(
+            "ApiKey realm=\"{REALM}\", header=\"{API_KEY_HEADER}\""
+        ));
     }
     for challenge in challenges {
         if let Ok(value) = HeaderValue::from_str(&challenge) {
@@ -173,7 +175,9 @@ async fn check<S: Security>(parts: &Parts, state: &PetstoreState) -> Result<(), 
     let authorization = parts.headers.get(header::AUTHORIZATION);
     let api_key = parts.headers.get(API_KEY_HEADER);
     match (authorization, api_key) {
-        (Some(value), _) if S::OAUTH.is_some() => check_authorization::<S>(value, parts, state).await,
+        (Some(value), _) if S::OAUTH.is_some() => {
+            check_authorization::<S>(value, parts, state).await
+        }
         (_, Some(value)) if S::API_KEY => check_api_key::<S>(value, state),
         (None, None) => Err(unauthorized::<S>(format!(
             "this operation needs {}",
@@ -213,7 +217,9 @@ async fn check_authorization<S: Security>(
         let now = Utc::now().timestamp();
         let session = db::users::session(&state.db, &secret::sha256_hex(credentials), now).await?;
         let Some(session) = session else {
-            return Err(unauthorized::<S>("the bearer token is not valid or has expired"));
+            return Err(unauthorized::<S>(
+                "the bearer token is not valid or has expired",
+            ));
         };
         let held: Vec<PetScope> = match &session.scopes {
             None => PetScope::ALL.to_vec(),
@@ -283,7 +289,10 @@ pub async fn check_password(
         Some(stored) => (Some(stored.id), stored.password_hash),
         None => (None, None),
     };
-    match (state.hasher.verify(password.to_owned(), hash).await?, user_id) {
+    match (
+        state.hasher.verify(password.to_owned(), hash).await?,
+        user_id,
+    ) {
         (true, Some(id)) => {
             attempt.succeeded();
             Ok(Some(id))

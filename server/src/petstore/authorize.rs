@@ -242,11 +242,11 @@ pub async fn sign_in(
     };
     let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
     let scope = scopes.join(" ");
-    let (token, expires) = match auth::start_session(&state, user_id, Some(&scope)).await {
-        Ok(session) => session,
+    let token = match auth::start_session(&state, user_id, Some(&scope)).await {
+        Ok((token, _)) => token,
         Err(error) => return failure(error),
     };
-    let expires_in = (expires - chrono::Utc::now()).num_seconds().max(0);
+    let expires_in = state.config.session_ttl_secs;
     let mut fragment = form_urlencoded::Serializer::new(String::new());
     fragment
         .append_pair("access_token", &token)
@@ -269,7 +269,8 @@ fn failure(error: Error) -> Response {
 fn redirect(location: &str) -> Response {
     match HeaderValue::from_str(location) {
         Ok(location) => {
-            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
+            let mut response =
+                (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
             harden(&mut response);
             response
         }
@@ -295,7 +296,10 @@ fn page(status: StatusCode, html: &str) -> Response {
 fn harden(response: &mut Response) {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         header::CONTENT_SECURITY_POLICY,

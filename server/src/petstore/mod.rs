@@ -286,6 +286,10 @@ pub fn openapi() -> OpenApiDoc {
     document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
-    crate::limits::document(&mut doc, "ApiResponse", &["application/json", "application/xml"]);
+    crate::limits::document(
+        &mut doc,
+        "ApiResponse",
+        &["application/json", "application/xml"],
+    );
     doc
 }

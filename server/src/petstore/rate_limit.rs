@@ -32,7 +32,9 @@ pub async fn limit_requests(
     let now = chrono::Utc::now().timestamp();
     let address = crate::extract::client_address(request.extensions())
         .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
-    let quota = limit.limiter.hit(&format!("address:{address}"), per_minute, now);
+    let quota = limit
+        .limiter
+        .hit(&format!("address:{address}"), per_minute, now);
     let mut response = if quota.allowed {
         next.run(request).await
     } else {

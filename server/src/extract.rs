@@ -119,11 +119,13 @@ pub fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
     media_type(headers).is_some_and(|m| m.essence_str() == essence)
 }
 
-/// The fields of a form (`application/x-www-form-urlencoded`) or query,
-/// each at most once (OAuth's rule, RFC 6749 section 3.1): the name of a
-/// repeated one is the error.
-pub fn single_fields(encoded: &[u8]) -> Result<Vec<(String, String)>, String> {
+/// The fields of a form (`application/x-www-form-urlencoded`) or query
+/// whose names are `known`, each at most once (OAuth's rules, RFC 6749
+/// section 3.1: a parameter is not repeated, an unknown one is ignored):
+/// the name of a repeated one is the error.
+pub fn single_fields(encoded: &[u8], known: &[&str]) -> Result<Vec<(String, String)>, String> {
     let fields: Vec<(String, String)> = form_urlencoded::parse(encoded)
+        .filter(|(name, _)| known.contains(&name.as_ref()))
         .map(|(name, value)| (name.into_owned(), value.into_owned()))
         .collect();
     for (i, (name, _)) in fields.iter().enumerate() {

@@ -30,6 +30,18 @@ pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// Swagger UI's page that receives the token.
 const SWAGGER_REDIRECT: &str = "/oauth2-redirect.html";
 
+/// The parameters the endpoint reads (others are ignored).
+const PARAMETERS: [&str; 8] = [
+    "response_type",
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "state",
+    "username",
+    "password",
+    "action",
+];
+
 /// The longest `client_id` and `state` worth carrying.
 const MAX_PARAM_CHARS: usize = 500;
 
@@ -167,7 +179,7 @@ pub async fn show_sign_in(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let fields = match single_fields(uri.query().unwrap_or_default().as_bytes()) {
+    let fields = match single_fields(uri.query().unwrap_or_default().as_bytes(), &PARAMETERS) {
         Ok(fields) => fields,
         Err(name) => {
             return Refusal::Page(StatusCode::BAD_REQUEST, format!("{name} is given twice"))
@@ -194,7 +206,7 @@ pub async fn sign_in(
         )
         .into_response();
     }
-    let fields = match single_fields(&body) {
+    let fields = match single_fields(&body, &PARAMETERS) {
         Ok(fields) => fields,
         Err(name) => {
             return Refusal::Page(StatusCode::BAD_REQUEST, format!("{name} is given twice"))

@@ -139,6 +139,7 @@ fn no_store() -> [(header::HeaderName, HeaderValue); 2] {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct TokenRequest {
     /// Must be `client_credentials`.
+    #[schema(pattern = "^client_credentials$")]
     pub grant_type: String,
     /// Space-separated scopes; default: every scope the client has.
     #[schema(nullable = false)]
@@ -170,6 +171,7 @@ pub struct TokenResponse {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct RevocationRequest {
     /// The token to revoke.
+    #[schema(min_length = 1)]
     pub token: String,
     /// `access_token` (the only kind there is); others are ignored.
     #[schema(nullable = false)]
@@ -187,7 +189,8 @@ pub struct RevocationRequest {
 struct Form(Vec<(String, String)>);
 
 impl Form {
-    fn read(headers: &HeaderMap, body: &[u8]) -> Result<Self, OAuthError> {
+    /// The form of a request with these parameters (others are ignored).
+    fn read(headers: &HeaderMap, body: &[u8], known: &[&str]) -> Result<Self, OAuthError> {
         let form_type =
             crate::extract::has_media_type(headers, "application/x-www-form-urlencoded");
         if !form_type {
@@ -195,7 +198,7 @@ impl Form {
                 "the body must be application/x-www-form-urlencoded",
             ));
         }
-        let fields = crate::extract::single_fields(body).map_err(|name| {
+        let fields = crate::extract::single_fields(body, known).map_err(|name| {
             OAuthError::invalid_request(format!("the parameter {name} is given more than once"))
         })?;
         Ok(Form(fields))
@@ -372,7 +375,11 @@ pub async fn issue_token(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refusal> {
-    let form = Form::read(&headers, &body)?;
+    let form = Form::read(
+        &headers,
+        &body,
+        &["grant_type", "scope", "client_id", "client_secret"],
+    )?;
     match form.get("grant_type") {
         None => return Err(OAuthError::invalid_request("grant_type is required").into()),
         Some("client_credentials") => {}
@@ -423,7 +430,11 @@ pub async fn revoke_token(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, Refusal> {
-    let form = Form::read(&headers, &body)?;
+    let form = Form::read(
+        &headers,
+        &body,
+        &["token", "token_type_hint", "client_id", "client_secret"],
+    )?;
     let Some(token) = form.get("token").map(str::to_owned) else {
         return Err(OAuthError::invalid_request("token is required").into());
     };

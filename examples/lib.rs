@@ -182,3 +182,42 @@ const TINY_PNG: &[u8] = &[
     0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
     0x42, 0x60, 0x82,
 ];
+
+/// A server-to-server caller: it gets bearer tokens with an OAuth client's
+/// id and secret (the SDK fetches a token, and a new one before it
+/// expires) and reads the subscribers `calls` times. When the server says
+/// it is over its limit (429), it waits as long as `Retry-After` says and
+/// tries again. Writes what it does to `out`.
+pub async fn server_to_server(
+    server_url: &str,
+    client_id: &str,
+    client_secret: &str,
+    calls: usize,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    // The longest wait worth taking; a server asking for more is refusing.
+    const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+    let client = portfolio::ClientBuilder::new(server_url)
+        .client_credentials(client_id, client_secret)
+        .build()?;
+    let mut done = 0;
+    while done < calls {
+        match client.list_subscribers().per_page(10).send().await {
+            Ok(page) => {
+                done += 1;
+                writeln!(out, "call {done}: {} subscribers", page.total)?;
+            }
+            Err(error) => match portfolio::refusal(&error) {
+                Some(portfolio::Refusal::RateLimited { retry_after, .. }) => {
+                    let wait = retry_after
+                        .unwrap_or(std::time::Duration::from_secs(1))
+                        .min(MAX_WAIT);
+                    writeln!(out, "over the limit; waiting {} s", wait.as_secs())?;
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return Err(error).context("listSubscribers"),
+            },
+        }
+    }
+    Ok(())
+}

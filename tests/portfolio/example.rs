@@ -1,6 +1,7 @@
 //! The portfolio example program works against a real server.
 
-use end_to_end_tests::{Db, TestServer, keys};
+use end_to_end_tests::{Db, TestServer, inside_a_fresh_minute, keys};
+use petstore_portfolio_server::config::Scope;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_portfolio_tour_runs() {
@@ -23,5 +24,27 @@ async fn the_portfolio_tour_runs() {
     }
     assert_eq!(server.count("contact_submissions").await, 1);
     assert_eq!(server.count("subscribers").await, 1);
+    server.stop().await;
+}
+
+/// The server-to-server example waits out a 429 as `Retry-After` says and
+/// makes every call it was asked for. (It waits up to a minute: the
+/// window's end.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_to_server_example_waits_out_the_limit() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.portfolio.rate_limit.per_key_per_minute = 2;
+    })
+    .await;
+    let (id, secret) = server.oauth_client(&[Scope::SubscribersRead]).await;
+    // All the calls of the first window fall inside one minute.
+    inside_a_fresh_minute().await;
+    let mut out = Vec::new();
+    petstore_portfolio_examples::server_to_server(&server.url, &id, &secret, 3, &mut out)
+        .await
+        .expect("the example runs");
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("call 3: 0 subscribers"), "{text}");
+    assert_eq!(text.matches("over the limit; waiting").count(), 1, "{text}");
     server.stop().await;
 }

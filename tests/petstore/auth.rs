@@ -551,3 +551,33 @@ async fn guessing_passwords_through_basic_is_limited() {
     assert!(headers.contains_key("retry-after"));
     server.stop().await;
 }
+
+/// A session (a loginUser token, or one of the implicit flow) ends when its
+/// time is up.
+#[tokio::test]
+async fn an_expired_session_is_refused() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.petstore.auth_mode = AuthMode::Enforce;
+        c.petstore.session_ttl_secs = 1;
+    })
+    .await;
+    let session = log_in(&server).await;
+    let find = || {
+        http()
+            .get(server.at("/v2/pet/findByStatus"))
+            .bearer_auth(&session)
+    };
+    assert_eq!(send(find()).await.0, 200);
+    end_to_end_tests::wait_until(
+        std::time::Duration::from_secs(10),
+        "the session expires",
+        async || send(find()).await.0 == 401,
+    )
+    .await;
+    let (_, _, body) = send_json(find()).await;
+    assert_eq!(
+        body["message"],
+        "the bearer token is not valid or has expired"
+    );
+    server.stop().await;
+}

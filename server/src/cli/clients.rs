@@ -66,7 +66,7 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
                     format!("client_id: {}", client.client_id),
                     format!("client_secret: {}", issued.secret),
                     format!("name: {}", client.name),
-                    format!("scopes: {}", scopes_text(&client.scopes)),
+                    format!("scopes: {}", Scope::join(&client.scopes)),
                     "The secret is shown once: keep it now.".to_owned(),
                 ]
             })
@@ -92,7 +92,7 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
                             "{}\t{}\t{}\t{state}",
                             c.client_id,
                             c.name,
-                            scopes_text(&c.scopes)
+                            Scope::join(&c.scopes)
                         )
                     })
                     .collect()
@@ -109,12 +109,4 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
             })
         }
     }
-}
-
-fn scopes_text(scopes: &[Scope]) -> String {
-    scopes
-        .iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
 }

@@ -164,11 +164,7 @@ fn scopes_text(key: &ApiKey) -> String {
     if key.scopes.is_empty() {
         return "-".to_owned();
     }
-    key.scopes
-        .iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
+    Scope::join(&key.scopes)
 }
 
 pub fn describe(key: &ApiKey) -> Vec<String> {

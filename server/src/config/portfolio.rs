@@ -206,6 +206,15 @@ impl Scope {
         }
     }
 
+    /// Scopes as OAuth writes them: their names, space-separated.
+    pub fn join(scopes: &[Scope]) -> String {
+        scopes
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// What a credential with these scopes may do: `admin` may do anything.
     pub fn granted_by(self, scopes: &[Scope]) -> bool {
         scopes.contains(&self) || scopes.contains(&Scope::Admin)

@@ -250,13 +250,13 @@ pub async fn sign_in(
             }
             return response;
         }
-        Err(error) => return failure(error),
+        Err(error) => return error.into_response(),
     };
     let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
     let scope = scopes.join(" ");
     let token = match auth::start_session(&state, user_id, Some(&scope)).await {
         Ok((token, _)) => token,
-        Err(error) => return failure(error),
+        Err(error) => return error.into_response(),
     };
     let expires_in = state.config.session_ttl_secs;
     let mut fragment = form_urlencoded::Serializer::new(String::new());
@@ -269,12 +269,6 @@ pub async fn sign_in(
         fragment.append_pair("state", state);
     }
     redirect(&format!("{}#{}", request.redirect_uri, fragment.finish()))
-}
-
-/// A fault (the database, the password threads): the service's error,
-/// which its renderer writes.
-fn failure(error: Error) -> Response {
-    error.into_response()
 }
 
 /// 303 to `location`, which is a registered redirect URI.

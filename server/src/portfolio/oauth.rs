@@ -343,14 +343,6 @@ fn requested_scopes(client: &StoredClient, scope: Option<&str>) -> Result<Vec<Sc
     Ok(scopes)
 }
 
-fn scope_text(scopes: &[Scope]) -> String {
-    scopes
-        .iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Issues a bearer token to a client (client credentials grant).
 #[utoipa::path(
     post,
@@ -405,7 +397,7 @@ pub async fn issue_token(
         access_token: issued.token,
         token_type: "Bearer".to_owned(),
         expires_in: ttl_secs,
-        scope: scope_text(&issued.stored.scopes),
+        scope: Scope::join(&issued.stored.scopes),
     };
     Ok((no_store(), Json(token)).into_response())
 }

@@ -138,14 +138,13 @@ pub async fn approve(
         // Decided by someone else meanwhile: nothing of this stays.
         return Err(decided_already(&request));
     }
-    let scopes_text: Vec<&str> = new.scopes.iter().map(|s| s.as_str()).collect();
     let expires = issued.stored.key.expires_at.map(timestamp);
     let email = templates::api_key_issued(
         &request.technical_contact,
         templates::IssuedKeyNotice {
             requester: &request.organisation,
             key: &issued.key,
-            scopes: &scopes_text.join(", "),
+            scopes: &Scope::join(&new.scopes),
             expires: expires.as_deref(),
             docs_url,
         },

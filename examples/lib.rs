@@ -126,7 +126,7 @@ pub async fn portfolio_tour(
         .await
         .context("getSiteInfo")?
         .into_inner();
-    writeln!(out, "site: {} - {}", site.name, site.headline)?;
+    writeln!(out, "site: {} - {}", *site.name, *site.headline)?;
     let projects = public
         .list_projects()
         .send()
@@ -134,7 +134,7 @@ pub async fn portfolio_tour(
         .context("listProjects")?
         .into_inner();
     for project in &projects {
-        writeln!(out, "project {}: {}", project.slug, project.summary)?;
+        writeln!(out, "project {}: {}", *project.slug, *project.summary)?;
     }
 
     // The newsletter answers the same for every address: no enumeration.

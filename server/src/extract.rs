@@ -103,6 +103,19 @@ pub async fn refuse_nul_in_uri(request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
+/// Whether a script of a web page sent the request: browsers mark fetch and
+/// XHR requests with a `Sec-Fetch-Mode` other than `navigate`, and libraries
+/// add `X-Requested-With: XMLHttpRequest`. A `Basic` challenge in a 401 to
+/// such a request makes the browser ask for a password in a dialog of its
+/// own, over the page, and hold the request until it is answered (Swagger
+/// UI's "Try it out" and Authorize would hang there); answers to them leave
+/// that challenge out.
+pub fn sent_by_a_script(headers: &HeaderMap) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    header("sec-fetch-mode").is_some_and(|mode| !mode.eq_ignore_ascii_case("navigate"))
+        || header("x-requested-with").is_some_and(|v| v.eq_ignore_ascii_case("xmlhttprequest"))
+}
+
 /// The media type of the request body (`Content-Type` without parameters),
 /// if it is a readable one.
 pub fn media_type(headers: &HeaderMap) -> Option<mime::Mime> {

@@ -15,6 +15,7 @@ on_every_database!(
     unsecured_operations_need_nothing_even_in_enforce_mode,
     the_sdk_signs_requests_as_its_builder_says,
     a_session_ends_at_logout,
+    a_script_in_a_browser_gets_no_basic_challenge,
 );
 
 const USER: &str = "keeper";
@@ -579,5 +580,47 @@ async fn an_expired_session_is_refused() {
         body["message"],
         "the bearer token is not valid or has expired"
     );
+    server.stop().await;
+}
+
+/// Scripts of web pages (Swagger UI's "Try it out") are refused without the
+/// `Basic` challenge, which would make the browser show a password dialog of
+/// its own and hold the request; everyone else gets every challenge.
+async fn a_script_in_a_browser_gets_no_basic_challenge(db: Db) {
+    let server = enforcing(db).await;
+    let challenges = |headers: &reqwest::header::HeaderMap| -> Vec<String> {
+        headers
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    };
+    let add = || server.post_json("/v2/pet", json!({"name": "Rex", "photoUrls": []}));
+    let response = add().send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    assert_eq!(
+        challenges(response.headers()),
+        ["Bearer realm=\"petstore\"", "Basic realm=\"petstore\""]
+    );
+    for (name, value) in [
+        ("sec-fetch-mode", "cors"),
+        ("sec-fetch-mode", "same-origin"),
+        ("x-requested-with", "XMLHttpRequest"),
+    ] {
+        let response = add().header(name, value).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), 401, "{name}: {value}");
+        assert_eq!(
+            challenges(response.headers()),
+            ["Bearer realm=\"petstore\""],
+            "{name}: {value}"
+        );
+    }
+    // A page the browser navigates to is no script: the browser may ask.
+    let response = add()
+        .header("sec-fetch-mode", "navigate")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(challenges(response.headers()).len(), 2);
     server.stop().await;
 }

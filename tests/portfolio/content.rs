@@ -34,7 +34,7 @@ async fn the_site_info_is_served(db: Db) {
         .send()
         .await
         .expect("getSiteInfo");
-    assert_eq!(site.name, "Ada Example");
+    assert_eq!(*site.name, "Ada Example");
     assert_eq!(site.links.len(), 2);
     server.stop().await;
 }
@@ -65,7 +65,7 @@ async fn a_project_is_found_by_its_slug(db: Db) {
         .send()
         .await
         .expect("getProject");
-    assert_eq!(project.title, "Tide tables");
+    assert_eq!(*project.title, "Tide tables");
     assert!(!project.featured);
     server.stop().await;
 }
@@ -262,7 +262,7 @@ async fn the_llm_context_gathers_site_projects_achievements_and_posts(db: Db) {
         .await
         .expect("getLlmContext");
     assert!(context.generated_at >= before - chrono::Duration::seconds(1));
-    assert_eq!(context.site.name, "Ada Example");
+    assert_eq!(*context.site.name, "Ada Example");
     assert_eq!(context.projects.len(), 2);
     assert_eq!(context.achievements.len(), 2);
     assert_eq!(context.recent_posts.len(), 2);
@@ -298,7 +298,7 @@ async fn a_content_file_of_ones_own(db: Db) {
     let server = TestServer::start_with(db, |c| c.portfolio.content_file = Some(file)).await;
     let client = server.portfolio();
     let site = client.get_site_info().send().await.expect("getSiteInfo");
-    assert_eq!(site.name, "Bo");
+    assert_eq!(*site.name, "Bo");
     let projects = client.list_projects().send().await.expect("listProjects");
     assert!(projects.is_empty());
     let post = client
@@ -307,7 +307,7 @@ async fn a_content_file_of_ones_own(db: Db) {
         .send()
         .await
         .expect("getPost");
-    assert_eq!(post.body, "Hi.");
+    assert_eq!(*post.body, "Hi.");
     server.stop().await;
 }
 

@@ -205,6 +205,51 @@ async fn bad_token_requests_get_oauth_errors(db: Db) {
         (400, &json!("invalid_request")),
         "{body}"
     );
+    // A bearer token is no way for a client to authenticate (RFC 6749
+    // section 5.2: an unsupported method), credentials in the body or not.
+    let (status, _, body) = send_json(
+        http()
+            .post(server.at("/api/oauth/token"))
+            .bearer_auth("pt_0123456789abcdef_token")
+            .form(&[grant, ("client_id", &id), ("client_secret", &secret)]),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["error"]),
+        (401, &json!("invalid_client")),
+        "{body}"
+    );
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("Basic scheme"),
+        "{body}"
+    );
+    // A script of a web page (Swagger UI's Authorize) gets the error without
+    // the Basic challenge, which would make the browser show a password
+    // dialog of its own and hold the request.
+    for (name, value) in [
+        ("sec-fetch-mode", "cors"),
+        ("x-requested-with", "XMLHttpRequest"),
+    ] {
+        let response = http()
+            .post(server.at("/api/oauth/token"))
+            .basic_auth(&id, Some("not-the-secret"))
+            .header(name, value)
+            .form(&[grant])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 401, "{name}");
+        assert_eq!(
+            header(response.headers(), "www-authenticate"),
+            None,
+            "{name}"
+        );
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"], "invalid_client", "{name}");
+    }
     server.stop().await;
 }
 

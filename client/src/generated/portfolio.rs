@@ -15,15 +15,141 @@ pub mod types {
     )]
     pub struct Achievement {
         pub date: ::chrono::naive::NaiveDate,
-        pub description: ::std::string::String,
-        pub slug: ::std::string::String,
-        pub title: ::std::string::String,
+        pub description: AchievementDescription,
+        pub slug: Slug,
+        pub title: AchievementTitle,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub url: ::std::option::Option<::std::string::String>,
+        pub url: ::std::option::Option<HttpUrl>,
     }
     impl Achievement {
         pub fn builder() -> builder::Achievement {
             Default::default()
+        }
+    }
+    #[doc = "`AchievementDescription`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct AchievementDescription(::std::string::String);
+    impl ::std::ops::Deref for AchievementDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AchievementDescription> for ::std::string::String {
+        fn from(value: AchievementDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AchievementDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 5000usize {
+                return Err("longer than 5000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AchievementDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AchievementDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AchievementDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`AchievementTitle`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct AchievementTitle(::std::string::String);
+    impl ::std::ops::Deref for AchievementTitle {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AchievementTitle> for ::std::string::String {
+        fn from(value: AchievementTitle) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AchievementTitle {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AchievementTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AchievementTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AchievementTitle {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`AnalyticsSummary`"]
@@ -81,80 +207,16 @@ pub mod types {
         #[doc = "It stops working after this many days (default: never)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
-        #[doc = "Who the key is for (shown in analytics)."]
-        pub name: ApiKeySpecName,
+        pub name: Name,
         #[doc = "What it may do: at least one scope for a portfolio key, none for a\npet store key."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-        pub scopes: ::std::vec::Vec<::std::string::String>,
+        pub scopes: ::std::vec::Vec<Scope>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub service: ::std::option::Option<Service>,
     }
     impl ApiKeySpec {
         pub fn builder() -> builder::ApiKeySpec {
             Default::default()
-        }
-    }
-    #[doc = "Who the key is for (shown in analytics)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
-    #[serde(transparent)]
-    pub struct ApiKeySpecName(::std::string::String);
-    impl ::std::ops::Deref for ApiKeySpecName {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<ApiKeySpecName> for ::std::string::String {
-        fn from(value: ApiKeySpecName) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for ApiKeySpecName {
-        type Err = self::error::ConversionError;
-        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 100usize {
-                return Err("longer than 100 characters".into());
-            }
-            if value.chars().count() < 1usize {
-                return Err("shorter than 1 characters".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for ApiKeySpecName {
-        type Error = self::error::ConversionError;
-        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for ApiKeySpecName {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for ApiKeySpecName {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
         }
     }
     #[doc = "How to approve a request."]
@@ -170,9 +232,9 @@ pub mod types {
         #[doc = "It stops working after this many days (default: never)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
-        #[doc = "The key's scopes; default `context:read` and `contact:write`."]
+        #[doc = "The key's scopes, at least one; default `context:read` and\n`contact:write`."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-        pub scopes: ::std::vec::Vec<::std::string::String>,
+        pub scopes: ::std::vec::Vec<Scope>,
     }
     impl Approval {
         pub fn builder() -> builder::Approval {
@@ -1102,6 +1164,74 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address, or a\nname whose last label starts with a letter), an optional port from 1 to 65535,\nthen no white space."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct HttpUrl(::std::string::String);
+    impl ::std::ops::Deref for HttpUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<HttpUrl> for ::std::string::String {
+        fn from(value: HttpUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for HttpUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(
+                || {
+                    :: regress :: Regex :: new ("^https?://((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#]\\S*)?$") . unwrap ()
+                },
+            );
+            if PATTERN.find(value).is_none() {
+                return Err ("doesn't match pattern \"^https?://((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#]\\S*)?$\"" . into ()) ;
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for HttpUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for HttpUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for HttpUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "A key just made, shown this once."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
@@ -1592,12 +1722,75 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Link {
-        pub label: ::std::string::String,
-        pub url: ::std::string::String,
+        pub label: LinkLabel,
+        pub url: HttpUrl,
     }
     impl Link {
         pub fn builder() -> builder::Link {
             Default::default()
+        }
+    }
+    #[doc = "`LinkLabel`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct LinkLabel(::std::string::String);
+    impl ::std::ops::Deref for LinkLabel {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LinkLabel> for ::std::string::String {
+        fn from(value: LinkLabel) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LinkLabel {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LinkLabel {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LinkLabel {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LinkLabel {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`LlmContext`"]
@@ -1614,6 +1807,77 @@ pub mod types {
     impl LlmContext {
         pub fn builder() -> builder::LlmContext {
             Default::default()
+        }
+    }
+    #[doc = "Who a key or a client is for: 1 to 100 characters, not only white space, no\ncontrol characters."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct Name(::std::string::String);
+    impl ::std::ops::Deref for Name {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Name> for ::std::string::String {
+        fn from(value: Name) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for Name {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(
+                || {
+                    :: regress :: Regex :: new ("^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$") . unwrap ()
+                },
+            );
+            if PATTERN.find(value).is_none() {
+                return Err ("doesn't match pattern \"^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\u0000-\\u0020\\u007F-\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\u0000-\\u001F\\u007F-\\u009F]*$\"" . into ()) ;
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Name {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Name {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Name {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`NotifyRequest`"]
@@ -1736,77 +2000,13 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct OAuthClientSpec {
-        #[doc = "Who the client is (for the operator)."]
-        pub name: OAuthClientSpecName,
+        pub name: Name,
         #[doc = "The most its tokens may carry; at least one."]
-        pub scopes: ::std::vec::Vec<::std::string::String>,
+        pub scopes: ::std::vec::Vec<Scope>,
     }
     impl OAuthClientSpec {
         pub fn builder() -> builder::OAuthClientSpec {
             Default::default()
-        }
-    }
-    #[doc = "Who the client is (for the operator)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
-    #[serde(transparent)]
-    pub struct OAuthClientSpecName(::std::string::String);
-    impl ::std::ops::Deref for OAuthClientSpecName {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<OAuthClientSpecName> for ::std::string::String {
-        fn from(value: OAuthClientSpecName) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for OAuthClientSpecName {
-        type Err = self::error::ConversionError;
-        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 100usize {
-                return Err("longer than 100 characters".into());
-            }
-            if value.chars().count() < 1usize {
-                return Err("shorter than 1 characters".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for OAuthClientSpecName {
-        type Error = self::error::ConversionError;
-        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String> for OAuthClientSpecName {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for OAuthClientSpecName {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
         }
     }
     #[doc = "`OutboxCheck`"]
@@ -1923,16 +2123,79 @@ pub mod types {
     )]
     pub struct Post {
         #[doc = "Markdown."]
-        pub body: ::std::string::String,
+        pub body: PostBody,
         pub published_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        pub slug: ::std::string::String,
-        pub summary: ::std::string::String,
-        pub tags: ::std::vec::Vec<::std::string::String>,
-        pub title: ::std::string::String,
+        pub slug: Slug,
+        pub summary: PostSummaryText,
+        pub tags: ::std::vec::Vec<Tag>,
+        pub title: PostTitle,
     }
     impl Post {
         pub fn builder() -> builder::Post {
             Default::default()
+        }
+    }
+    #[doc = "Markdown."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PostBody(::std::string::String);
+    impl ::std::ops::Deref for PostBody {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PostBody> for ::std::string::String {
+        fn from(value: PostBody) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PostBody {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200000usize {
+                return Err("longer than 200000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PostBody {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PostBody {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PostBody {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`PostSummary`"]
@@ -1941,14 +2204,203 @@ pub mod types {
     )]
     pub struct PostSummary {
         pub published_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        pub slug: ::std::string::String,
-        pub summary: ::std::string::String,
-        pub tags: ::std::vec::Vec<::std::string::String>,
-        pub title: ::std::string::String,
+        pub slug: Slug,
+        pub summary: PostSummaryText,
+        pub tags: ::std::vec::Vec<Tag>,
+        pub title: PostSummaryTitle,
     }
     impl PostSummary {
         pub fn builder() -> builder::PostSummary {
             Default::default()
+        }
+    }
+    #[doc = "The summary of a post."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PostSummaryText(::std::string::String);
+    impl ::std::ops::Deref for PostSummaryText {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PostSummaryText> for ::std::string::String {
+        fn from(value: PostSummaryText) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PostSummaryText {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 1000usize {
+                return Err("longer than 1000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PostSummaryText {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PostSummaryText {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PostSummaryText {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`PostSummaryTitle`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PostSummaryTitle(::std::string::String);
+    impl ::std::ops::Deref for PostSummaryTitle {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PostSummaryTitle> for ::std::string::String {
+        fn from(value: PostSummaryTitle) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PostSummaryTitle {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PostSummaryTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PostSummaryTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PostSummaryTitle {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`PostTitle`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PostTitle(::std::string::String);
+    impl ::std::ops::Deref for PostTitle {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PostTitle> for ::std::string::String {
+        fn from(value: PostTitle) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PostTitle {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PostTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PostTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PostTitle {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`Project`"]
@@ -1956,20 +2408,209 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Project {
-        pub description: ::std::string::String,
+        pub description: ProjectDescription,
         pub featured: bool,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub repository_url: ::std::option::Option<::std::string::String>,
-        pub slug: ::std::string::String,
-        pub summary: ::std::string::String,
-        pub tags: ::std::vec::Vec<::std::string::String>,
-        pub title: ::std::string::String,
+        pub repository_url: ::std::option::Option<HttpUrl>,
+        pub slug: Slug,
+        pub summary: ProjectSummary,
+        pub tags: ::std::vec::Vec<Tag>,
+        pub title: ProjectTitle,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub url: ::std::option::Option<::std::string::String>,
+        pub url: ::std::option::Option<HttpUrl>,
     }
     impl Project {
         pub fn builder() -> builder::Project {
             Default::default()
+        }
+    }
+    #[doc = "`ProjectDescription`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ProjectDescription(::std::string::String);
+    impl ::std::ops::Deref for ProjectDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProjectDescription> for ::std::string::String {
+        fn from(value: ProjectDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProjectDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20000usize {
+                return Err("longer than 20000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProjectDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProjectDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProjectDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ProjectSummary`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ProjectSummary(::std::string::String);
+    impl ::std::ops::Deref for ProjectSummary {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProjectSummary> for ::std::string::String {
+        fn from(value: ProjectSummary) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProjectSummary {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProjectSummary {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProjectSummary {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProjectSummary {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ProjectTitle`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct ProjectTitle(::std::string::String);
+    impl ::std::ops::Deref for ProjectTitle {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProjectTitle> for ::std::string::String {
+        fn from(value: ProjectTitle) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProjectTitle {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProjectTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProjectTitle {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProjectTitle {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`PublishRequest`"]
@@ -2474,6 +3115,90 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "What a credential may do; `admin` grants every scope."]
+    #[derive(
+        :: serde :: Deserialize,
+        :: serde :: Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    pub enum Scope {
+        #[serde(rename = "context:read")]
+        ContextRead,
+        #[serde(rename = "contact:write")]
+        ContactWrite,
+        #[serde(rename = "analytics:read")]
+        AnalyticsRead,
+        #[serde(rename = "social:publish")]
+        SocialPublish,
+        #[serde(rename = "subscribers:notify")]
+        SubscribersNotify,
+        #[serde(rename = "content:write")]
+        ContentWrite,
+        #[serde(rename = "subscribers:read")]
+        SubscribersRead,
+        #[serde(rename = "subscribers:write")]
+        SubscribersWrite,
+        #[serde(rename = "keys:manage")]
+        KeysManage,
+        #[serde(rename = "admin")]
+        Admin,
+    }
+    impl ::std::fmt::Display for Scope {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ContextRead => f.write_str("context:read"),
+                Self::ContactWrite => f.write_str("contact:write"),
+                Self::AnalyticsRead => f.write_str("analytics:read"),
+                Self::SocialPublish => f.write_str("social:publish"),
+                Self::SubscribersNotify => f.write_str("subscribers:notify"),
+                Self::ContentWrite => f.write_str("content:write"),
+                Self::SubscribersRead => f.write_str("subscribers:read"),
+                Self::SubscribersWrite => f.write_str("subscribers:write"),
+                Self::KeysManage => f.write_str("keys:manage"),
+                Self::Admin => f.write_str("admin"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for Scope {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "context:read" => Ok(Self::ContextRead),
+                "contact:write" => Ok(Self::ContactWrite),
+                "analytics:read" => Ok(Self::AnalyticsRead),
+                "social:publish" => Ok(Self::SocialPublish),
+                "subscribers:notify" => Ok(Self::SubscribersNotify),
+                "content:write" => Ok(Self::ContentWrite),
+                "subscribers:read" => Ok(Self::SubscribersRead),
+                "subscribers:write" => Ok(Self::SubscribersWrite),
+                "keys:manage" => Ok(Self::KeysManage),
+                "admin" => Ok(Self::Admin),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Scope {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Scope {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     #[doc = "The service a credential opens."]
     #[derive(
         :: serde :: Deserialize,
@@ -2531,20 +3256,396 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SiteInfo {
-        pub bio: ::std::string::String,
+        pub bio: SiteInfoBio,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub contact_email: ::std::option::Option<::std::string::String>,
-        pub headline: ::std::string::String,
+        pub contact_email: ::std::option::Option<SiteInfoContactEmail>,
+        pub headline: SiteInfoHeadline,
         pub links: ::std::vec::Vec<Link>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub location: ::std::option::Option<::std::string::String>,
-        pub name: ::std::string::String,
+        pub location: ::std::option::Option<SiteInfoLocation>,
+        pub name: SiteInfoName,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub website: ::std::option::Option<::std::string::String>,
+        pub website: ::std::option::Option<HttpUrl>,
     }
     impl SiteInfo {
         pub fn builder() -> builder::SiteInfo {
             Default::default()
+        }
+    }
+    #[doc = "`SiteInfoBio`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SiteInfoBio(::std::string::String);
+    impl ::std::ops::Deref for SiteInfoBio {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SiteInfoBio> for ::std::string::String {
+        fn from(value: SiteInfoBio) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SiteInfoBio {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 5000usize {
+                return Err("longer than 5000 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SiteInfoBio {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SiteInfoBio {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SiteInfoBio {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SiteInfoContactEmail`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SiteInfoContactEmail(::std::string::String);
+    impl ::std::ops::Deref for SiteInfoContactEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SiteInfoContactEmail> for ::std::string::String {
+        fn from(value: SiteInfoContactEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SiteInfoContactEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SiteInfoContactEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SiteInfoContactEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SiteInfoContactEmail {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SiteInfoHeadline`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SiteInfoHeadline(::std::string::String);
+    impl ::std::ops::Deref for SiteInfoHeadline {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SiteInfoHeadline> for ::std::string::String {
+        fn from(value: SiteInfoHeadline) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SiteInfoHeadline {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 200usize {
+                return Err("longer than 200 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SiteInfoHeadline {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SiteInfoHeadline {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SiteInfoHeadline {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SiteInfoLocation`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SiteInfoLocation(::std::string::String);
+    impl ::std::ops::Deref for SiteInfoLocation {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SiteInfoLocation> for ::std::string::String {
+        fn from(value: SiteInfoLocation) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SiteInfoLocation {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SiteInfoLocation {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SiteInfoLocation {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SiteInfoLocation {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SiteInfoName`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct SiteInfoName(::std::string::String);
+    impl ::std::ops::Deref for SiteInfoName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SiteInfoName> for ::std::string::String {
+        fn from(value: SiteInfoName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SiteInfoName {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SiteInfoName {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SiteInfoName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SiteInfoName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "Lower-case letters and digits in dash-separated runs."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct Slug(::std::string::String);
+    impl ::std::ops::Deref for Slug {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Slug> for ::std::string::String {
+        fn from(value: Slug) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for Slug {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[a-z0-9]+(-[a-z0-9]+)*$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[a-z0-9]+(-[a-z0-9]+)*$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Slug {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Slug {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Slug {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "`SubscribeAccepted`"]
@@ -2832,6 +3933,69 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "A tag of a project or post."]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct Tag(::std::string::String);
+    impl ::std::ops::Deref for Tag {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<Tag> for ::std::string::String {
+        fn from(value: Tag) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for Tag {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 50usize {
+                return Err("longer than 50 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for Tag {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for Tag {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for Tag {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`UnsubscribeNewsletterOneClickToken`"]
     #[derive(
         :: serde :: Serialize,
@@ -2963,13 +4127,12 @@ pub mod types {
         #[derive(Clone, Debug)]
         pub struct Achievement {
             date: ::std::result::Result<::chrono::naive::NaiveDate, ::std::string::String>,
-            description: ::std::result::Result<::std::string::String, ::std::string::String>,
-            slug: ::std::result::Result<::std::string::String, ::std::string::String>,
-            title: ::std::result::Result<::std::string::String, ::std::string::String>,
-            url: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
+            description:
+                ::std::result::Result<super::AchievementDescription, ::std::string::String>,
+            slug: ::std::result::Result<super::Slug, ::std::string::String>,
+            title: ::std::result::Result<super::AchievementTitle, ::std::string::String>,
+            url:
+                ::std::result::Result<::std::option::Option<super::HttpUrl>, ::std::string::String>,
         }
         impl ::std::default::Default for Achievement {
             fn default() -> Self {
@@ -2995,7 +4158,7 @@ pub mod types {
             }
             pub fn description<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::AchievementDescription>,
                 T::Error: ::std::fmt::Display,
             {
                 self.description = value
@@ -3005,7 +4168,7 @@ pub mod types {
             }
             pub fn slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::Slug>,
                 T::Error: ::std::fmt::Display,
             {
                 self.slug = value
@@ -3015,7 +4178,7 @@ pub mod types {
             }
             pub fn title<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::AchievementTitle>,
                 T::Error: ::std::fmt::Display,
             {
                 self.title = value
@@ -3025,7 +4188,7 @@ pub mod types {
             }
             pub fn url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::HttpUrl>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.url = value
@@ -3354,11 +4517,8 @@ pub mod types {
                 ::std::option::Option<::std::num::NonZeroU32>,
                 ::std::string::String,
             >,
-            name: ::std::result::Result<super::ApiKeySpecName, ::std::string::String>,
-            scopes: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
+            name: ::std::result::Result<super::Name, ::std::string::String>,
+            scopes: ::std::result::Result<::std::vec::Vec<super::Scope>, ::std::string::String>,
             service:
                 ::std::result::Result<::std::option::Option<super::Service>, ::std::string::String>,
         }
@@ -3385,7 +4545,7 @@ pub mod types {
             }
             pub fn name<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::ApiKeySpecName>,
+                T: ::std::convert::TryInto<super::Name>,
                 T::Error: ::std::fmt::Display,
             {
                 self.name = value
@@ -3395,7 +4555,7 @@ pub mod types {
             }
             pub fn scopes<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Scope>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.scopes = value
@@ -3443,10 +4603,7 @@ pub mod types {
                 ::std::option::Option<::std::num::NonZeroU32>,
                 ::std::string::String,
             >,
-            scopes: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
+            scopes: ::std::result::Result<::std::vec::Vec<super::Scope>, ::std::string::String>,
         }
         impl ::std::default::Default for Approval {
             fn default() -> Self {
@@ -3469,7 +4626,7 @@ pub mod types {
             }
             pub fn scopes<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Scope>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.scopes = value
@@ -5004,8 +6161,8 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct Link {
-            label: ::std::result::Result<::std::string::String, ::std::string::String>,
-            url: ::std::result::Result<::std::string::String, ::std::string::String>,
+            label: ::std::result::Result<super::LinkLabel, ::std::string::String>,
+            url: ::std::result::Result<super::HttpUrl, ::std::string::String>,
         }
         impl ::std::default::Default for Link {
             fn default() -> Self {
@@ -5018,7 +6175,7 @@ pub mod types {
         impl Link {
             pub fn label<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::LinkLabel>,
                 T::Error: ::std::fmt::Display,
             {
                 self.label = value
@@ -5028,7 +6185,7 @@ pub mod types {
             }
             pub fn url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::HttpUrl>,
                 T::Error: ::std::fmt::Display,
             {
                 self.url = value
@@ -5372,11 +6529,8 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct OAuthClientSpec {
-            name: ::std::result::Result<super::OAuthClientSpecName, ::std::string::String>,
-            scopes: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
+            name: ::std::result::Result<super::Name, ::std::string::String>,
+            scopes: ::std::result::Result<::std::vec::Vec<super::Scope>, ::std::string::String>,
         }
         impl ::std::default::Default for OAuthClientSpec {
             fn default() -> Self {
@@ -5389,7 +6543,7 @@ pub mod types {
         impl OAuthClientSpec {
             pub fn name<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<super::OAuthClientSpecName>,
+                T: ::std::convert::TryInto<super::Name>,
                 T::Error: ::std::fmt::Display,
             {
                 self.name = value
@@ -5399,7 +6553,7 @@ pub mod types {
             }
             pub fn scopes<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Scope>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.scopes = value
@@ -5631,18 +6785,15 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct Post {
-            body: ::std::result::Result<::std::string::String, ::std::string::String>,
+            body: ::std::result::Result<super::PostBody, ::std::string::String>,
             published_at: ::std::result::Result<
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
-            slug: ::std::result::Result<::std::string::String, ::std::string::String>,
-            summary: ::std::result::Result<::std::string::String, ::std::string::String>,
-            tags: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
-            title: ::std::result::Result<::std::string::String, ::std::string::String>,
+            slug: ::std::result::Result<super::Slug, ::std::string::String>,
+            summary: ::std::result::Result<super::PostSummaryText, ::std::string::String>,
+            tags: ::std::result::Result<::std::vec::Vec<super::Tag>, ::std::string::String>,
+            title: ::std::result::Result<super::PostTitle, ::std::string::String>,
         }
         impl ::std::default::Default for Post {
             fn default() -> Self {
@@ -5659,7 +6810,7 @@ pub mod types {
         impl Post {
             pub fn body<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::PostBody>,
                 T::Error: ::std::fmt::Display,
             {
                 self.body = value
@@ -5679,7 +6830,7 @@ pub mod types {
             }
             pub fn slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::Slug>,
                 T::Error: ::std::fmt::Display,
             {
                 self.slug = value
@@ -5689,7 +6840,7 @@ pub mod types {
             }
             pub fn summary<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::PostSummaryText>,
                 T::Error: ::std::fmt::Display,
             {
                 self.summary = value
@@ -5699,7 +6850,7 @@ pub mod types {
             }
             pub fn tags<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Tag>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.tags = value
@@ -5709,7 +6860,7 @@ pub mod types {
             }
             pub fn title<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::PostTitle>,
                 T::Error: ::std::fmt::Display,
             {
                 self.title = value
@@ -5749,13 +6900,10 @@ pub mod types {
                 ::chrono::DateTime<::chrono::offset::Utc>,
                 ::std::string::String,
             >,
-            slug: ::std::result::Result<::std::string::String, ::std::string::String>,
-            summary: ::std::result::Result<::std::string::String, ::std::string::String>,
-            tags: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
-            title: ::std::result::Result<::std::string::String, ::std::string::String>,
+            slug: ::std::result::Result<super::Slug, ::std::string::String>,
+            summary: ::std::result::Result<super::PostSummaryText, ::std::string::String>,
+            tags: ::std::result::Result<::std::vec::Vec<super::Tag>, ::std::string::String>,
+            title: ::std::result::Result<super::PostSummaryTitle, ::std::string::String>,
         }
         impl ::std::default::Default for PostSummary {
             fn default() -> Self {
@@ -5781,7 +6929,7 @@ pub mod types {
             }
             pub fn slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::Slug>,
                 T::Error: ::std::fmt::Display,
             {
                 self.slug = value
@@ -5791,7 +6939,7 @@ pub mod types {
             }
             pub fn summary<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::PostSummaryText>,
                 T::Error: ::std::fmt::Display,
             {
                 self.summary = value
@@ -5801,7 +6949,7 @@ pub mod types {
             }
             pub fn tags<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Tag>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.tags = value
@@ -5811,7 +6959,7 @@ pub mod types {
             }
             pub fn title<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::PostSummaryTitle>,
                 T::Error: ::std::fmt::Display,
             {
                 self.title = value
@@ -5847,23 +6995,16 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct Project {
-            description: ::std::result::Result<::std::string::String, ::std::string::String>,
+            description: ::std::result::Result<super::ProjectDescription, ::std::string::String>,
             featured: ::std::result::Result<bool, ::std::string::String>,
-            repository_url: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
-            slug: ::std::result::Result<::std::string::String, ::std::string::String>,
-            summary: ::std::result::Result<::std::string::String, ::std::string::String>,
-            tags: ::std::result::Result<
-                ::std::vec::Vec<::std::string::String>,
-                ::std::string::String,
-            >,
-            title: ::std::result::Result<::std::string::String, ::std::string::String>,
-            url: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
+            repository_url:
+                ::std::result::Result<::std::option::Option<super::HttpUrl>, ::std::string::String>,
+            slug: ::std::result::Result<super::Slug, ::std::string::String>,
+            summary: ::std::result::Result<super::ProjectSummary, ::std::string::String>,
+            tags: ::std::result::Result<::std::vec::Vec<super::Tag>, ::std::string::String>,
+            title: ::std::result::Result<super::ProjectTitle, ::std::string::String>,
+            url:
+                ::std::result::Result<::std::option::Option<super::HttpUrl>, ::std::string::String>,
         }
         impl ::std::default::Default for Project {
             fn default() -> Self {
@@ -5882,7 +7023,7 @@ pub mod types {
         impl Project {
             pub fn description<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::ProjectDescription>,
                 T::Error: ::std::fmt::Display,
             {
                 self.description = value
@@ -5902,7 +7043,7 @@ pub mod types {
             }
             pub fn repository_url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::HttpUrl>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.repository_url = value.try_into().map_err(|e| {
@@ -5912,7 +7053,7 @@ pub mod types {
             }
             pub fn slug<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::Slug>,
                 T::Error: ::std::fmt::Display,
             {
                 self.slug = value
@@ -5922,7 +7063,7 @@ pub mod types {
             }
             pub fn summary<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::ProjectSummary>,
                 T::Error: ::std::fmt::Display,
             {
                 self.summary = value
@@ -5932,7 +7073,7 @@ pub mod types {
             }
             pub fn tags<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::vec::Vec<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::vec::Vec<super::Tag>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.tags = value
@@ -5942,7 +7083,7 @@ pub mod types {
             }
             pub fn title<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::ProjectTitle>,
                 T::Error: ::std::fmt::Display,
             {
                 self.title = value
@@ -5952,7 +7093,7 @@ pub mod types {
             }
             pub fn url<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::HttpUrl>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.url = value
@@ -6573,22 +7714,20 @@ pub mod types {
         }
         #[derive(Clone, Debug)]
         pub struct SiteInfo {
-            bio: ::std::result::Result<::std::string::String, ::std::string::String>,
+            bio: ::std::result::Result<super::SiteInfoBio, ::std::string::String>,
             contact_email: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
+                ::std::option::Option<super::SiteInfoContactEmail>,
                 ::std::string::String,
             >,
-            headline: ::std::result::Result<::std::string::String, ::std::string::String>,
+            headline: ::std::result::Result<super::SiteInfoHeadline, ::std::string::String>,
             links: ::std::result::Result<::std::vec::Vec<super::Link>, ::std::string::String>,
             location: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
+                ::std::option::Option<super::SiteInfoLocation>,
                 ::std::string::String,
             >,
-            name: ::std::result::Result<::std::string::String, ::std::string::String>,
-            website: ::std::result::Result<
-                ::std::option::Option<::std::string::String>,
-                ::std::string::String,
-            >,
+            name: ::std::result::Result<super::SiteInfoName, ::std::string::String>,
+            website:
+                ::std::result::Result<::std::option::Option<super::HttpUrl>, ::std::string::String>,
         }
         impl ::std::default::Default for SiteInfo {
             fn default() -> Self {
@@ -6606,7 +7745,7 @@ pub mod types {
         impl SiteInfo {
             pub fn bio<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::SiteInfoBio>,
                 T::Error: ::std::fmt::Display,
             {
                 self.bio = value
@@ -6616,7 +7755,7 @@ pub mod types {
             }
             pub fn contact_email<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::SiteInfoContactEmail>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.contact_email = value
@@ -6626,7 +7765,7 @@ pub mod types {
             }
             pub fn headline<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::SiteInfoHeadline>,
                 T::Error: ::std::fmt::Display,
             {
                 self.headline = value
@@ -6646,7 +7785,7 @@ pub mod types {
             }
             pub fn location<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::SiteInfoLocation>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.location = value
@@ -6656,7 +7795,7 @@ pub mod types {
             }
             pub fn name<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::string::String>,
+                T: ::std::convert::TryInto<super::SiteInfoName>,
                 T::Error: ::std::fmt::Display,
             {
                 self.name = value
@@ -6666,7 +7805,7 @@ pub mod types {
             }
             pub fn website<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T: ::std::convert::TryInto<::std::option::Option<super::HttpUrl>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.website = value

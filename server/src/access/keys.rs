@@ -206,6 +206,8 @@ impl NewKey {
 }
 
 /// What is wrong with a name for a key, a client or a request, if anything.
+///
+/// [`NAME_PATTERN`] says the same for the documents.
 pub fn name_problem(name: &str) -> Option<String> {
     if name.trim().is_empty() {
         Some("must not be empty".to_owned())
@@ -217,6 +219,21 @@ pub fn name_problem(name: &str) -> Option<String> {
         None
     }
 }
+
+/// The documents' `pattern` for names: not only white space (Unicode's
+/// `White_Space`, which `str::trim` removes), no control characters.
+pub const NAME_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*[^\u0000-\u0020\u007F-\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000-\u001F\u007F-\u009F]*$";
+
+/// Who a key or a client is for: 1 to 100 characters, not only white
+/// space, no control characters (the schema of [`name_problem`]'s rule).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // Named in schemas, never built.
+#[schema(
+    min_length = 1,
+    max_length = 100,
+    pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\u0000-\u0020\u007F-\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000-\u001F\u007F-\u009F]*$"
+)]
+pub struct Name(String);
 
 /// Makes and stores a key (the caller checked `new`).
 pub async fn create(db: &Database, new: &NewKey) -> Result<IssuedKey, StoreError> {
@@ -428,6 +445,43 @@ fn cached(key: &StoredKey) -> Option<CachedKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_name_schema_says_the_pattern() {
+        use utoipa::PartialSchema as _;
+        let schema = serde_json::to_value(Name::schema()).unwrap();
+        assert_eq!(schema["pattern"], NAME_PATTERN);
+    }
+
+    #[test]
+    fn the_name_pattern_says_what_name_problem_checks() {
+        let pattern = regex::Regex::new(NAME_PATTERN).unwrap();
+        for name in [
+            "Acme",
+            " a ",
+            "a\u{feff}",
+            "\u{feff}",
+            "tab\there",
+            " ",
+            "\u{3000}",
+            "\u{a0}x",
+            "\u{85}",
+            "x\u{1}",
+            "x\u{7f}",
+            "\u{9f}y",
+            "",
+            "\u{2028}",
+            "\u{200b}",
+            "日本",
+        ] {
+            assert_eq!(
+                name_problem(name).is_none(),
+                pattern.is_match(name),
+                "{name:?}: {:?}",
+                name_problem(name)
+            );
+        }
+    }
 
     fn store_with(keys: &[&StoredKey]) -> KeyStore {
         let store = KeyStore {

@@ -4,13 +4,12 @@
 //! running server).
 
 use clap::Subcommand;
-use serde::Serialize;
 
 use crate::access::db;
 use crate::access::tokens::OAuthClient;
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
-use crate::portfolio::admin::oauth_clients;
+use crate::portfolio::admin::oauth_clients::{self, IssuedOAuthClient};
 
 #[derive(Debug, Subcommand)]
 pub enum ClientsCommand {
@@ -41,14 +40,6 @@ pub enum ClientsCommand {
     },
 }
 
-/// A client just registered, as printed: the secret once.
-#[derive(Debug, Serialize)]
-struct ShownClient<'a> {
-    #[serde(flatten)]
-    client: &'a OAuthClient,
-    client_secret: &'a str,
-}
-
 pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
     match command {
@@ -56,15 +47,16 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
             let issued = oauth_clients::register(&db, &name, scopes)
                 .await
                 .map_err(super::user_error)?;
-            let client = &issued.stored.client;
-            let shown = ShownClient {
-                client,
-                client_secret: &issued.secret,
+            // The same shape as registerOauthClient's answer.
+            let shown = IssuedOAuthClient {
+                client: issued.stored.client,
+                client_secret: issued.secret,
             };
+            let client = &shown.client;
             super::print(json, &shown, || {
                 vec![
                     format!("client_id: {}", client.client_id),
-                    format!("client_secret: {}", issued.secret),
+                    format!("client_secret: {}", shown.client_secret),
                     format!("name: {}", client.name),
                     format!("scopes: {}", Scope::join(&client.scopes)),
                     "The secret is shown once: keep it now.".to_owned(),

@@ -7,7 +7,7 @@ use clap::Subcommand;
 
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
-use crate::portfolio::admin::key_requests::{self, Approval};
+use crate::portfolio::admin::key_requests::{self, Approval, ApprovedKeyRequest};
 use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
 
@@ -86,21 +86,18 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
             let approved = key_requests::approve(&db, &id, &approval, docs.as_deref())
                 .await
                 .map_err(super::user_error)?;
-            let key = super::keys::ShownKey::from(&approved.key);
-            super::print(
-                json,
-                &serde_json::json!({"request": approved.request, "api_key": key}),
-                || {
-                    let mut lines = vec![format!(
-                        "approved {}; its key was queued for {}:",
-                        approved.request.id, approved.request.technical_contact
-                    )];
-                    lines.extend(super::keys::describe(&approved.key.stored.key));
-                    lines.push(format!("key: {}", approved.key.key));
-                    lines.push("This key is shown once: keep it now.".to_owned());
-                    lines
-                },
-            )
+            // The same shape as approveKeyRequest's answer.
+            let approved = ApprovedKeyRequest::from(approved);
+            super::print(json, &approved, || {
+                let mut lines = vec![format!(
+                    "approved {}; its key was queued for {}:",
+                    approved.request.id, approved.request.technical_contact
+                )];
+                lines.extend(super::keys::describe(&approved.api_key));
+                lines.push(format!("key: {}", approved.key));
+                lines.push("This key is shown once: keep it now.".to_owned());
+                lines
+            })
         }
         KeyRequestsCommand::Reject { id, json } => {
             let request = key_requests::reject(&db, &id)

@@ -2,15 +2,14 @@
 //! new key is printed once; only a hash of it is kept. A running server
 //! takes the change within a second.
 
-use clap::Subcommand;
-use serde::Serialize;
-
-use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
-use crate::access::{Service, db};
 use chrono::Utc;
+use clap::Subcommand;
 
+use crate::access::keys::{self, ApiKey, NewKey};
+use crate::access::{Service, db};
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
+use crate::portfolio::admin::api_keys::{IssuedApiKey, RotatedApiKey};
 
 /// How long a rotated key keeps working, unless told.
 const DEFAULT_OLD_KEY_HOURS: u32 = 24;
@@ -61,25 +60,6 @@ pub enum KeysCommand {
     },
 }
 
-/// A key just made, as printed: what is stored, and the key, once.
-#[derive(Debug, Serialize)]
-pub struct ShownKey<'a> {
-    #[serde(flatten)]
-    pub key: &'a ApiKey,
-    /// The key itself; it is not kept.
-    #[serde(rename = "key")]
-    pub secret: &'a str,
-}
-
-impl<'a> From<&'a IssuedKey> for ShownKey<'a> {
-    fn from(issued: &'a IssuedKey) -> Self {
-        ShownKey {
-            key: &issued.stored.key,
-            secret: &issued.key,
-        }
-    }
-}
-
 pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
     match command {
@@ -97,9 +77,10 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
                 expires_in_days,
             };
             super::refuse(&new.problems())?;
-            let issued = keys::create(&db, &new).await?;
-            super::print(json, &ShownKey::from(&issued), || {
-                let mut lines = describe(&issued.stored.key);
+            // The same shape as createApiKey's answer.
+            let issued = IssuedApiKey::from(keys::create(&db, &new).await?);
+            super::print(json, &issued, || {
+                let mut lines = describe(&issued.api_key);
                 lines.push(format!("key: {}", issued.key));
                 lines.push("This key is shown once: keep it now.".to_owned());
                 lines
@@ -130,24 +111,23 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
             let Some(issued) = keys::rotate(&db, &id, old_valid_until).await? else {
                 anyhow::bail!("no key {id:?} in force (or it was rotated already)");
             };
-            super::print(
-                json,
-                &serde_json::json!({
-                    "replaced": id,
-                    "old_key_valid_until": old_valid_until,
-                    "new": ShownKey::from(&issued),
-                }),
-                || {
-                    let mut lines = vec![format!(
-                        "key {id} works until {}; its replacement:",
-                        timestamp(old_valid_until)
-                    )];
-                    lines.extend(describe(&issued.stored.key));
-                    lines.push(format!("key: {}", issued.key));
-                    lines.push("This key is shown once: keep it now.".to_owned());
-                    lines
-                },
-            )
+            // The same shape as rotateApiKey's answer.
+            let rotated = RotatedApiKey {
+                replaced: id,
+                old_key_valid_until: old_valid_until,
+                new: IssuedApiKey::from(issued),
+            };
+            super::print(json, &rotated, || {
+                let mut lines = vec![format!(
+                    "key {} works until {}; its replacement:",
+                    rotated.replaced,
+                    timestamp(rotated.old_key_valid_until)
+                )];
+                lines.extend(describe(&rotated.new.api_key));
+                lines.push(format!("key: {}", rotated.new.key));
+                lines.push("This key is shown once: keep it now.".to_owned());
+                lines
+            })
         }
         KeysCommand::Revoke { id, json } => {
             if !db::revoke_key(&db, &id, Utc::now()).await? {

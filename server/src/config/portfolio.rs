@@ -135,7 +135,18 @@ impl std::fmt::Debug for ConfiguredApiKey {
 /// and when handing out keys and clients; the portfolio's access checks
 /// compare them. `admin` grants every scope.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+    utoipa::ToSchema,
 )]
 pub enum Scope {
     #[serde(rename = "context:read")]

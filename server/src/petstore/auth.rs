@@ -28,7 +28,7 @@ use crate::access::Service;
 use crate::access::keys::Verdict;
 use crate::config::AuthMode;
 use crate::error::{Error, ErrorCode};
-use crate::extract::client_address;
+use crate::extract::{client_address, sent_by_a_script};
 use crate::secret;
 
 /// The header of the pet store's API key.
@@ -121,18 +121,26 @@ impl<S: Security> FromRequestParts<PetstoreState> for Authorized<S> {
         if state.config.auth_mode == AuthMode::Open {
             return Ok(Authorized(PhantomData));
         }
-        check::<S>(parts, state).await?;
+        check::<S>(parts, state)
+            .await
+            .map_err(|error| with_challenges::<S>(error, parts))?;
         Ok(Authorized(PhantomData))
     }
 }
 
-/// 401 with a challenge for each scheme `S` takes.
-fn unauthorized<S: Security>(message: impl Into<String>) -> Error {
-    let mut error = Error::new(ErrorCode::Unauthorized, message.into());
+/// A 401 (any other error as it is) with a challenge for each scheme `S`
+/// takes.
+fn with_challenges<S: Security>(mut error: Error, parts: &Parts) -> Error {
+    if error.code() != ErrorCode::Unauthorized {
+        return error;
+    }
     let mut challenges = Vec::new();
     if S::OAUTH.is_some() {
         challenges.push(format!("Bearer realm=\"{REALM}\""));
-        challenges.push(format!("Basic realm=\"{REALM}\""));
+        // A browser would ask for a password in a dialog of its own.
+        if !sent_by_a_script(&parts.headers) {
+            challenges.push(format!("Basic realm=\"{REALM}\""));
+        }
     }
     if S::API_KEY {
         challenges.push(format!(
@@ -145,6 +153,10 @@ fn unauthorized<S: Security>(message: impl Into<String>) -> Error {
         }
     }
     error
+}
+
+fn unauthorized(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::Unauthorized, message.into())
 }
 
 /// What `S` takes, in words, for messages.
@@ -166,7 +178,7 @@ async fn check<S: Security>(parts: &Parts, state: &PetstoreState) -> Result<(), 
             )
         });
         if let Some((name, _)) = in_query {
-            return Err(unauthorized::<S>(format!(
+            return Err(unauthorized(format!(
                 "credentials are refused in the query string ({name}=...): send {}",
                 accepted::<S>()
             )));
@@ -178,27 +190,27 @@ async fn check<S: Security>(parts: &Parts, state: &PetstoreState) -> Result<(), 
         (Some(value), _) if S::OAUTH.is_some() => {
             check_authorization::<S>(value, parts, state).await
         }
-        (_, Some(value)) if S::API_KEY => check_api_key::<S>(value, state),
-        (None, None) => Err(unauthorized::<S>(format!(
+        (_, Some(value)) if S::API_KEY => check_api_key(value, state),
+        (None, None) => Err(unauthorized(format!(
             "this operation needs {}",
             accepted::<S>()
         ))),
-        _ => Err(unauthorized::<S>(format!(
+        _ => Err(unauthorized(format!(
             "this operation takes {}",
             accepted::<S>()
         ))),
     }
 }
 
-fn check_api_key<S: Security>(value: &HeaderValue, state: &PetstoreState) -> Result<(), Error> {
+fn check_api_key(value: &HeaderValue, state: &PetstoreState) -> Result<(), Error> {
     let verdict = value
         .to_str()
         .map(|key| state.access.keys.verify(key.trim(), Service::Petstore))
         .unwrap_or(Verdict::Unknown);
     match verdict {
         Verdict::Valid { .. } => Ok(()),
-        Verdict::NoLongerValid => Err(unauthorized::<S>("the api_key is revoked or expired")),
-        Verdict::Unknown => Err(unauthorized::<S>("the api_key is not valid")),
+        Verdict::NoLongerValid => Err(unauthorized("the api_key is revoked or expired")),
+        Verdict::Unknown => Err(unauthorized("the api_key is not valid")),
     }
 }
 
@@ -208,7 +220,7 @@ async fn check_authorization<S: Security>(
     state: &PetstoreState,
 ) -> Result<(), Error> {
     let Some((scheme, credentials)) = value.to_str().ok().and_then(|v| v.split_once(' ')) else {
-        return Err(unauthorized::<S>(
+        return Err(unauthorized(
             "the Authorization header must be Bearer <token> or Basic <credentials>",
         ));
     };
@@ -217,9 +229,7 @@ async fn check_authorization<S: Security>(
         let now = Utc::now().timestamp();
         let session = db::users::session(&state.db, &secret::sha256_hex(credentials), now).await?;
         let Some(session) = session else {
-            return Err(unauthorized::<S>(
-                "the bearer token is not valid or has expired",
-            ));
+            return Err(unauthorized("the bearer token is not valid or has expired"));
         };
         let held: Vec<PetScope> = match &session.scopes {
             None => PetScope::ALL.to_vec(),
@@ -241,15 +251,15 @@ async fn check_authorization<S: Security>(
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
         let Some((username, password)) = decoded.as_deref().and_then(|d| d.split_once(':')) else {
-            return Err(unauthorized::<S>("the Basic credentials are malformed"));
+            return Err(unauthorized("the Basic credentials are malformed"));
         };
         let address = client_address(&parts.extensions);
         return match check_password(state, username, password, address).await? {
             Some(_) => Ok(()),
-            None => Err(unauthorized::<S>("invalid username/password supplied")),
+            None => Err(unauthorized("invalid username/password supplied")),
         };
     }
-    Err(unauthorized::<S>(
+    Err(unauthorized(
         "the Authorization header must be Bearer <token> or Basic <credentials>",
     ))
 }

@@ -153,7 +153,9 @@ fn document_security(openapi: &mut OpenApiDoc) {
                 .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
                 .description(Some(
                     "A challenge for each scheme the operation takes: `Bearer realm=\"petstore\"`, \
-                     `Basic realm=\"petstore\"`, `ApiKey realm=\"petstore\", header=\"api_key\"`.",
+                     `Basic realm=\"petstore\"` (not to scripts of web pages: a browser would \
+                     answer it with a password dialog of its own), \
+                     `ApiKey realm=\"petstore\", header=\"api_key\"`.",
                 ))
                 .build();
             RefOr::T(

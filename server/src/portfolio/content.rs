@@ -37,6 +37,13 @@ pub async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result
         return Ok(());
     }
     let content = ContentFile::load(file)?;
+    super::admin::content::check_content_file(&content).map_err(|problems| {
+        let source = file.map_or_else(
+            || "the sample content".to_owned(),
+            |path| format!("the content file {}", path.display()),
+        );
+        anyhow::anyhow!("{source} breaks the rules of its fields: {problems}")
+    })?;
     db::content::load(db, &content)
         .await
         .context("cannot store the content")?;

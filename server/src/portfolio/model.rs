@@ -13,76 +13,151 @@ use utoipa::ToSchema;
 /// The sample content that ships with the project.
 pub const SAMPLE_CONTENT: &str = include_str!("../../../content/sample.toml");
 
-// ---- content ---------------------------------------------------------------
+// ---- content ----------------------------------------------------------------
+//
+// The rules of each field (lengths, slugs, links) are in the schemas, for
+// the documents, and checked by `admin::content` on every write and on the
+// content file; they hold for everything the public reads serve.
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct SiteInfo {
+    #[schema(min_length = 1, max_length = 100)]
     pub name: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub headline: String,
+    #[schema(min_length = 1, max_length = 5000)]
     pub bio: String,
-    #[schema(nullable = false)]
+    #[schema(nullable = false, max_length = 100)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
-    #[schema(format = Email, nullable = false)]
+    #[schema(format = Email, nullable = false, max_length = 254)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact_email: Option<String>,
-    #[schema(nullable = false)]
+    #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub website: Option<String>,
+    #[schema(max_items = 20)]
     pub links: Vec<Link>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Link {
+    #[schema(min_length = 1, max_length = 100)]
     pub label: String,
+    #[schema(value_type = HttpUrl)]
     pub url: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Project {
+    #[schema(value_type = Slug)]
     pub slug: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    #[schema(min_length = 1, max_length = 500)]
     pub summary: String,
+    #[schema(min_length = 1, max_length = 20000)]
     pub description: String,
-    #[schema(nullable = false)]
+    #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
-    #[schema(nullable = false)]
+    #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository_url: Option<String>,
+    #[schema(value_type = Vec<Tag>, max_items = 20)]
     pub tags: Vec<String>,
     pub featured: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Achievement {
+    #[schema(value_type = Slug)]
     pub slug: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    #[schema(min_length = 1, max_length = 5000)]
     pub description: String,
     pub date: NaiveDate,
-    #[schema(nullable = false)]
+    #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct PostSummary {
+    #[schema(value_type = Slug)]
     pub slug: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    #[schema(value_type = PostSummaryText)]
     pub summary: String,
+    #[schema(value_type = Vec<Tag>, max_items = 20)]
     pub tags: Vec<String>,
     pub published_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Post {
+    #[schema(value_type = Slug)]
     pub slug: String,
+    #[schema(min_length = 1, max_length = 200)]
     pub title: String,
+    #[schema(value_type = PostSummaryText)]
     pub summary: String,
     /// Markdown.
+    #[schema(min_length = 1, max_length = 200000)]
     pub body: String,
+    #[schema(value_type = Vec<Tag>, max_items = 20)]
     pub tags: Vec<String>,
     pub published_at: DateTime<Utc>,
+}
+
+/// An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address,
+/// or a name whose last label starts with a letter), an optional port from 1
+/// to 65535, then no white space (the schema of [`HTTP_URL_PATTERN`]).
+#[derive(ToSchema)]
+#[allow(dead_code)] // Named in schemas, never built.
+#[schema(
+    max_length = 2000,
+    pattern = r"^https?://((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#]\S*)?$"
+)]
+pub struct HttpUrl(String);
+
+/// The summary of a post (the schema only: a component of its own, as
+/// `Post.summary` inline would be named like the `PostSummary` schema in
+/// generated clients).
+#[derive(ToSchema)]
+#[allow(dead_code)] // Named in schemas, never built.
+#[schema(min_length = 1, max_length = 1000)]
+pub struct PostSummaryText(String);
+
+/// A tag of a project or post (the schema only).
+#[derive(ToSchema)]
+#[allow(dead_code)] // Named in schemas, never built.
+#[schema(min_length = 1, max_length = 50)]
+pub struct Tag(String);
+
+/// The links content may hold: http or https, a host (a dotted IPv4
+/// address, or a name whose last label starts with a letter), a port from 1
+/// to 65535, then anything but white space. Every such text is a URL; other
+/// http(s) URLs (with user names, IPv6 hosts, or hosts that only look like
+/// numbers) are refused. [`HttpUrl`]'s schema spells it out too.
+pub const HTTP_URL_PATTERN: &str = concat!(
+    r"^https?://(",
+    r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}",
+    r"|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*",
+    r")(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?",
+    r"([/?#]\S*)?$"
+);
+
+static HTTP_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    #[allow(clippy::expect_used)] // A constant, tested below.
+    regex::Regex::new(HTTP_URL_PATTERN).expect("HTTP_URL_PATTERN is a regex")
+});
+
+/// Is this a link content may hold ([`HTTP_URL_PATTERN`], and a URL)?
+pub fn is_http_url(text: &str) -> bool {
+    HTTP_URL.is_match(text) && url::Url::parse(text).is_ok()
 }
 
 impl From<Post> for PostSummary {
@@ -99,8 +174,9 @@ impl From<Post> for PostSummary {
 
 /// A slug: lower-case letters and digits in dash-separated runs, at most
 /// 100 characters. Checked when it is read (from a path or a body).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
+#[schema(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
 pub struct Slug(String);
 
 impl Slug {
@@ -424,6 +500,13 @@ impl RequestTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_http_url_schema_says_the_pattern_the_server_keeps() {
+        use utoipa::PartialSchema as _;
+        let schema = serde_json::to_value(HttpUrl::schema()).unwrap();
+        assert_eq!(schema["pattern"], HTTP_URL_PATTERN);
+    }
 
     #[test]
     fn the_sample_content_is_valid() {

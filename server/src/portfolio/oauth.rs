@@ -8,6 +8,8 @@
 //! "error_description": ...}`). Only what OAuth does not define (a rate
 //! limit, a database that is down) is answered in the portfolio's envelope.
 
+use std::net::IpAddr;
+
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -23,7 +25,7 @@ use crate::access::db::{self as access_db, StoredClient};
 use crate::access::tokens::{self, TokenVerdict};
 use crate::config::Scope;
 use crate::error::{Error, ErrorCode};
-use crate::extract::ClientAddress;
+use crate::extract::{ClientAddress, sent_by_a_script};
 
 /// The longest client id and secret worth comparing.
 const MAX_CLIENT_ID_CHARS: usize = 100;
@@ -80,16 +82,27 @@ impl IntoResponse for OAuthError {
             StatusCode::BAD_REQUEST
         };
         let mut response = (status, no_store(), Json(self)).into_response();
-        if status == StatusCode::UNAUTHORIZED
-            && let Ok(challenge) = HeaderValue::from_str(&format!("Basic realm=\"{REALM}\""))
-        {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
-        }
         crate::error::mark_rendered(&mut response);
         response
     }
+}
+
+/// The answer of an OAuth endpoint. A client that failed HTTP Basic
+/// authentication gets the `Basic` challenge RFC 6749 (section 5.2) asks
+/// for, except when a script of a web page sent the request (Swagger UI's
+/// Authorize): the browser would answer the challenge with a password dialog
+/// of its own and hold the request, so the page would never see the error.
+fn answer(result: Result<Response, Refusal>, headers: &HeaderMap) -> Response {
+    let mut response = result.into_response();
+    if response.status() == StatusCode::UNAUTHORIZED
+        && !sent_by_a_script(headers)
+        && let Ok(challenge) = HeaderValue::from_str(&format!("Basic realm=\"{REALM}\""))
+    {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
 }
 
 /// Why a token or revocation request failed: in OAuth's terms, or (a rate
@@ -223,11 +236,8 @@ fn presented_client(headers: &HeaderMap, form: &Form) -> Result<(String, String)
             )),
         };
     };
-    if in_form.1.is_some() {
-        return Err(OAuthError::invalid_request(
-            "authenticate the client one way: HTTP Basic or the body, not both",
-        ));
-    }
+    // Another scheme (a bearer token, say) is an unsupported client
+    // authentication method: invalid_client (RFC 6749 section 5.2).
     let basic = authorization
         .to_str()
         .ok()
@@ -239,6 +249,11 @@ fn presented_client(headers: &HeaderMap, form: &Form) -> Result<(String, String)
             "the Authorization header must use the Basic scheme here",
         ));
     };
+    if in_form.1.is_some() {
+        return Err(OAuthError::invalid_request(
+            "authenticate the client one way: HTTP Basic or the body, not both",
+        ));
+    }
     let malformed = || OAuthError::invalid_client("the Basic credentials are malformed");
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded)
@@ -358,7 +373,7 @@ fn requested_scopes(client: &StoredClient, scope: Option<&str>) -> Result<Vec<Sc
             )),
         (status = 400, description = "A malformed request, an unsupported grant or an invalid scope (RFC 6749 section 5.2)", body = OAuthError),
         (status = 401, description = "The client failed to authenticate", body = OAuthError,
-            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"`"))),
+            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
     ),
 )]
 pub async fn issue_token(
@@ -366,10 +381,19 @@ pub async fn issue_token(
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     body: Bytes,
+) -> Response {
+    answer(issue(&state, address, &headers, &body).await, &headers)
+}
+
+async fn issue(
+    state: &PortfolioState,
+    address: Option<IpAddr>,
+    headers: &HeaderMap,
+    body: &[u8],
 ) -> Result<Response, Refusal> {
     let form = Form::read(
-        &headers,
-        &body,
+        headers,
+        body,
         &["grant_type", "scope", "client_id", "client_secret"],
     )?;
     match form.get("grant_type") {
@@ -383,7 +407,7 @@ pub async fn issue_token(
             .into());
         }
     }
-    let client = authenticate_client(&state, address, &headers, &form).await?;
+    let client = authenticate_client(state, address, headers, &form).await?;
     let scopes = requested_scopes(&client, form.get("scope"))?;
     let ttl_secs = state.config.oauth.token_ttl_secs.max(1);
     let issued = tokens::mint(
@@ -413,7 +437,7 @@ pub async fn issue_token(
         (status = 200, description = "Revoked, or not a token in force"),
         (status = 400, description = "A malformed request, or a token of another client", body = OAuthError),
         (status = 401, description = "The client failed to authenticate", body = OAuthError,
-            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"`"))),
+            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
     ),
 )]
 pub async fn revoke_token(
@@ -421,16 +445,25 @@ pub async fn revoke_token(
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
     body: Bytes,
+) -> Response {
+    answer(revoke(&state, address, &headers, &body).await, &headers)
+}
+
+async fn revoke(
+    state: &PortfolioState,
+    address: Option<IpAddr>,
+    headers: &HeaderMap,
+    body: &[u8],
 ) -> Result<Response, Refusal> {
     let form = Form::read(
-        &headers,
-        &body,
+        headers,
+        body,
         &["token", "token_type_hint", "client_id", "client_secret"],
     )?;
     let Some(token) = form.get("token").map(str::to_owned) else {
         return Err(OAuthError::invalid_request("token is required").into());
     };
-    let client = authenticate_client(&state, address, &headers, &form).await?;
+    let client = authenticate_client(state, address, headers, &form).await?;
     match state.access.tokens.verify(&state.db, &token).await? {
         TokenVerdict::Valid { client_id, id, .. } => {
             if client_id != client.client.client_id {

@@ -7,6 +7,8 @@ use utoipa::IntoParams;
 use crate::error::Error;
 use crate::extract::keep_empty;
 
+/// The last page one may ask for (the largest `int32`, as documented).
+pub const MAX_PAGE: u32 = i32::MAX as u32;
 /// Items per page unless asked.
 pub const DEFAULT_PER_PAGE: u32 = 50;
 /// The most items a page holds.
@@ -17,7 +19,7 @@ pub const MAX_PER_PAGE: u32 = 100;
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// The page, from 1 (default 1).
-    #[param(minimum = 1)]
+    #[param(minimum = 1, maximum = 2147483647)]
     #[serde(default, deserialize_with = "keep_empty")]
     page: Option<u32>,
     /// Items per page, from 1 to 100 (default 50).
@@ -38,8 +40,10 @@ impl PageQuery {
     pub fn paging(&self) -> Result<Paging, Error> {
         let page = self.page.unwrap_or(1);
         let per_page = self.per_page.unwrap_or(DEFAULT_PER_PAGE);
-        if page == 0 {
-            return Err(Error::bad_request("page counts from 1"));
+        if !(1..=MAX_PAGE).contains(&page) {
+            return Err(Error::bad_request(format!(
+                "page counts from 1 to {MAX_PAGE}"
+            )));
         }
         if !(1..=MAX_PER_PAGE).contains(&per_page) {
             return Err(Error::bad_request(format!(

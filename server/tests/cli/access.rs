@@ -43,7 +43,7 @@ async fn a_key_request_approved_by_the_cli_is_emailed_and_works(db: Db) {
         &["key-requests", "approve", id, "--scope", "context:read"],
     );
     assert_eq!(approved["request"]["status"], "approved");
-    let key = text(&approved["api_key"], "key");
+    let key = text(&approved, "key");
     wait_until(WAIT, "the server takes the approved key", async || {
         let (status, _, _) = send_json(
             http()
@@ -81,7 +81,10 @@ async fn a_client_made_by_the_cli_gets_tokens_until_it_is_revoked(db: Db) {
             "keys:manage",
         ],
     );
-    let (id, secret) = (text(&made, "client_id"), text(&made, "client_secret"));
+    let (id, secret) = (
+        text(&made["client"], "client_id"),
+        text(&made, "client_secret"),
+    );
     let (status, _, token) = send_json(
         http()
             .post(server.at("/api/oauth/token"))

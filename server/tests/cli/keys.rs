@@ -48,9 +48,12 @@ async fn a_key_made_by_the_cli_works_at_once_and_a_revoked_one_stops(db: Db) {
             "context:read",
         ],
     );
-    let (id, key) = (text(&made, "id"), text(&made, "key"));
+    let (id, key) = (text(&made["api_key"], "id"), text(&made, "key"));
     assert!(key.starts_with(&format!("pk_{id}_")), "{made}");
-    assert_eq!(made["scopes"], serde_json::json!(["context:read"]));
+    assert_eq!(
+        made["api_key"]["scopes"],
+        serde_json::json!(["context:read"])
+    );
     wait_until(WAIT, "the server takes the new key", async || {
         llm_context_with(&server, key).await.0 == 200
     })
@@ -100,16 +103,16 @@ async fn a_rotated_key_hands_over_to_its_replacement(db: Db) {
             "30",
         ],
     );
-    let (id, old_key) = (text(&made, "id"), text(&made, "key"));
+    let (id, old_key) = (text(&made["api_key"], "id"), text(&made, "key"));
 
     // With the default grace, both keys work for a day.
     let rotated = cli(&server, &["keys", "rotate", id]);
     let new = &rotated["new"];
     let new_key = text(new, "key");
     assert_eq!(text(&rotated, "replaced"), id);
-    assert_eq!(new["scopes"], made["scopes"]);
+    assert_eq!(new["api_key"]["scopes"], made["api_key"]["scopes"]);
     assert_eq!(
-        new["expires_at"], made["expires_at"],
+        new["api_key"]["expires_at"], made["api_key"]["expires_at"],
         "the replacement lives as long"
     );
     wait_until(WAIT, "the server takes the replacement", async || {
@@ -130,7 +133,7 @@ async fn a_rotated_key_hands_over_to_its_replacement(db: Db) {
         &[
             "keys",
             "rotate",
-            text(new, "id"),
+            text(&new["api_key"], "id"),
             "--old-key-valid-for-hours",
             "0",
         ],

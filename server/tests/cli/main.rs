@@ -1,11 +1,12 @@
-//! The operator CLI, as the real binary, on the database of a running
-//! server.
+//! The real binary: the operator CLI on the database of a running server,
+//! and what a whole run leaves behind (secrets.rs).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
 mod keys;
 mod outbox;
+mod secrets;
 
 use std::process::{Command, Output};
 use std::time::Duration;

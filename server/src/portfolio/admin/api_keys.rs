@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::access::keys::{ApiKey, IssuedKey, NewKey};
+use crate::access::keys::{ApiKey, IssuedKey, Name, NewKey};
 use crate::access::{Service, db as access_db};
 use crate::config::Scope;
 use crate::error::Error;
@@ -23,7 +23,7 @@ pub const MAX_OLD_KEY_HOURS: u32 = 720;
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ApiKeySpec {
     /// Who the key is for (shown in analytics).
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    #[schema(value_type = Name, required = true)]
     pub name: Option<String>,
     /// The service it opens; default `portfolio`.
     #[schema(nullable = false)]
@@ -31,7 +31,7 @@ pub struct ApiKeySpec {
     pub service: Option<Service>,
     /// What it may do: at least one scope for a portfolio key, none for a
     /// pet store key.
-    #[schema(value_type = Option<Vec<String>>, nullable = false)]
+    #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).

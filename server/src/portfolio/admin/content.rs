@@ -16,18 +16,19 @@ use crate::portfolio::auth::{ContentWrite, Private};
 use crate::portfolio::db;
 use crate::portfolio::db::content::Item;
 use crate::portfolio::fields::Fields;
-use crate::portfolio::model::{Achievement, Link, Post, Project, SiteInfo, Slug};
+use crate::portfolio::model::{
+    Achievement, ContentFile, Link, Post, Project, SiteInfo, Slug, is_http_url,
+};
 
 const MAX_TAGS: usize = 20;
 const MAX_LINKS: usize = 20;
 
 /// An http(s) URL of at most 2000 characters, if given.
 fn url(fields: &mut Fields, name: &str, value: Option<&str>) {
-    if let Some(text) = fields.text(name, value, false, 2000) {
-        let parsed = url::Url::parse(&text);
-        if !parsed.is_ok_and(|u| matches!(u.scheme(), "http" | "https")) {
-            fields.problem(name, "not an http(s) URL");
-        }
+    if let Some(text) = fields.text(name, value, false, 2000)
+        && !is_http_url(&text)
+    {
+        fields.problem(name, "not an http(s) URL");
     }
 }
 
@@ -60,7 +61,7 @@ fn links(fields: &mut Fields, links: &[Link]) {
     }
 }
 
-fn check_site_info(site: &SiteInfo) -> Result<(), Error> {
+pub fn check_site_info(site: &SiteInfo) -> Result<(), Error> {
     let mut fields = Fields::default();
     fields.text("name", Some(&site.name), true, 100);
     fields.text("headline", Some(&site.headline), true, 200);
@@ -72,7 +73,7 @@ fn check_site_info(site: &SiteInfo) -> Result<(), Error> {
     fields.check()
 }
 
-fn check_project(project: &Project) -> Result<(), Error> {
+pub fn check_project(project: &Project) -> Result<(), Error> {
     let mut fields = Fields::default();
     slug(&mut fields, &project.slug);
     fields.text("title", Some(&project.title), true, 200);
@@ -88,7 +89,7 @@ fn check_project(project: &Project) -> Result<(), Error> {
     fields.check()
 }
 
-fn check_achievement(achievement: &Achievement) -> Result<(), Error> {
+pub fn check_achievement(achievement: &Achievement) -> Result<(), Error> {
     let mut fields = Fields::default();
     slug(&mut fields, &achievement.slug);
     fields.text("title", Some(&achievement.title), true, 200);
@@ -97,7 +98,7 @@ fn check_achievement(achievement: &Achievement) -> Result<(), Error> {
     fields.check()
 }
 
-fn check_post(post: &Post) -> Result<(), Error> {
+pub fn check_post(post: &Post) -> Result<(), Error> {
     let mut fields = Fields::default();
     slug(&mut fields, &post.slug);
     fields.text("title", Some(&post.title), true, 200);
@@ -105,6 +106,44 @@ fn check_post(post: &Post) -> Result<(), Error> {
     fields.text("body", Some(&post.body), true, 200_000);
     tags(&mut fields, &post.tags);
     fields.check()
+}
+
+/// The content file (or the sample) against the rules of the writes above,
+/// so that what the public reads serve always keeps the documented schemas:
+/// each problem, by item and field.
+pub fn check_content_file(content: &ContentFile) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut note = |item: String, checked: Result<(), Error>| {
+        if let Err(error) = checked
+            && let Some(fields) = error.details().get("fields").and_then(|f| f.as_object())
+        {
+            for (field, problem) in fields {
+                let problem = problem.as_str().unwrap_or_default();
+                problems.push(format!("{item}: {field}: {problem}"));
+            }
+        }
+    };
+    note("site".to_owned(), check_site_info(&content.site));
+    for project in &content.projects {
+        note(
+            format!("project {:?}", project.slug),
+            check_project(project),
+        );
+    }
+    for achievement in &content.achievements {
+        note(
+            format!("achievement {:?}", achievement.slug),
+            check_achievement(achievement),
+        );
+    }
+    for post in &content.posts {
+        note(format!("post {:?}", post.slug), check_post(post));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 /// 422 unless the body's slug is the path's.
@@ -426,4 +465,61 @@ pub async fn delete_post(
         return Err(missing("post", &slug));
     }
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(value: &str) -> usize {
+        let mut fields = Fields::default();
+        url(&mut fields, "url", Some(value));
+        fields.check().map_or_else(|e| e.details().len(), |()| 0)
+    }
+
+    #[test]
+    fn the_sample_content_keeps_the_rules_and_a_bad_file_is_refused() {
+        let sample = ContentFile::load(None).unwrap();
+        assert_eq!(check_content_file(&sample), Ok(()));
+        let mut bad = sample;
+        bad.projects[0].url = Some("javascript:alert(1)".to_owned());
+        bad.site.name = String::new();
+        let problems = check_content_file(&bad).unwrap_err();
+        assert!(problems.contains("site: name: required"), "{problems}");
+        let slug = &bad.projects[0].slug;
+        assert!(
+            problems.contains(&format!("project {slug:?}: url: not an http(s) URL")),
+            "{problems}"
+        );
+    }
+
+    #[test]
+    fn links_are_http_urls_as_the_pattern_says() {
+        for good in [
+            "https://example.com",
+            "http://localhost:8080/a/b?c=d#e",
+            "http://127.0.0.1:65535/",
+            "https://a-b.c-d.example/ümlaut?q=\u{1}",
+            "HTTPS://EXAMPLE.COM/".to_lowercase().as_str(),
+        ] {
+            assert!(url::Url::parse(good).is_ok(), "{good}");
+            assert_eq!(problems(good), 0, "{good}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "ftp://example.com/",
+            "http://",
+            "http://[::1]/",
+            "http://user:pw@example.com/",
+            "http://1.2.3.999/",
+            "http://1.2.3.4.5/",
+            "http://example.com:65536/",
+            "http://example.com:0/",
+            "http://xn--a.com/",
+            "http://a..b/",
+            "http://example.com/a b",
+        ] {
+            assert_eq!(problems(bad), 1, "{bad}");
+        }
+    }
 }

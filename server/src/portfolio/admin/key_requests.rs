@@ -44,8 +44,9 @@ pub struct KeyRequestFilter {
 /// How to approve a request.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct Approval {
-    /// The key's scopes; default `context:read` and `contact:write`.
-    #[schema(value_type = Option<Vec<String>>, nullable = false)]
+    /// The key's scopes, at least one; default `context:read` and
+    /// `contact:write`.
+    #[schema(nullable = false, min_items = 1)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).
@@ -69,6 +70,16 @@ pub struct ApprovedKeyRequest {
 pub struct Approved {
     pub request: KeyRequest,
     pub key: IssuedKey,
+}
+
+impl From<Approved> for ApprovedKeyRequest {
+    fn from(approved: Approved) -> Self {
+        ApprovedKeyRequest {
+            request: approved.request,
+            api_key: approved.key.stored.key,
+            key: approved.key.key,
+        }
+    }
 }
 
 fn not_found(id: &str) -> Error {
@@ -251,11 +262,7 @@ pub async fn approve_key_request(
     let approved = approve(&state.db, &id, &approval, Some(&docs_url(&state))).await?;
     state.access.keys.remember(&approved.key.stored);
     state.mailer.wake();
-    Ok(axum::Json(ApprovedKeyRequest {
-        request: approved.request,
-        api_key: approved.key.stored.key,
-        key: approved.key.key,
-    }))
+    Ok(axum::Json(ApprovedKeyRequest::from(approved)))
 }
 
 /// Rejects a request; the technical contact is told.

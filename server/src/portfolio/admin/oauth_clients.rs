@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::access::db::{self as access_db, StoredClient};
-use crate::access::keys::name_problem;
+use crate::access::keys::{Name, name_problem};
 use crate::access::tokens::{self, IssuedClient, OAuthClient};
 use crate::config::Scope;
 use crate::error::Error;
@@ -20,10 +20,10 @@ use crate::storage::Database;
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct OAuthClientSpec {
     /// Who the client is (for the operator).
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    #[schema(value_type = Name, required = true)]
     pub name: Option<String>,
     /// The most its tokens may carry; at least one.
-    #[schema(value_type = Vec<String>, required = true, nullable = false, min_items = 1)]
+    #[schema(value_type = Vec<Scope>, required = true, nullable = false, min_items = 1)]
     pub scopes: Option<Vec<Scope>>,
 }
 

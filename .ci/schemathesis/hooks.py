@@ -1,6 +1,13 @@
-"""schemathesis hooks for the pet store runs (loaded through SCHEMATHESIS_HOOKS).
+"""schemathesis hooks for every run (loaded through SCHEMATHESIS_HOOKS).
 
-XML, form and multipart bodies carry text only. What schemathesis generates
+1. The credentials schemathesis runs with stay whole. It learns ids from the
+answers it gets, so it would otherwise revoke the OAuth client it gets its
+tokens from (which ends the run's authorised requests), or delete or rename
+the pet store user whose password and sessions it uses. Such a request goes
+to a client or user that does not exist instead (a 404); the operations run
+with every other value as generated.
+
+2. XML, form and multipart bodies carry text only. What schemathesis generates
 for them can therefore not always reach the server as generated:
 - a wrongly typed value arrives as a valid string (`<username>null</username>`,
   `name=5`, a multipart part `true`), and a lone value is indistinguishable
@@ -16,6 +23,7 @@ operation that takes XML or a form also takes JSON, where all cases run; the
 end-to-end suite covers the XML and form paths on their own.
 """
 
+import os
 import re
 
 import schemathesis
@@ -38,6 +46,30 @@ def _strings(value):
     elif isinstance(value, (list, tuple)):
         for item in value:
             yield from _strings(item)
+
+
+# What .ci/schemathesis/run makes for the run: the portfolio's OAuth client
+# (its id in the environment) and the pet store's user; and, for each, a
+# well-formed stand-in that names nobody.
+RUN_CREDENTIALS = [
+    # (operation, path parameter, the run's own value, its stand-in)
+    (
+        "POST /api/admin/oauth-clients/{client_id}/revoke",
+        "client_id",
+        os.environ.get("PORTFOLIO_CLIENT_ID"),
+        "pc_0000000000000000",
+    ),
+    ("DELETE /user/{username}", "username", "ci-schemathesis", "ci-schemathesis-stand-in"),
+    ("PUT /user/{username}", "username", "ci-schemathesis", "ci-schemathesis-stand-in"),
+]
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    parameters = case.path_parameters or {}
+    for label, parameter, own, stand_in in RUN_CREDENTIALS:
+        if case.operation.label == label and own and parameters.get(parameter) == own:
+            parameters[parameter] = stand_in
 
 
 @schemathesis.hook

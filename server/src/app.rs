@@ -130,14 +130,15 @@ impl Server {
                 .await
                 .context("cannot load the API keys")?,
         );
-        let petstore_state = PetstoreState {
+        let petstore_state = PetstoreState::new(petstore::Shared {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
             hasher: hasher.clone(),
             failed_logins: Arc::default(),
             public_url: Arc::from(public_url.as_str()),
             access: access.clone(),
-        };
+            pets: Arc::new(petstore::cache::PetCache::new(&db)),
+        });
         let mut background = vec![access.spawn_refresh(db.clone())];
         if config.petstore.demo_data {
             demo_data::load_if_empty(&db, &hasher)
@@ -161,7 +162,7 @@ impl Server {
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
         );
 
-        let portfolio_state = PortfolioState {
+        let portfolio_state = PortfolioState::new(portfolio::Shared {
             db: db.clone(),
             access: access.clone(),
             config: Arc::new(config.portfolio.clone()),
@@ -176,7 +177,7 @@ impl Server {
                 .build()
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
-        };
+        });
         let router = build_router(&config, tls.is_some(), petstore_state, portfolio_state)?;
         Ok(Self {
             listener,

@@ -8,6 +8,13 @@ use clap::{Parser, Subcommand};
 use petstore_portfolio_server::config::{Config, Overrides};
 use petstore_portfolio_server::{Server, cli, docs, telemetry};
 
+/// mimalloc instead of the system's allocator: every request allocates and
+/// frees many small buffers (headers, bodies, futures), which glibc's malloc
+/// spends a fifth of the time on under load (`cargo xtask bench`,
+/// BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(version, about = "Pet Store (/v2) and Portfolio (/api) services")]
 struct Cli {

@@ -9,6 +9,7 @@
 //! ask [`Database::backend`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -37,6 +38,10 @@ pub struct Database {
     /// take this lock), so that they wait their turn in order instead of
     /// polling SQLite's lock. PostgreSQL needs none.
     sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// Write transactions committed through this handle (and its clones):
+    /// what in-process caches compare to know whether what they hold may
+    /// be stale ([`Database::commits`]).
+    commits: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Database {
@@ -51,6 +56,7 @@ impl std::fmt::Debug for Database {
 pub struct WriteTx {
     tx: Transaction<'static, Any>,
     _writer_turn: Option<OwnedMutexGuard<()>>,
+    commits: Arc<AtomicU64>,
 }
 
 impl WriteTx {
@@ -58,8 +64,12 @@ impl WriteTx {
         &mut self.tx
     }
 
+    /// Commits, then counts the commit: only once what it wrote can be
+    /// read does a cache see that its entries may be stale.
     pub async fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.commit().await?)
+        self.tx.commit().await?;
+        self.commits.fetch_add(1, Ordering::AcqRel);
+        Ok(())
     }
 }
 
@@ -129,6 +139,7 @@ impl Database {
             pool,
             backend,
             sqlite_writer: (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(()))),
+            commits: Arc::default(),
         })
     }
 
@@ -171,7 +182,16 @@ impl Database {
         Ok(WriteTx {
             tx,
             _writer_turn: writer_turn,
+            commits: self.commits.clone(),
         })
+    }
+
+    /// How many write transactions this process has committed here. A value
+    /// read before a read began, and still current, means that nothing this
+    /// process wrote since can have changed what was read. (Other processes'
+    /// writes are not counted.)
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Acquire)
     }
 }
 

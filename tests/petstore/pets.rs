@@ -46,6 +46,7 @@ on_every_database!(
     unknown_pet_store_routes_are_404,
     concurrent_adds_get_distinct_ids,
     concurrent_writes_that_fail_do_not_block_others,
+    every_kind_of_write_is_seen_by_the_next_read,
 );
 
 async fn adding_a_pet_assigns_an_id_and_makes_it_available(db: Db) {
@@ -696,5 +697,63 @@ async fn concurrent_writes_that_fail_do_not_block_others(db: Db) {
     assert_eq!(replaced, 30, "every replacement succeeds: {statuses:?}");
     assert_eq!(users.iter().filter(|s| **s == 200).count(), 1, "{users:?}");
     assert_eq!(users.iter().filter(|s| **s == 409).count(), 29, "{users:?}");
+    server.stop().await;
+}
+
+/// getPetById may answer from memory (DESIGN 4.8): after each kind of write
+/// to a pet that was just read (and so is held), the next read sees it.
+async fn every_kind_of_write_is_seen_by_the_next_read(db: Db) {
+    let server = TestServer::start(db).await;
+    let http = http();
+    let (status, _, added) = end_to_end_tests::send_json(
+        server.post_json("/v2/pet", json!({"name": "A", "photoUrls": []})),
+    )
+    .await;
+    assert_eq!(status, 200, "{added}");
+    let id = added["id"].as_i64().unwrap();
+    let read = async || {
+        let (status, _, pet) =
+            end_to_end_tests::send_json(http.get(server.at(&format!("/v2/pet/{id}")))).await;
+        (status, pet)
+    };
+    let seen = async |field: &str| {
+        // Twice: the first may fill the cache, the second answers from it.
+        let first = read().await.1[field].clone();
+        assert_eq!(read().await.1[field], first);
+        first
+    };
+    assert_eq!(seen("name").await, "A");
+
+    let write = |request: reqwest::RequestBuilder| async move {
+        let (status, _, body) = send(request).await;
+        assert_eq!(status, 200, "{body}");
+    };
+    write(
+        http.put(server.at("/v2/pet"))
+            .json(&json!({"id": id, "name": "B", "photoUrls": []})),
+    )
+    .await;
+    assert_eq!(seen("name").await, "B");
+    write(http.post(server.at(&format!("/v2/pet/{id}?name=C")))).await;
+    assert_eq!(seen("name").await, "C");
+    write(server.post_json("/v2/pet", json!({"id": id, "name": "D", "photoUrls": []}))).await;
+    assert_eq!(seen("name").await, "D");
+    write(server.post_json(
+        "/v2/store/order",
+        json!({"id": 77, "petId": id, "quantity": 1}),
+    ))
+    .await;
+    assert_eq!(seen("status").await, "pending");
+    write(http.delete(server.at("/v2/store/order/77"))).await;
+    assert_eq!(seen("status").await, "available");
+    write(
+        http.post(server.at(&format!("/v2/pet/{id}/uploadImage")))
+            .header("content-type", "application/octet-stream")
+            .body(end_to_end_tests::TINY_PNG),
+    )
+    .await;
+    assert_eq!(seen("photoUrls").await.as_array().map(Vec::len), Some(1));
+    write(http.delete(server.at(&format!("/v2/pet/{id}")))).await;
+    assert_eq!(read().await.0, 404);
     server.stop().await;
 }

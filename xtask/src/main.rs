@@ -30,6 +30,21 @@ enum Command {
         /// Which scenario.
         scenario: StressScenario,
     },
+    /// The release server beside the framework's ceiling (a bare axum
+    /// server answering the same bytes), both under wrk: req/s, p50, p99
+    /// and the ratio to the ceiling per endpoint, start time, peak memory.
+    Bench {
+        /// Seconds of load for each endpoint, on each server.
+        #[arg(long, default_value_t = 10)]
+        seconds: u32,
+        /// Open connections.
+        #[arg(long, default_value_t = 64)]
+        connections: u32,
+        /// Run on this database (e.g. postgres://...) instead of a fresh
+        /// SQLite file.
+        #[arg(long)]
+        database_url: Option<String>,
+    },
     /// Print the document the code's annotations produce (OpenAPI 3.1, JSON),
     /// for looking into a drift.
     CodeDocument {
@@ -65,6 +80,21 @@ fn main() -> ExitCode {
         Command::Check => check_all(&root),
         Command::CodeDocument { service } => print_code_document(&service),
         Command::Stress { scenario } => stress(&root, scenario).map(|()| true),
+        Command::Bench {
+            seconds,
+            connections,
+            database_url,
+        } => tokio::runtime::Runtime::new()
+            .map_err(anyhow::Error::from)
+            .and_then(|runtime| {
+                let options = xtask::bench::Options {
+                    seconds,
+                    connections,
+                    database_url,
+                };
+                runtime.block_on(xtask::bench::run(&root, &options))
+            })
+            .map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -9,6 +9,7 @@
 
 pub mod auth;
 pub mod authorize;
+pub mod cache;
 pub mod db;
 pub mod demo_data;
 pub mod model;
@@ -37,9 +38,29 @@ use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, o
 use crate::password::Hasher;
 use crate::storage::Database;
 
-/// What every pet store handler can reach.
+/// What every pet store handler can reach: one pointer, so that the many
+/// extractors that take the state each clone one reference count, not one
+/// per field.
 #[derive(Debug, Clone)]
-pub struct PetstoreState {
+pub struct PetstoreState(Arc<Shared>);
+
+impl PetstoreState {
+    pub fn new(shared: Shared) -> Self {
+        PetstoreState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for PetstoreState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What the pet store's state holds.
+#[derive(Debug)]
+pub struct Shared {
     pub db: Database,
     pub config: Arc<PetstoreConfig>,
     /// Hashes and checks passwords on a bounded pool.
@@ -50,6 +71,8 @@ pub struct PetstoreState {
     pub public_url: Arc<str>,
     /// The API keys (the pet store's are made by the operator's CLI).
     pub access: Arc<crate::access::Access>,
+    /// Single pets, as `getPetById` last read them.
+    pub pets: Arc<cache::PetCache>,
 }
 
 /// The parts of the document that are not per operation.

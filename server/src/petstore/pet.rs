@@ -351,10 +351,12 @@ pub async fn get_pet_by_id(
     Path(pet_id): Path<i64>,
 ) -> Result<Reply<Pet>, Error> {
     let id = positive_id("petId", pet_id)?;
-    let pet = db::pets::get(&mut *state.db.conn().await?, id)
+    let pet = state
+        .pets
+        .pet(&state.db, id)
         .await?
         .ok_or_else(|| not_found(id))?;
-    Ok(Reply::new(format, pet))
+    Ok(Reply::new(format, Pet::clone(&pet)))
 }
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name

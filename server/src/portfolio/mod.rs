@@ -43,9 +43,29 @@ use crate::mail::Mailer;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
 use crate::storage::Database;
 
-/// What every portfolio handler can reach.
+/// What every portfolio handler can reach: one pointer, so that the many
+/// extractors that take the state each clone one reference count, not one
+/// per field.
 #[derive(Debug, Clone)]
-pub struct PortfolioState {
+pub struct PortfolioState(Arc<Shared>);
+
+impl PortfolioState {
+    pub fn new(shared: Shared) -> Self {
+        PortfolioState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for PortfolioState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What the portfolio's state holds.
+#[derive(Debug)]
+pub struct Shared {
     pub db: Database,
     /// The keys and tokens the service accepts.
     pub access: Arc<Access>,

@@ -15,22 +15,23 @@ use anyhow::Context as _;
 
 /// Builds the release binary and returns its path.
 pub fn build_release(root: &Path) -> anyhow::Result<PathBuf> {
+    Ok(cargo_build_release(root, &["--bin", "petstore-portfolio"])?.join("petstore-portfolio"))
+}
+
+/// `cargo build --release <what>` in the workspace; returns the folder the
+/// release binaries land in.
+pub fn cargo_build_release(root: &Path, what: &[&str]) -> anyhow::Result<PathBuf> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--bin",
-            "petstore-portfolio",
-        ])
+        .args(["build", "--release", "--quiet"])
+        .args(what)
         .current_dir(root)
         .status()
         .context("cannot run cargo build")?;
-    anyhow::ensure!(status.success(), "cargo build --release failed");
+    anyhow::ensure!(status.success(), "cargo build --release {what:?} failed");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    Ok(target.join("release").join("petstore-portfolio"))
+    Ok(target.join("release"))
 }
 
 /// The release server on a fresh data folder (SQLite), on a free port.
@@ -48,14 +49,35 @@ impl Server {
         env: &[(&str, &str)],
         shell_prefix: &str,
     ) -> anyhow::Result<Server> {
+        Self::spawn(binary, env, shell_prefix, &[])
+    }
+
+    /// Like [`start`](Self::start), with `args` added to the command line.
+    pub fn start_with_args(
+        binary: &Path,
+        env: &[(&str, &str)],
+        args: &[String],
+    ) -> anyhow::Result<Server> {
+        Self::spawn(binary, env, "", args)
+    }
+
+    fn spawn(
+        binary: &Path,
+        env: &[(&str, &str)],
+        shell_prefix: &str,
+        args: &[String],
+    ) -> anyhow::Result<Server> {
         let data = tempfile::tempdir()?;
-        let script = format!("{shell_prefix} exec \"$0\" --bind 127.0.0.1:0 --data-dir \"$1\"",);
+        let script = format!(
+            "{shell_prefix} data=\"$1\"; shift; exec \"$0\" --bind 127.0.0.1:0 --data-dir \"$data\" \"$@\"",
+        );
         let mut command = Command::new("sh");
         command
             .arg("-c")
             .arg(script)
             .arg(binary)
             .arg(data.path())
+            .args(args)
             .env("RUST_LOG", "error")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

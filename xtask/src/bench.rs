@@ -1,0 +1,398 @@
+//! `cargo xtask bench`: the release server beside the framework's ceiling
+//! (a bare axum server answering the same bytes, `xtask/ceiling`),
+//! both driven by one load generator (wrk) in the same run, and a table of
+//! the figures with each one's ratio to the ceiling. It measures; it asserts
+//! nothing (the machines are noisy: compare ratios, not rates).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use crate::stress::{Server, build_release, cargo_build_release, client};
+
+/// How the load is made.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Seconds of load for each endpoint, on each server.
+    pub seconds: u32,
+    /// Open connections.
+    pub connections: u32,
+    /// Run on this database instead of a fresh SQLite file.
+    pub database_url: Option<String>,
+}
+
+/// The API key the run gives `GET /api/llm-context` (from the environment,
+/// as an operator's configuration would hold it).
+const BENCH_KEY: &str = "bench-key-0123456789abcdef";
+
+/// One measured request.
+struct Endpoint {
+    name: &'static str,
+    method: &'static str,
+    path: &'static str,
+    headers: &'static [(&'static str, &'static str)],
+    body: Option<&'static str>,
+}
+
+const ENDPOINTS: &[Endpoint] = &[
+    Endpoint {
+        name: "pet-json",
+        method: "GET",
+        path: "/v2/pet/1",
+        headers: &[("Accept", "application/json")],
+        body: None,
+    },
+    Endpoint {
+        name: "pet-xml",
+        method: "GET",
+        path: "/v2/pet/1",
+        headers: &[("Accept", "application/xml")],
+        body: None,
+    },
+    Endpoint {
+        name: "find-by-status",
+        method: "GET",
+        path: "/v2/pet/findByStatus?status=available",
+        headers: &[],
+        body: None,
+    },
+    Endpoint {
+        name: "inventory",
+        method: "GET",
+        path: "/v2/store/inventory",
+        headers: &[],
+        body: None,
+    },
+    Endpoint {
+        name: "add-pet",
+        method: "POST",
+        path: "/v2/pet",
+        headers: &[("Content-Type", "application/json")],
+        body: Some(
+            r#"{"name":"bench","photoUrls":["https://example.com/p.png"],"status":"available"}"#,
+        ),
+    },
+    Endpoint {
+        name: "place-order",
+        method: "POST",
+        path: "/v2/store/order",
+        headers: &[("Content-Type", "application/json")],
+        body: Some(r#"{"petId":1,"quantity":1,"status":"placed"}"#),
+    },
+    Endpoint {
+        name: "site-info",
+        method: "GET",
+        path: "/api/site-info",
+        headers: &[],
+        body: None,
+    },
+    Endpoint {
+        name: "llm-context",
+        method: "GET",
+        path: "/api/llm-context",
+        headers: &[("X-API-Key", BENCH_KEY)],
+        body: None,
+    },
+];
+
+/// What wrk measured.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    requests_per_sec: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Answers that were not 2xx/3xx.
+    errors: u64,
+}
+
+pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
+    let wrk = find_or_install_wrk()?;
+    let binary = build_release(root)?;
+    let ceiling_binary = build_ceiling(root)?;
+    let scripts = tempfile::tempdir()?;
+
+    let mut args = Vec::new();
+    if let Some(url) = &options.database_url {
+        args.extend(["--database-url".to_owned(), url.clone()]);
+    }
+    let keys = format!(r#"[{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}]"#);
+    let env = [
+        // Rate limits raised for the run: it measures the work, not the limiter.
+        (
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__PER_KEY_PER_MINUTE",
+            "1000000000",
+        ),
+        (
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
+            "1000000000",
+        ),
+        ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys.as_str()),
+    ];
+    let started = Instant::now();
+    let server = Server::start_with_args(&binary, &env, &args)?;
+    let http = client()?;
+    let first_answer = loop {
+        let answered = http.get(format!("{}/v2/pet/1", server.url)).send().await;
+        if answered.is_ok_and(|r| r.status().is_success()) {
+            break started.elapsed();
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server does not answer"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    };
+
+    // The ceiling answers each endpoint with the bytes the server answered.
+    let answers = tempfile::tempdir()?;
+    for endpoint in ENDPOINTS {
+        let mut request = http.request(
+            endpoint.method.parse()?,
+            format!("{}{}", server.url, endpoint.path),
+        );
+        for (name, value) in endpoint.headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = endpoint.body {
+            request = request.body(body);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        anyhow::ensure!(status.is_success(), "{} answered {status}", endpoint.name);
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/octet-stream")
+            .to_owned();
+        let body = response.bytes().await?;
+        let file = |extension: &str| {
+            answers
+                .path()
+                .join(format!("{}.{extension}", endpoint.name))
+        };
+        std::fs::write(file("body"), &body)?;
+        std::fs::write(file("type"), content_type)?;
+        std::fs::write(file("status"), status.as_u16().to_string())?;
+    }
+    let ceiling = Ceiling::start(&ceiling_binary, answers.path())?;
+
+    let database = options
+        .database_url
+        .as_deref()
+        .map_or("SQLite (a fresh file)", |_| "PostgreSQL");
+    println!(
+        "cargo xtask bench: release build on {database}; wrk, {} connections, 2 threads, {} s per run",
+        options.connections, options.seconds
+    );
+    println!(
+        "{:<16} {:>10} {:>8} {:>8} | {:>10} {:>8} {:>8} | {:>6} {:>7}",
+        "endpoint", "req/s", "p50 ms", "p99 ms", "ceiling", "p50 ms", "p99 ms", "ratio", "p99 x"
+    );
+    let mut rates = Vec::new();
+    for endpoint in ENDPOINTS {
+        let script = scripts.path().join(format!("{}.lua", endpoint.name));
+        std::fs::write(&script, wrk_script(endpoint))?;
+        let top = measure(
+            &wrk,
+            &format!("{}/{}", ceiling.url, endpoint.name),
+            &script,
+            options,
+        )?;
+        let ours = measure(
+            &wrk,
+            &format!("{}{}", server.url, endpoint.path),
+            &script,
+            options,
+        )?;
+        println!(
+            "{:<16} {:>10.0} {:>8.2} {:>8.2} | {:>10.0} {:>8.2} {:>8.2} | {:>6.2} {:>7.1}{}",
+            endpoint.name,
+            ours.requests_per_sec,
+            ours.p50_ms,
+            ours.p99_ms,
+            top.requests_per_sec,
+            top.p50_ms,
+            top.p99_ms,
+            ours.requests_per_sec / top.requests_per_sec,
+            ours.p99_ms / top.p99_ms,
+            if ours.errors > 0 {
+                format!("  ({} answers not 2xx)", ours.errors)
+            } else {
+                String::new()
+            }
+        );
+        rates.push((endpoint.name, ours.requests_per_sec));
+    }
+    let rate = |name: &str| {
+        rates
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |(_, r)| *r)
+    };
+    println!(
+        "durable POST /v2/pet / GET /v2/pet/1: {:.2}",
+        rate("add-pet") / rate("pet-json")
+    );
+    println!("start to first answer: {} ms", first_answer.as_millis());
+    println!(
+        "peak resident memory of the server: {:.1} MiB",
+        server.peak_rss_mib()?
+    );
+    Ok(())
+}
+
+/// A wrk script that sends the endpoint's method, headers and body.
+fn wrk_script(endpoint: &Endpoint) -> String {
+    let mut script = format!("wrk.method = \"{}\"\n", endpoint.method);
+    for (name, value) in endpoint.headers {
+        script.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
+    }
+    if let Some(body) = endpoint.body {
+        script.push_str(&format!("wrk.body = [[{body}]]\n"));
+    }
+    script
+}
+
+/// Runs wrk against `url` and reads its report.
+fn measure(wrk: &Path, url: &str, script: &Path, options: &Options) -> anyhow::Result<Figures> {
+    let output = Command::new(wrk)
+        .args(["-t2", "--latency"])
+        .arg(format!("-c{}", options.connections))
+        .arg(format!("-d{}s", options.seconds))
+        .arg("-s")
+        .arg(script)
+        .arg(url)
+        .output()
+        .context("cannot run wrk")?;
+    let report = String::from_utf8_lossy(&output.stdout);
+    anyhow::ensure!(output.status.success(), "wrk failed: {report}");
+    parse_wrk(&report).with_context(|| format!("cannot read wrk's report:\n{report}"))
+}
+
+fn parse_wrk(report: &str) -> anyhow::Result<Figures> {
+    let value = |prefix: &str| {
+        report
+            .lines()
+            .find_map(|line| line.trim().strip_prefix(prefix))
+            .map(|rest| rest.trim().to_owned())
+    };
+    let requests_per_sec: f64 = value("Requests/sec:").context("no Requests/sec")?.parse()?;
+    let p50_ms = duration_ms(&value("50%").context("no 50% line (--latency)")?)?;
+    let p99_ms = duration_ms(&value("99%").context("no 99% line (--latency)")?)?;
+    let errors = value("Non-2xx or 3xx responses:").map_or(Ok(0), |v| v.parse())?;
+    Ok(Figures {
+        requests_per_sec,
+        p50_ms,
+        p99_ms,
+        errors,
+    })
+}
+
+/// wrk's `1.23ms`, `456.00us`, `1.02s` in milliseconds.
+fn duration_ms(text: &str) -> anyhow::Result<f64> {
+    let (number, factor) = if let Some(n) = text.strip_suffix("us") {
+        (n, 0.001)
+    } else if let Some(n) = text.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = text.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        anyhow::bail!("not a duration: {text}")
+    };
+    Ok(number.parse::<f64>()? * factor)
+}
+
+/// wrk from PATH, or Debian's, installed now (as root, non-interactively).
+fn find_or_install_wrk() -> anyhow::Result<PathBuf> {
+    let found = |name: &str| {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(name))
+                .find(|path| path.is_file())
+        })
+    };
+    if let Some(path) = found("wrk") {
+        return Ok(path);
+    }
+    eprintln!("wrk is missing; installing Debian's (apt-get install wrk)");
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "-qq", "wrk"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .context("cannot run apt-get: install wrk")?;
+    anyhow::ensure!(status.success(), "apt-get install wrk failed");
+    found("wrk").context("wrk is still not on PATH")
+}
+
+/// Builds `xtask/ceiling` (release; it shares the server's axum, hyper and
+/// tokio) and returns its path.
+fn build_ceiling(root: &Path) -> anyhow::Result<PathBuf> {
+    Ok(cargo_build_release(root, &["-p", "bench-ceiling"])?.join("bench-ceiling"))
+}
+
+/// The ceiling's process; killed when dropped.
+struct Ceiling {
+    child: Child,
+    url: String,
+}
+
+impl Ceiling {
+    fn start(binary: &Path, answers: &Path) -> anyhow::Result<Ceiling> {
+        let mut child = Command::new(binary)
+            .arg(answers)
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot start the ceiling")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .context("the ceiling did not say where it listens")?
+            .to_owned();
+        Ok(Ceiling { child, url })
+    }
+}
+
+impl Drop for Ceiling {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrk_reports_are_read() {
+        let report = "Running 10s test @ http://127.0.0.1:1/x
+  2 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   601.00us  200.00us   5.00ms   90.00%
+  Latency Distribution
+     50%  550.00us
+     75%  700.00us
+     90%    1.00ms
+     99%    2.50ms
+  1000 requests in 10.00s, 1.00MB read
+  Non-2xx or 3xx responses: 3
+Requests/sec: 100000.50
+Transfer/sec:     10.00MB
+";
+        let figures = parse_wrk(report).unwrap();
+        assert!((figures.requests_per_sec - 100_000.5).abs() < 1e-6);
+        assert!((figures.p50_ms - 0.55).abs() < 1e-9);
+        assert!((figures.p99_ms - 2.5).abs() < 1e-9);
+        assert_eq!(figures.errors, 3);
+        assert!((duration_ms("1.02s").unwrap() - 1020.0).abs() < 1e-9);
+    }
+}

@@ -31,6 +31,7 @@ use crate::mail::Mailer;
 use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
+use crate::read_cache::ReadCache;
 use crate::storage::Database;
 use crate::telemetry::REQUEST_ID;
 use crate::{serve, tls};
@@ -137,7 +138,8 @@ impl Server {
             failed_logins: Arc::default(),
             public_url: Arc::from(public_url.as_str()),
             access: access.clone(),
-            pets: Arc::new(petstore::cache::PetCache::new(&db)),
+            // Pets are a few hundred bytes each.
+            pets: ReadCache::new(&db, 4096),
         });
         let mut background = vec![access.spawn_refresh(db.clone())];
         if config.petstore.demo_data {
@@ -177,6 +179,7 @@ impl Server {
                 .build()
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
+            site_info: ReadCache::new(&db, 1),
         });
         let router = build_router(&config, tls.is_some(), petstore_state, portfolio_state)?;
         Ok(Self {

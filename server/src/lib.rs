@@ -23,6 +23,7 @@ pub mod openapi_errors;
 pub mod password;
 pub mod petstore;
 pub mod portfolio;
+pub mod read_cache;
 pub mod secret;
 pub mod serve;
 pub mod storage;

@@ -47,7 +47,9 @@ async fn content_changes_show_on_the_public_reads_at_once(db: Db) {
     let admin = server.portfolio_with_scopes(&[Scope::ContentWrite]).await;
     let public = server.portfolio();
 
-    // Site information.
+    // Site information (read first: the read may be held in memory, and
+    // the replacement must still show at once).
+    public.get_site_info().send().await.unwrap();
     let site: types::SiteInfo = body(json!({
         "name": "Grace", "headline": "Admiral", "bio": "Wrote compilers.",
         "contact_email": "grace@example.test", "links": [{"label": "Home", "url": "https://example.test"}]

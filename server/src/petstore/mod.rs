@@ -9,7 +9,6 @@
 
 pub mod auth;
 pub mod authorize;
-pub mod cache;
 pub mod db;
 pub mod demo_data;
 pub mod model;
@@ -36,6 +35,7 @@ use crate::config::PetstoreConfig;
 use crate::limits::Limiter;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
 use crate::password::Hasher;
+use crate::read_cache::ReadCache;
 use crate::storage::Database;
 
 /// What every pet store handler can reach: one pointer, so that the many
@@ -72,7 +72,7 @@ pub struct Shared {
     /// The API keys (the pet store's are made by the operator's CLI).
     pub access: Arc<crate::access::Access>,
     /// Single pets, as `getPetById` last read them.
-    pub pets: Arc<cache::PetCache>,
+    pub pets: ReadCache<i64, model::Pet>,
 }
 
 /// The parts of the document that are not per operation.

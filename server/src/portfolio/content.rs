@@ -74,8 +74,17 @@ pub async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<Post, Er
 pub async fn get_site_info(
     State(state): State<PortfolioState>,
 ) -> Result<axum::Json<SiteInfo>, Error> {
-    let site = db::content::site_info(&mut *state.db.conn().await?).await?;
-    Ok(axum::Json(site))
+    // From memory when nothing was written since it was read (read_cache.rs).
+    let site = state
+        .site_info
+        .get(&state.db, (), async || {
+            Ok(Some(
+                db::content::site_info(&mut *state.db.conn().await?).await?,
+            ))
+        })
+        .await?
+        .ok_or_else(|| Error::internal("getSiteInfo", "no site information was read"))?;
+    Ok(axum::Json(SiteInfo::clone(&site)))
 }
 
 /// Lists the projects.

@@ -82,6 +82,8 @@ pub struct Shared {
     /// For calls to other services (the social network); one pool for all.
     pub http: reqwest::Client,
     pub started: Instant,
+    /// The site information, as `getSiteInfo` last read it.
+    pub site_info: crate::read_cache::ReadCache<(), model::SiteInfo>,
 }
 
 /// The parts of the document that are not per operation.

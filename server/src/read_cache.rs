@@ -1,0 +1,97 @@
+//! Single resources in memory, kept coherent with writes (DESIGN 4.8):
+//! `getPetById`'s pets, the portfolio's site information.
+//!
+//! Coherence costs writers nothing: every write transaction this process
+//! commits moves [`Database::commits`] on (after its commit, before its
+//! answer), and a cache holds only what was read under the current count.
+//! So a read that follows an acknowledged write never sees what the write
+//! replaced, whichever table it touched. The price is that any write empties
+//! the cache, which suits data read far more often than written.
+//!
+//! Only on SQLite, which one server process owns. With PostgreSQL other
+//! processes (replicas) write too and do not move this count, so the caches
+//! are off there until they tell each other (`LISTEN/NOTIFY`).
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, RwLock};
+
+use crate::storage::{Backend, Database, StoreError};
+
+/// Values read under one count of commits.
+#[derive(Debug)]
+struct Entries<K, V> {
+    commits: u64,
+    values: HashMap<K, Arc<V>>,
+}
+
+#[derive(Debug)]
+pub struct ReadCache<K, V> {
+    enabled: bool,
+    max_entries: usize,
+    entries: RwLock<Entries<K, V>>,
+}
+
+impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
+    /// A cache of at most `max_entries` values, on if `db` is SQLite.
+    pub fn new(db: &Database, max_entries: usize) -> Self {
+        ReadCache {
+            enabled: db.backend() == Backend::Sqlite,
+            max_entries,
+            entries: RwLock::new(Entries {
+                commits: 0,
+                values: HashMap::new(),
+            }),
+        }
+    }
+
+    /// The value for `key`: from memory if nothing was written since it was
+    /// read, from `load` (the database) otherwise.
+    pub async fn get<F>(&self, db: &Database, key: K, load: F) -> Result<Option<Arc<V>>, StoreError>
+    where
+        F: AsyncFnOnce() -> Result<Option<V>, StoreError>,
+    {
+        if !self.enabled {
+            return Ok(load().await?.map(Arc::new));
+        }
+        // Read before the database is: a write that commits meanwhile moves
+        // the count on, and what is read now is then never served from here.
+        let commits = db.commits();
+        if let Some(value) = self.held(commits, &key) {
+            return Ok(Some(value));
+        }
+        let value = load().await?.map(Arc::new);
+        if let Some(value) = &value {
+            self.hold(db, commits, key, value.clone());
+        }
+        Ok(value)
+    }
+
+    fn held(&self, commits: u64, key: &K) -> Option<Arc<V>> {
+        let entries = self.entries.read().ok()?;
+        (entries.commits == commits)
+            .then(|| entries.values.get(key).cloned())
+            .flatten()
+    }
+
+    /// Keeps `value`, read under `read_under` commits, if that is still the
+    /// count (looked at under the lock, so that the entries never go back to
+    /// an older count).
+    fn hold(&self, db: &Database, read_under: u64, key: K, value: Arc<V>) {
+        let Ok(mut entries) = self.entries.write() else {
+            return;
+        };
+        let now = db.commits();
+        if read_under != now {
+            return;
+        }
+        if entries.commits != now {
+            // Everything held was read before a write: let it go.
+            entries.values.clear();
+            entries.commits = now;
+        }
+        if entries.values.len() < self.max_entries {
+            entries.values.insert(key, value);
+        }
+    }
+}

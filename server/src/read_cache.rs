@@ -8,6 +8,11 @@
 //! replaced, whichever table it touched. The price is that any write empties
 //! the cache, which suits data read far more often than written.
 //!
+//! What a cache holds must therefore only be written in write transactions
+//! (`Database::begin_write`): a statement run on the pool alone does not move
+//! the count. A test below holds the storage modules of what is cached to
+//! that.
+//!
 //! Only on SQLite, which one server process owns. With PostgreSQL other
 //! processes (replicas) write too and do not move this count, so the caches
 //! are off there until they tell each other (`LISTEN/NOTIFY`).
@@ -92,6 +97,43 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         }
         if entries.values.len() < self.max_entries {
             entries.values.insert(key, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Pets and the site information are cached: their storage modules
+    /// write only in write transactions, which move the count.
+    #[test]
+    fn what_is_cached_is_written_only_in_write_transactions() {
+        for (file, source) in [
+            ("petstore/db/pets.rs", include_str!("petstore/db/pets.rs")),
+            (
+                "petstore/db/sample.rs",
+                include_str!("petstore/db/sample.rs"),
+            ),
+            (
+                "petstore/db/orders.rs",
+                include_str!("petstore/db/orders.rs"),
+            ),
+            (
+                "petstore/db/images.rs",
+                include_str!("petstore/db/images.rs"),
+            ),
+            (
+                "portfolio/db/content.rs",
+                include_str!("portfolio/db/content.rs"),
+            ),
+        ] {
+            for (number, line) in source.lines().enumerate() {
+                assert!(
+                    !line.contains("execute(db.pool())") && !line.contains("execute(&db.pool"),
+                    "{file}:{}: a write on the pool, outside a write transaction, \
+                     would not reach the read caches: use db.begin_write()",
+                    number + 1
+                );
+            }
         }
     }
 }

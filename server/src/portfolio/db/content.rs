@@ -45,11 +45,12 @@ pub async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError
 
 /// Replaces the site information.
 pub async fn replace_site_info(db: &Database, site: &SiteInfo) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE site_info SET document = $1 WHERE id = 1")
         .bind(json_text(site)?)
-        .execute(db.pool())
+        .execute(tx.conn())
         .await?;
-    Ok(())
+    tx.commit().await
 }
 
 /// Stores a new project (a taken slug is a conflict).
@@ -74,6 +75,7 @@ pub async fn insert_project(conn: &mut AnyConnection, p: &Project) -> Result<(),
 /// Replaces project `slug` with `p` (which may carry a new slug); false if
 /// there is no such project.
 pub async fn replace_project(db: &Database, slug: &Slug, p: &Project) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
     let replaced = sqlx::query(
         "UPDATE projects SET slug = $1, title = $2, summary = $3, description = $4, url = $5, \
          repository_url = $6, tags = $7, featured = $8 WHERE slug = $9",
@@ -87,8 +89,9 @@ pub async fn replace_project(db: &Database, slug: &Slug, p: &Project) -> Result<
     .bind(json_text(&p.tags)?)
     .bind(i32::from(p.featured))
     .bind(slug.as_str())
-    .execute(db.pool())
+    .execute(tx.conn())
     .await?;
+    tx.commit().await?;
     Ok(replaced.rows_affected() == 1)
 }
 
@@ -116,6 +119,7 @@ pub async fn replace_achievement(
     slug: &Slug,
     a: &Achievement,
 ) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
     let replaced = sqlx::query(
         "UPDATE achievements SET slug = $1, title = $2, description = $3, date = $4, url = $5 \
          WHERE slug = $6",
@@ -126,8 +130,9 @@ pub async fn replace_achievement(
     .bind(a.date.to_string())
     .bind(&a.url)
     .bind(slug.as_str())
-    .execute(db.pool())
+    .execute(tx.conn())
     .await?;
+    tx.commit().await?;
     Ok(replaced.rows_affected() == 1)
 }
 
@@ -150,6 +155,7 @@ pub async fn insert_post(conn: &mut AnyConnection, p: &Post) -> Result<(), Store
 
 /// Replaces post `slug` with `p`; false if there is no such post.
 pub async fn replace_post(db: &Database, slug: &Slug, p: &Post) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
     let replaced = sqlx::query(
         "UPDATE posts SET slug = $1, title = $2, summary = $3, body = $4, tags = $5, \
          published_at = $6 WHERE slug = $7",
@@ -161,8 +167,9 @@ pub async fn replace_post(db: &Database, slug: &Slug, p: &Post) -> Result<bool, 
     .bind(json_text(&p.tags)?)
     .bind(clock::timestamp_secs(p.published_at))
     .bind(slug.as_str())
-    .execute(db.pool())
+    .execute(tx.conn())
     .await?;
+    tx.commit().await?;
     Ok(replaced.rows_affected() == 1)
 }
 
@@ -181,10 +188,12 @@ pub async fn delete(db: &Database, item: Item, slug: &Slug) -> Result<bool, Stor
         Item::Achievement => "DELETE FROM achievements WHERE slug = $1",
         Item::Post => "DELETE FROM posts WHERE slug = $1",
     };
+    let mut tx = db.begin_write().await?;
     let deleted = sqlx::query(query)
         .bind(slug.as_str())
-        .execute(db.pool())
+        .execute(tx.conn())
         .await?;
+    tx.commit().await?;
     Ok(deleted.rows_affected() == 1)
 }
 

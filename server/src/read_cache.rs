@@ -103,8 +103,9 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
 
 #[cfg(test)]
 mod tests {
-    /// Pets and the site information are cached: their storage modules
-    /// write only in write transactions, which move the count.
+    /// Pets and the site information are cached: their storage modules,
+    /// and the handlers that write content, write only in write
+    /// transactions, which move the count.
     #[test]
     fn what_is_cached_is_written_only_in_write_transactions() {
         for (file, source) in [
@@ -134,6 +135,17 @@ mod tests {
                     number + 1
                 );
             }
+        }
+        // The content's handlers write through the storage module, in a
+        // write transaction; a pool connection of their own would not.
+        let handlers = include_str!("portfolio/admin/content.rs");
+        for (number, line) in handlers.lines().enumerate() {
+            assert!(
+                !line.contains("db.conn().await"),
+                "portfolio/admin/content.rs:{}: a write on a pool connection, outside a \
+                 write transaction, would not reach the read caches: use db.begin_write()",
+                number + 1
+            );
         }
     }
 }

@@ -217,10 +217,13 @@ pub async fn create_project(
     JsonBody(project): JsonBody<Project>,
 ) -> Result<(StatusCode, axum::Json<Project>), Error> {
     check_project(&project)?;
-    let mut conn = state.db.conn().await?;
-    db::content::insert_project(&mut conn, &project)
+    // In a write transaction: it takes SQLite's writers' turn and moves
+    // the read caches' counter, as every write does.
+    let mut tx = state.db.begin_write().await?;
+    db::content::insert_project(tx.conn(), &project)
         .await
         .on_conflict(|_| taken("project", &project.slug))?;
+    tx.commit().await?;
     Ok((StatusCode::CREATED, axum::Json(project)))
 }
 
@@ -308,10 +311,13 @@ pub async fn create_achievement(
     JsonBody(achievement): JsonBody<Achievement>,
 ) -> Result<(StatusCode, axum::Json<Achievement>), Error> {
     check_achievement(&achievement)?;
-    let mut conn = state.db.conn().await?;
-    db::content::insert_achievement(&mut conn, &achievement)
+    // In a write transaction: it takes SQLite's writers' turn and moves
+    // the read caches' counter, as every write does.
+    let mut tx = state.db.begin_write().await?;
+    db::content::insert_achievement(tx.conn(), &achievement)
         .await
         .on_conflict(|_| taken("achievement", &achievement.slug))?;
+    tx.commit().await?;
     Ok((StatusCode::CREATED, axum::Json(achievement)))
 }
 
@@ -399,10 +405,13 @@ pub async fn create_post(
     JsonBody(post): JsonBody<Post>,
 ) -> Result<(StatusCode, axum::Json<Post>), Error> {
     check_post(&post)?;
-    let mut conn = state.db.conn().await?;
-    db::content::insert_post(&mut conn, &post)
+    // In a write transaction: it takes SQLite's writers' turn and moves
+    // the read caches' counter, as every write does.
+    let mut tx = state.db.begin_write().await?;
+    db::content::insert_post(tx.conn(), &post)
         .await
         .on_conflict(|_| taken("post", &post.slug))?;
+    tx.commit().await?;
     Ok((StatusCode::CREATED, axum::Json(post)))
 }
 

@@ -140,6 +140,8 @@ impl Server {
             access: access.clone(),
             // Pets are a few hundred bytes each.
             pets: ReadCache::new(&db, 4096),
+            // Every set of statuses, in each format.
+            pet_lists: ReadCache::new(&db, 14),
         });
         let mut background = vec![access.spawn_refresh(db.clone())];
         if config.petstore.demo_data {

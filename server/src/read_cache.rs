@@ -1,5 +1,6 @@
 //! Single resources in memory, kept coherent with writes (DESIGN 4.8):
-//! `getPetById`'s pets, the portfolio's site information.
+//! `getPetById`'s pets, the portfolio's site information, and the short
+//! answers of `findPetsByStatus` (as the bytes sent).
 //!
 //! Coherence costs writers nothing: every write transaction this process
 //! commits moves [`Database::commits`] on (after its commit, before its
@@ -30,6 +31,11 @@ struct Entries<K, V> {
     values: HashMap<K, Arc<V>>,
 }
 
+/// When a read from the database began (the count of commits then), for
+/// [`ReadCache::keep`]; nothing when the cache is off.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadBegun(Option<u64>);
+
 #[derive(Debug)]
 pub struct ReadCache<K, V> {
     enabled: bool,
@@ -56,20 +62,36 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     where
         F: AsyncFnOnce() -> Result<Option<V>, StoreError>,
     {
-        if !self.enabled {
-            return Ok(load().await?.map(Arc::new));
-        }
-        // Read before the database is: a write that commits meanwhile moves
-        // the count on, and what is read now is then never served from here.
-        let commits = db.commits();
-        if let Some(value) = self.held(commits, &key) {
+        let (held, begun) = self.lookup(db, &key);
+        if let Some(value) = held {
             return Ok(Some(value));
         }
         let value = load().await?.map(Arc::new);
         if let Some(value) = &value {
-            self.hold(db, commits, key, value.clone());
+            self.keep(db, begun, key, value.clone());
         }
         Ok(value)
+    }
+
+    /// What is held for `key`, if anything; if nothing, the mark a read
+    /// from the database must begin under for [`ReadCache::keep`] to keep
+    /// what it read.
+    pub fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
+        if !self.enabled {
+            return (None, ReadBegun(None));
+        }
+        // Read before the database is: a write that commits meanwhile moves
+        // the count on, and what is read now is then never served from here.
+        let commits = db.commits();
+        (self.held(commits, key), ReadBegun(Some(commits)))
+    }
+
+    /// Keeps `value`, read from the database after `begun` was taken, if
+    /// nothing was written since.
+    pub fn keep(&self, db: &Database, begun: ReadBegun, key: K, value: Arc<V>) {
+        if let ReadBegun(Some(commits)) = begun {
+            self.hold(db, commits, key, value);
+        }
     }
 
     fn held(&self, commits: u64, key: &K) -> Option<Arc<V>> {

@@ -1,13 +1,15 @@
-//! The real binary killed with `kill -9` while it writes emails as `.eml`
-//! files: no file is ever torn, no acknowledged write is lost, and every
-//! email ends up written once.
+//! The real binary killed with `kill -9` under write load: while it writes
+//! emails as `.eml` files (no file is ever torn, no acknowledged write is
+//! lost, every email ends up written once), and while many clients add pets
+//! at once, their writes committed in groups (every pet acknowledged is
+//! there after the restart).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use end_to_end_tests::process::ServerProcess;
@@ -17,9 +19,14 @@ use serde_json::json;
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
 const KILLS: usize = 3;
 const WRITERS: usize = 8;
+/// Enough clients at once that their writes share commits.
+const PET_WRITERS: usize = 32;
 const WAIT: Duration = Duration::from_secs(60);
 
-on_every_database!(killed_while_writing_emails_no_file_is_torn_and_nothing_is_lost);
+on_every_database!(
+    killed_while_writing_emails_no_file_is_torn_and_nothing_is_lost,
+    killed_while_adding_pets_every_acknowledged_pet_is_there,
+);
 
 /// Subscribes fresh addresses from several clients until `stop`; returns the
 /// addresses the server acknowledged (202).
@@ -136,5 +143,107 @@ async fn killed_while_writing_emails_no_file_is_torn_and_nothing_is_lost(db: Db)
     }
     let twice: Vec<_> = by_recipient.iter().filter(|(_, f)| f.len() > 1).collect();
     assert!(twice.is_empty(), "no email written twice: {twice:?}");
+    database.remove().await;
+}
+
+/// Adds pets from many clients at once (so that their writes share commits)
+/// until `stop`; returns the pets the server acknowledged (200), by id and
+/// name, and counts them in `acknowledged` as they come.
+async fn add_pets_until(
+    url: String,
+    round: usize,
+    stop: Arc<AtomicBool>,
+    acknowledged: Arc<AtomicUsize>,
+) -> Vec<(i64, String)> {
+    let mut writers = Vec::new();
+    for writer in 0..PET_WRITERS {
+        let (url, stop, count) = (url.clone(), stop.clone(), acknowledged.clone());
+        writers.push(tokio::spawn(async move {
+            let client = http();
+            let mut added = Vec::new();
+            for n in 0.. {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let name = format!("r{round}-w{writer}-n{n}");
+                let answer = client
+                    .post(format!("{url}/v2/pet"))
+                    .json(&json!({ "name": name, "photoUrls": [], "tags": [{ "name": "crash" }] }))
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await;
+                let Ok(answer) = answer else { break };
+                if answer.status().as_u16() != 200 {
+                    break;
+                }
+                // The server was killed under this answer if it is not whole.
+                let Ok(pet) = answer.json::<serde_json::Value>().await else {
+                    break;
+                };
+                added.push((pet["id"].as_i64().unwrap(), name));
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+            added
+        }));
+    }
+    let mut added = Vec::new();
+    for writer in writers {
+        added.extend(writer.await.unwrap());
+    }
+    added
+}
+
+async fn killed_while_adding_pets_every_acknowledged_pet_is_there(db: Db) {
+    let database = FreshDatabase::create(db).await;
+    let mut acknowledged = Vec::new();
+    for round in 0..KILLS {
+        let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicUsize::new(0));
+        let load = tokio::spawn(add_pets_until(
+            server.url.clone(),
+            round,
+            stop.clone(),
+            count.clone(),
+        ));
+        // Kill it in full flow: writes acknowledged, more in the batch.
+        wait_until(WAIT, "pets are being added", async || {
+            count.load(Ordering::SeqCst) >= 300
+        })
+        .await;
+        server.kill();
+        stop.store(true, Ordering::SeqCst);
+        acknowledged.extend(load.await.unwrap());
+    }
+
+    let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+    let client = http();
+    let mut missing = Vec::new();
+    for (id, name) in &acknowledged {
+        let pet: serde_json::Value = client
+            .get(server.at(&format!("/v2/pet/{id}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if pet["name"].as_str() != Some(name.as_str()) || pet["tags"][0]["name"] != "crash" {
+            missing.push((id, name, pet));
+        }
+    }
+    server.terminate();
+    assert!(
+        acknowledged.len() >= 300 * KILLS,
+        "{} pets acknowledged",
+        acknowledged.len()
+    );
+    assert!(
+        missing.is_empty(),
+        "{} of {} acknowledged pets are missing or different after the kills: {:?}",
+        missing.len(),
+        acknowledged.len(),
+        &missing[..missing.len().min(5)]
+    );
     database.remove().await;
 }

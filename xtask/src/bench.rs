@@ -27,7 +27,8 @@ pub struct Options {
 /// as an operator's configuration would hold it).
 const BENCH_KEY: &str = "bench-key-0123456789abcdef";
 
-/// One measured request.
+/// One measured request (`place-order` has a script of its own: each order
+/// is for another available pet, see [`wrk_script`]).
 struct Endpoint {
     name: &'static str,
     method: &'static str,
@@ -132,6 +133,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     ];
     let started = Instant::now();
     let server = Server::start_with_args(&binary, &env, &args)?;
+    let mut first_new_pet = 0;
     let http = client()?;
     let first_answer = loop {
         let answered = http.get(format!("{}/v2/pet/1", server.url)).send().await;
@@ -161,6 +163,21 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         let response = request.send().await?;
         let status = response.status();
         anyhow::ensure!(status.is_success(), "{} answered {status}", endpoint.name);
+        if endpoint.name == "add-pet" {
+            // The pets `add-pet` adds under load come after this one; they
+            // are the available pets `place-order` orders.
+            let pet: serde_json::Value = response.json().await?;
+            first_new_pet = pet["id"].as_i64().context("add-pet: no id")? + 1;
+            let body = serde_json::to_vec(&pet)?;
+            write_answer(
+                answers.path(),
+                endpoint.name,
+                "application/json",
+                &body,
+                status,
+            )?;
+            continue;
+        }
         let content_type = response
             .headers()
             .get("content-type")
@@ -168,14 +185,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             .unwrap_or("application/octet-stream")
             .to_owned();
         let body = response.bytes().await?;
-        let file = |extension: &str| {
-            answers
-                .path()
-                .join(format!("{}.{extension}", endpoint.name))
-        };
-        std::fs::write(file("body"), &body)?;
-        std::fs::write(file("type"), content_type)?;
-        std::fs::write(file("status"), status.as_u16().to_string())?;
+        write_answer(answers.path(), endpoint.name, &content_type, &body, status)?;
     }
     let ceiling = Ceiling::start(&ceiling_binary, answers.path())?;
 
@@ -194,7 +204,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     let mut rates = Vec::new();
     for endpoint in ENDPOINTS {
         let script = scripts.path().join(format!("{}.lua", endpoint.name));
-        std::fs::write(&script, wrk_script(endpoint))?;
+        std::fs::write(&script, wrk_script(endpoint, first_new_pet))?;
         let top = measure(
             &wrk,
             &format!("{}/{}", ceiling.url, endpoint.name),
@@ -241,16 +251,120 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         "peak resident memory of the server: {:.1} MiB",
         server.peak_rss_mib()?
     );
+    find_by_status_scaling(&server, &http).await?;
+    println!(
+        "peak resident memory of the server, whole run: {:.1} MiB",
+        server.peak_rss_mib()?
+    );
     Ok(())
 }
 
-/// A wrk script that sends the endpoint's method, headers and body.
-fn wrk_script(endpoint: &Endpoint) -> String {
+/// `findByStatus` over 1k, 10k and 100k pets: `sold` pets are added up to
+/// each count (the load above adds only available and pending ones), and
+/// the whole list is read a few times. It prints the time per pet and the
+/// server's resident memory after each, which must not grow with the list.
+async fn find_by_status_scaling(server: &Server, http: &reqwest::Client) -> anyhow::Result<()> {
+    const READS: usize = 5;
+    println!("findByStatus?status=sold (median of {READS} reads, whole body):");
+    println!(
+        "{:>8} {:>10} {:>10} {:>12} {:>12}",
+        "pets", "ms", "us/pet", "body MiB", "RSS MiB"
+    );
+    for count in [1_000_usize, 10_000, 100_000] {
+        let inventory: serde_json::Value = http
+            .get(format!("{}/v2/store/inventory", server.url))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let sold = usize::try_from(inventory["sold"].as_u64().unwrap_or(0))?;
+        add_sold_pets(http, &server.url, count.saturating_sub(sold)).await?;
+        let mut times = Vec::new();
+        let mut size = 0;
+        for _ in 0..READS {
+            let started = Instant::now();
+            let response = http
+                .get(format!("{}/v2/pet/findByStatus?status=sold", server.url))
+                .send()
+                .await?;
+            anyhow::ensure!(response.status().is_success(), "findByStatus failed");
+            size = response.bytes().await?.len();
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[READS / 2];
+        println!(
+            "{:>8} {:>10.1} {:>10.2} {:>12.1} {:>12.1}",
+            count.max(sold),
+            median,
+            median * 1000.0 / count.max(sold) as f64,
+            size as f64 / (1024.0 * 1024.0),
+            server.rss_mib()?
+        );
+    }
+    Ok(())
+}
+
+/// Adds `count` sold pets, 64 at a time.
+async fn add_sold_pets(http: &reqwest::Client, url: &str, count: usize) -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    let body = r#"{"name":"sold","photoUrls":["https://example.com/p.png"],"tags":[{"id":1,"name":"bench"}],"status":"sold"}"#;
+    let mut added = futures::stream::iter(0..count)
+        .map(|_| async {
+            http.post(format!("{url}/v2/pet"))
+                .header("Content-Type", "application/json")
+                .body(body)
+                .send()
+                .await?
+                .error_for_status()?;
+            anyhow::Ok(())
+        })
+        .buffer_unordered(64);
+    while let Some(result) = added.next().await {
+        result?;
+    }
+    Ok(())
+}
+
+/// Writes what the ceiling answers for `name`.
+fn write_answer(
+    folder: &Path,
+    name: &str,
+    content_type: &str,
+    body: &[u8],
+    status: reqwest::StatusCode,
+) -> anyhow::Result<()> {
+    let file = |extension: &str| folder.join(format!("{name}.{extension}"));
+    std::fs::write(file("body"), body)?;
+    std::fs::write(file("type"), content_type)?;
+    std::fs::write(file("status"), status.as_u16().to_string())?;
+    Ok(())
+}
+
+/// A wrk script that sends the endpoint's method, headers and body; for
+/// `place-order`, an order for each pet from `first_new_pet` on (each wrk
+/// thread takes every other one), since an order makes its pet pending.
+fn wrk_script(endpoint: &Endpoint, first_new_pet: i64) -> String {
     let mut script = format!("wrk.method = \"{}\"\n", endpoint.method);
     for (name, value) in endpoint.headers {
         script.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
     }
-    if let Some(body) = endpoint.body {
+    if endpoint.name == "place-order" {
+        script.push_str(&format!(
+            r#"local threads = 0
+function setup(thread)
+  thread:set("tindex", threads)
+  threads = threads + 1
+end
+local sent = 0
+function request()
+  local pet = {first_new_pet} + sent * 2 + tindex
+  sent = sent + 1
+  return wrk.format(nil, nil, nil, string.format('{{"petId":%d,"quantity":1,"status":"placed"}}', pet))
+end
+"#
+        ));
+    } else if let Some(body) = endpoint.body {
         script.push_str(&format!("wrk.body = [[{body}]]\n"));
     }
     script

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 /// Where SQL may be written, relative to the workspace root: the shared
 /// storage module and each service's storage (files or folders).
 pub const STORAGE_MODULES: [&str; 5] = [
-    "server/src/storage.rs",
+    "server/src/storage/",
     "server/src/access/db.rs",
     "server/src/petstore/db/",
     "server/src/portfolio/db/",

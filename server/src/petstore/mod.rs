@@ -14,11 +14,13 @@ pub mod demo_data;
 pub mod model;
 pub mod pet;
 pub mod pet_image;
+pub mod pet_list;
 pub mod rate_limit;
 pub mod store;
 pub mod user;
 pub mod wire;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
@@ -73,6 +75,8 @@ pub struct Shared {
     pub access: Arc<crate::access::Access>,
     /// Single pets, as `getPetById` last read them.
     pub pets: ReadCache<i64, model::Pet>,
+    /// `findPetsByStatus`'s short answers, as the bytes sent.
+    pub pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
 }
 
 /// The parts of the document that are not per operation.

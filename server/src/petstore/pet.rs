@@ -3,9 +3,12 @@
 //! `pet_image.rs`.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -13,6 +16,7 @@ use super::PetstoreState;
 use super::auth::{Authorized, Pets, PetsOrKey};
 use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
+use super::pet_list::{self, Listing};
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, parse_form,
     parse_xml, positive_id, xml_document,
@@ -25,7 +29,7 @@ use crate::extract::{Path, Query, keep_empty};
 /// The XML shape of a pet: lists are wrapped (`<photoUrls><photoUrl>`).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename = "pet")]
-struct PetXml {
+pub(super) struct PetXml {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<i64>,
     name: String,
@@ -281,7 +285,7 @@ pub async fn find_pets_by_status(
     _auth: Authorized<Pets>,
     format: Format,
     Query(query): Query<StatusQuery>,
-) -> Result<Reply<Vec<Pet>>, Error> {
+) -> Result<Response, Error> {
     let mut statuses = BTreeSet::new();
     for value in split_values(&query.status) {
         let status = PetStatus::parse(value).ok_or_else(|| {
@@ -294,8 +298,25 @@ pub async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    let pets = db::pets::find_by_statuses(&state.db, &statuses).await?;
-    Ok(Reply::new(format, pets))
+    // A short list is kept, as the bytes sent, until the next write
+    // (read_cache.rs); a long one is streamed (pet_list.rs).
+    let key = (statuses, format);
+    let (held, begun) = state.pet_lists.lookup(&state.db, &key);
+    if let Some(bytes) = held {
+        return Ok(Listing::Whole(Bytes::clone(&bytes)).into_response(format));
+    }
+    let listing = pet_list::read(
+        state.db.clone(),
+        format,
+        db::pets::PetSelect::with_statuses(&key.0),
+    )
+    .await?;
+    if let Listing::Whole(bytes) = &listing {
+        state
+            .pet_lists
+            .keep(&state.db, begun, key, Arc::new(bytes.clone()));
+    }
+    Ok(listing.into_response(format))
 }
 
 /// Finds Pets by tags.
@@ -318,16 +339,18 @@ pub async fn find_pets_by_tags(
     _auth: Authorized<Pets>,
     format: Format,
     Query(query): Query<TagsQuery>,
-) -> Result<Reply<Vec<Pet>>, Error> {
+) -> Result<Response, Error> {
     let Some(tags) = query.tags else {
         return Err(Error::bad_request("the query parameter tags is required"));
     };
     let names: BTreeSet<&str> = split_values(&tags).collect();
     if names.is_empty() {
-        return Ok(Reply::new(format, Vec::new()));
+        return Ok(Reply::new(format, Vec::<Pet>::new()).into_response());
     }
-    let pets = db::pets::find_by_tags(&state.db, &names).await?;
-    Ok(Reply::new(format, pets))
+    let select = db::pets::PetSelect::with_tags(&names);
+    Ok(pet_list::read(state.db.clone(), format, select)
+        .await?
+        .into_response(format))
 }
 
 /// Find pet by ID.

@@ -60,13 +60,21 @@ impl ErrorFormat for PetstoreErrors {
 }
 
 /// The response formats the pet store speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Json,
     Xml,
 }
 
 impl Format {
+    /// The `Content-Type` of an answer in this format.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Xml => "application/xml",
+        }
+    }
+
     /// Picks the format from an `Accept` header: the acceptable media type with
     /// the highest q-value (JSON wins ties and `*/*`); `None` when the client
     /// accepts neither.

@@ -47,12 +47,7 @@ async fn new_id(
     }
     let exists = format!("SELECT id FROM {} WHERE id = $1", table.name());
     loop {
-        let id: i64 = sqlx::query_scalar(
-            "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = $1 RETURNING last_id",
-        )
-        .bind(table.name())
-        .fetch_one(&mut *conn)
-        .await?;
+        let id = next_id(conn, table).await?;
         let taken: Option<i64> = sqlx::query_scalar(&exists)
             .bind(id)
             .fetch_optional(&mut *conn)
@@ -61,6 +56,17 @@ async fn new_id(
             return Ok(id);
         }
     }
+}
+
+/// The next value of the table's sequence (which a client may have taken
+/// already: the caller checks).
+async fn next_id(conn: &mut AnyConnection, table: IdTable) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = $1 RETURNING last_id",
+    )
+    .bind(table.name())
+    .fetch_one(&mut *conn)
+    .await?)
 }
 
 /// Moves a table's sequence up to at least `id`, for ids the server set

@@ -4,9 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
-use super::{IdTable, new_id};
+use super::{IdTable, next_id};
 use crate::petstore::model::{Category, Pet, PetStatus};
 use crate::storage::{Database, StoreError, placeholders};
 
@@ -96,36 +97,52 @@ pub async fn claim_available(
     Ok(claimed.rows_affected() == 1)
 }
 
-/// The pets with any of these statuses, by id.
-pub async fn find_by_statuses(
-    db: &Database,
-    statuses: &BTreeSet<PetStatus>,
-) -> Result<Vec<Pet>, StoreError> {
-    let sql = format!(
-        "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
-        placeholders(statuses.len())
-    );
-    let mut query = sqlx::query_as::<_, PetRow>(&sql);
-    for status in statuses {
-        query = query.bind(status.as_str());
-    }
-    let rows = query.fetch_all(db.pool()).await?;
-    rows.into_iter().map(Pet::try_from).collect()
+/// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`): the
+/// query, read row by row with [`PetSelect::rows`].
+#[derive(Debug, Clone)]
+pub struct PetSelect {
+    sql: String,
+    values: Vec<String>,
 }
 
-/// The pets that have any of these tags, each once, by id.
-pub async fn find_by_tags(db: &Database, names: &BTreeSet<&str>) -> Result<Vec<Pet>, StoreError> {
-    let sql = format!(
-        "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
-         (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
-        placeholders(names.len())
-    );
-    let mut query = sqlx::query_as::<_, PetRow>(&sql);
-    for name in names {
-        query = query.bind(*name);
+impl PetSelect {
+    /// The pets with any of these statuses, by id.
+    pub fn with_statuses(statuses: &BTreeSet<PetStatus>) -> Self {
+        PetSelect {
+            sql: format!(
+                "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
+                placeholders(statuses.len())
+            ),
+            values: statuses.iter().map(|s| s.as_str().to_owned()).collect(),
+        }
     }
-    let rows = query.fetch_all(db.pool()).await?;
-    rows.into_iter().map(Pet::try_from).collect()
+
+    /// The pets that have any of these tags, each once, by id.
+    pub fn with_tags(names: &BTreeSet<&str>) -> Self {
+        PetSelect {
+            sql: format!(
+                "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
+                 (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
+                placeholders(names.len())
+            ),
+            values: names.iter().map(|&name| name.to_owned()).collect(),
+        }
+    }
+
+    /// The pets, one at a time as the database gives them: memory does not
+    /// grow with their number.
+    pub fn rows<'a>(
+        &'a self,
+        conn: &'a mut AnyConnection,
+    ) -> impl Stream<Item = Result<Pet, StoreError>> + Send + 'a {
+        let mut query = sqlx::query_as::<_, PetRow>(&self.sql);
+        for value in &self.values {
+            query = query.bind(value.as_str());
+        }
+        query
+            .fetch(conn)
+            .map(|row| row.map_err(StoreError::from).and_then(Pet::try_from))
+    }
 }
 
 /// How many pets have each status (statuses without pets are left out).
@@ -143,18 +160,17 @@ pub async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, Sto
 /// Writes the fields of `pet` into the row `id` (which must exist) and
 /// re-indexes its tags.
 pub async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
-    let photo_urls = serde_json::to_string(&pet.photo_urls).map_err(StoreError::corrupt)?;
-    let tags = serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)?;
+    let columns = PetColumns::of(pet)?;
     sqlx::query(
         "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
          tags = $5, status = $6 WHERE id = $7",
     )
     .bind(&pet.name)
-    .bind(pet.category.as_ref().and_then(|c| c.id))
-    .bind(pet.category.as_ref().and_then(|c| c.name.clone()))
-    .bind(photo_urls)
-    .bind(tags)
-    .bind(pet.status.unwrap_or(PetStatus::Available).as_str())
+    .bind(columns.category_id)
+    .bind(columns.category_name)
+    .bind(columns.photo_urls)
+    .bind(columns.tags)
+    .bind(columns.status)
     .bind(id)
     .execute(&mut *conn)
     .await?;
@@ -162,35 +178,99 @@ pub async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), S
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
-    for name in names {
-        sqlx::query("INSERT INTO pet_tags (pet_id, name) VALUES ($1, $2)")
-            .bind(id)
-            .bind(name)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(())
+    index_tags(conn, id, pet).await
 }
 
 /// Stores a new pet with the id it asks for (which must be free) or one the
 /// server chooses; returns the id. A taken id is [`StoreError::Conflict`].
+///
+/// One statement (and one more for the tags, if it has any): on SQLite a
+/// write holds the writers' turn for each statement's round trip, so their
+/// number bounds the rate of writes. The server's choice is the sequence's
+/// next value, taken in the same statement (a trigger moves the sequence
+/// on, migration `20261121000008`); if a client took that id itself, the
+/// sequence steps over it and the insert tries again.
 pub async fn insert(
     conn: &mut AnyConnection,
     requested: Option<i64>,
     pet: &Pet,
 ) -> Result<i64, StoreError> {
-    let id = new_id(conn, IdTable::Pets, requested).await?;
-    sqlx::query(
-        "INSERT INTO pets (id, name, photo_urls, tags, status) VALUES ($1, '', '[]', '[]', $2)",
-    )
-    .bind(id)
-    .bind(PetStatus::Available.as_str())
-    .execute(&mut *conn)
-    .await?;
-    write(conn, id, pet).await?;
+    let columns = PetColumns::of(pet)?;
+    let id = loop {
+        let inserted: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags, status) \
+             VALUES (COALESCE($1, (SELECT last_id + 1 FROM id_sequences WHERE name = 'pets')), \
+             $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id",
+        )
+        .bind(requested)
+        .bind(&pet.name)
+        .bind(columns.category_id)
+        .bind(columns.category_name.clone())
+        .bind(&columns.photo_urls)
+        .bind(&columns.tags)
+        .bind(columns.status)
+        .fetch_optional(&mut *conn)
+        .await?;
+        match (inserted, requested) {
+            (Some(id), _) => break id,
+            (None, Some(_)) => {
+                return Err(StoreError::Conflict {
+                    constraint: Some("pets.id".to_owned()),
+                });
+            }
+            (None, None) => {
+                next_id(conn, IdTable::Pets).await?;
+            }
+        }
+    };
+    index_tags(conn, id, pet).await?;
     Ok(id)
 }
+
+/// A pet's fields as its row stores them.
+struct PetColumns {
+    category_id: Option<i64>,
+    category_name: Option<String>,
+    photo_urls: String,
+    tags: String,
+    status: &'static str,
+}
+
+impl PetColumns {
+    fn of(pet: &Pet) -> Result<Self, StoreError> {
+        Ok(Self {
+            category_id: pet.category.as_ref().and_then(|c| c.id),
+            category_name: pet.category.as_ref().and_then(|c| c.name.clone()),
+            photo_urls: serde_json::to_string(&pet.photo_urls).map_err(StoreError::corrupt)?,
+            tags: serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)?,
+            status: pet.status.unwrap_or(PetStatus::Available).as_str(),
+        })
+    }
+}
+
+/// Indexes the pet's tag names (each once) in `pet_tags`: one statement
+/// for up to [`TAGS_PER_STATEMENT`] names.
+async fn index_tags(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
+    let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
+    let names: Vec<&str> = names.into_iter().collect();
+    for chunk in names.chunks(TAGS_PER_STATEMENT) {
+        let rows = (0..chunk.len())
+            .map(|n| format!("($1, ${})", n + 2))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("INSERT INTO pet_tags (pet_id, name) VALUES {rows}");
+        let mut query = sqlx::query(&sql).bind(id);
+        for name in chunk {
+            query = query.bind(*name);
+        }
+        query.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Well under the number of parameters a statement may have (SQLite's
+/// 32,766; PostgreSQL's 65,535): the body limit lets a pet have more tags.
+const TAGS_PER_STATEMENT: usize = 500;
 
 /// Stores a new pet, or replaces the one with the id it asks for; returns
 /// the pet as stored (with its id).

@@ -16,9 +16,10 @@ use anyhow::Context as _;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
-use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use crate::config::redact_url;
+
+mod group_commit;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -34,10 +35,11 @@ pub enum Backend {
 pub struct Database {
     pool: AnyPool,
     backend: Backend,
-    /// SQLite lets one writer in at a time. Writers queue here (readers never
-    /// take this lock), so that they wait their turn in order instead of
-    /// polling SQLite's lock. PostgreSQL needs none.
-    sqlite_writer: Option<Arc<Mutex<()>>>,
+    /// SQLite lets one writer in at a time. Writers queue here in order
+    /// (readers never do) instead of polling SQLite's lock, and writers that
+    /// queue together commit together ([`group_commit`]). PostgreSQL needs
+    /// none.
+    sqlite_writers: Option<Arc<group_commit::GroupCommit>>,
     /// Write transactions committed through this handle (and its clones):
     /// what in-process caches compare to know whether what they hold may
     /// be stale ([`Database::commits`]).
@@ -52,24 +54,41 @@ impl std::fmt::Debug for Database {
     }
 }
 
-/// A write transaction; on SQLite it also holds the writer's turn.
-pub struct WriteTx {
-    tx: Transaction<'static, Any>,
-    _writer_turn: Option<OwnedMutexGuard<()>>,
-    commits: Arc<AtomicU64>,
+/// A write transaction. Dropped without [`WriteTx::commit`], its work is
+/// undone.
+pub struct WriteTx(WriteTxKind);
+
+enum WriteTxKind {
+    /// SQLite: this writer's part of a batch that commits at once
+    /// ([`group_commit`]); it holds the writers' turn.
+    Batched(group_commit::Member),
+    /// PostgreSQL: a transaction of its own.
+    Own {
+        tx: Transaction<'static, Any>,
+        commits: Arc<AtomicU64>,
+    },
 }
 
 impl WriteTx {
     pub fn conn(&mut self) -> &mut AnyConnection {
-        &mut self.tx
+        match &mut self.0 {
+            WriteTxKind::Batched(member) => member.conn(),
+            WriteTxKind::Own { tx, .. } => tx,
+        }
     }
 
-    /// Commits, then counts the commit: only once what it wrote can be
-    /// read does a cache see that its entries may be stale.
+    /// Commits, and returns once the commit is durable. The commit is
+    /// counted before that: only once what it wrote can be read does a cache
+    /// see that its entries may be stale.
     pub async fn commit(self) -> Result<(), StoreError> {
-        self.tx.commit().await?;
-        self.commits.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+        match self.0 {
+            WriteTxKind::Batched(member) => member.commit().await,
+            WriteTxKind::Own { tx, commits } => {
+                tx.commit().await?;
+                commits.fetch_add(1, Ordering::AcqRel);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -111,8 +130,14 @@ impl Database {
         if backend == Backend::Sqlite {
             pool_options = pool_options.after_connect(|conn, _meta| {
                 Box::pin(async move {
-                    conn.execute("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")
-                        .await?;
+                    // `synchronous = FULL` (SQLite's default, said here
+                    // because acknowledged writes rely on it): every commit
+                    // is on disk before it returns, in WAL mode too.
+                    conn.execute(
+                        "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
+                         PRAGMA synchronous = FULL;",
+                    )
+                    .await?;
                     Ok(())
                 })
             });
@@ -135,11 +160,13 @@ impl Database {
             .run(&pool)
             .await
             .context("database migration failed")?;
+        let commits = Arc::<AtomicU64>::default();
         Ok(Self {
+            sqlite_writers: (backend == Backend::Sqlite)
+                .then(|| group_commit::GroupCommit::new(pool.clone(), commits.clone())),
             pool,
             backend,
-            sqlite_writer: (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(()))),
-            commits: Arc::default(),
+            commits,
         })
     }
 
@@ -166,24 +193,19 @@ impl Database {
 
     /// Starts a transaction that will write.
     ///
-    /// On SQLite it is `BEGIN IMMEDIATE`: it takes the write lock at once,
-    /// waiting for it if need be. A deferred transaction would take it only at
-    /// its first write, after reading, and SQLite fails such an upgrade at once
-    /// (no waiting) while another connection holds the lock - as one does
-    /// briefly while a dropped transaction's rollback is still under way.
+    /// On SQLite it waits for the writers' turn and is a savepoint in a
+    /// batch that began with `BEGIN IMMEDIATE`, which takes SQLite's write
+    /// lock at once. (A deferred transaction would take it only at its first
+    /// write, after reading, and SQLite fails such an upgrade at once, with no
+    /// waiting, while another connection holds the lock.)
     pub async fn begin_write(&self) -> Result<WriteTx, StoreError> {
-        let (writer_turn, tx) = match &self.sqlite_writer {
-            Some(lock) => {
-                let turn = lock.clone().lock_owned().await;
-                (Some(turn), self.pool.begin_with("BEGIN IMMEDIATE").await?)
-            }
-            None => (None, self.pool.begin().await?),
-        };
-        Ok(WriteTx {
-            tx,
-            _writer_turn: writer_turn,
-            commits: self.commits.clone(),
-        })
+        Ok(WriteTx(match &self.sqlite_writers {
+            Some(writers) => WriteTxKind::Batched(writers.begin().await?),
+            None => WriteTxKind::Own {
+                tx: self.pool.begin().await?,
+                commits: self.commits.clone(),
+            },
+        }))
     }
 
     /// How many write transactions this process has committed here. A value
@@ -205,7 +227,7 @@ pub fn placeholders(count: usize) -> String {
 }
 
 /// What can go wrong in storage, as the layers above need to tell it apart.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The row the operation needs does not exist.
     #[error("not found")]

@@ -16,7 +16,7 @@ use tokio_rustls::TlsAcceptor;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
@@ -33,7 +33,7 @@ use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
 use crate::read_cache::ReadCache;
 use crate::storage::Database;
-use crate::telemetry::REQUEST_ID;
+use crate::telemetry::{MakeRequestId, REQUEST_ID};
 use crate::{serve, tls};
 
 /// A server bound to its address, ready to run.
@@ -351,7 +351,7 @@ pub fn build_router(
                 // error is rendered; a 5xx is no news to repeat here.
                 .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
         )
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid));
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestId));
     // Over HTTPS, browsers are told to come back over HTTPS only.
     let router = if tls {
         router.layer(SetResponseHeaderLayer::if_not_present(

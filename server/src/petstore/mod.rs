@@ -73,8 +73,8 @@ pub struct Shared {
     pub public_url: Arc<str>,
     /// The API keys (the pet store's are made by the operator's CLI).
     pub access: Arc<crate::access::Access>,
-    /// Single pets, as `getPetById` last read them.
-    pub pets: ReadCache<i64, model::Pet>,
+    /// Single pets as `getPetById` last answered them, in each format.
+    pub pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
     /// `findPetsByStatus`'s short answers, as the bytes sent.
     pub pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
 }

@@ -18,8 +18,8 @@ use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
 use super::pet_list::{self, Listing};
 use super::wire::{
-    ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, parse_form,
-    parse_xml, positive_id, xml_document,
+    ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, bytes_response,
+    parse_form, parse_xml, positive_id, to_bytes, xml_document,
 };
 use crate::error::{Error, OnConflict as _};
 use crate::extract::{Path, Query, keep_empty};
@@ -303,7 +303,7 @@ pub async fn find_pets_by_status(
     let key = (statuses, format);
     let (held, begun) = state.pet_lists.lookup(&state.db, &key);
     if let Some(bytes) = held {
-        return Ok(Listing::Whole(Bytes::clone(&bytes)).into_response(format));
+        return Ok(bytes_response(format, Bytes::clone(&bytes)));
     }
     let listing = pet_list::read(
         state.db.clone(),
@@ -372,17 +372,18 @@ pub async fn get_pet_by_id(
     _auth: Authorized<PetsOrKey>,
     format: Format,
     Path(pet_id): Path<i64>,
-) -> Result<Reply<Pet>, Error> {
+) -> Result<Response, Error> {
     let id = positive_id("petId", pet_id)?;
     // From memory when nothing was written since it was read (read_cache.rs).
-    let pet = state
+    let body = state
         .pets
-        .get(&state.db, id, async || {
-            db::pets::get(&mut *state.db.conn().await?, id).await
+        .get(&state.db, (id, format), async || {
+            let pet = db::pets::get(&mut *state.db.conn().await?, id).await?;
+            pet.map(|pet| to_bytes(format, &pet)).transpose()
         })
         .await?
         .ok_or_else(|| not_found(id))?;
-    Ok(Reply::new(format, Pet::clone(&pet)))
+    Ok(bytes_response(format, Bytes::clone(&body)))
 }
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name

@@ -26,7 +26,7 @@ use serde::Serialize as _;
 use super::db::pets::PetSelect;
 use super::model::Pet;
 use super::pet::PetXml;
-use super::wire::Format;
+use super::wire::{Format, bytes_response};
 use crate::error::Error;
 use crate::storage::Database;
 
@@ -48,11 +48,12 @@ pub enum Listing {
 impl Listing {
     /// The answer: the list in the negotiated format.
     pub fn into_response(self, format: Format) -> Response {
-        let body = match self {
-            Listing::Whole(bytes) => Body::from(bytes),
-            Listing::Streamed(body) => body,
-        };
-        ([(header::CONTENT_TYPE, format.media_type())], body).into_response()
+        match self {
+            Listing::Whole(bytes) => bytes_response(format, bytes),
+            Listing::Streamed(body) => {
+                ([(header::CONTENT_TYPE, format.media_type())], body).into_response()
+            }
+        }
     }
 }
 

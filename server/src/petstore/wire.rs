@@ -210,6 +210,24 @@ impl<T: Serialize + ToXml> IntoResponse for Reply<T> {
     }
 }
 
+/// `value` written in `format`, as [`Reply`] would send it.
+pub fn to_bytes<T: Serialize + ToXml>(format: Format, value: &T) -> Result<Bytes, Error> {
+    match format {
+        Format::Json => serde_json::to_vec(value)
+            .map(Bytes::from)
+            .map_err(|err| Error::internal("cannot write JSON", err)),
+        Format::Xml => value
+            .to_xml()
+            .map(Bytes::from)
+            .map_err(|err| Error::internal("cannot write XML", err)),
+    }
+}
+
+/// An answer of bytes already written in `format` ([`to_bytes`]).
+pub fn bytes_response(format: Format, body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, format.media_type())], body).into_response()
+}
+
 /// The request body media types the pet store reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFormat {

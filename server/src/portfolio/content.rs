@@ -5,6 +5,9 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::AnyConnection;
@@ -71,20 +74,23 @@ pub async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<Post, Er
     tag = "content",
     responses((status = 200, description = "The site information", body = SiteInfo)),
 )]
-pub async fn get_site_info(
-    State(state): State<PortfolioState>,
-) -> Result<axum::Json<SiteInfo>, Error> {
+pub async fn get_site_info(State(state): State<PortfolioState>) -> Result<Response, Error> {
     // From memory when nothing was written since it was read (read_cache.rs).
-    let site = state
+    let body = state
         .site_info
         .get(&state.db, (), async || {
-            Ok(Some(
-                db::content::site_info(&mut *state.db.conn().await?).await?,
-            ))
+            let site = db::content::site_info(&mut *state.db.conn().await?).await?;
+            serde_json::to_vec(&site)
+                .map(|json| Some(Bytes::from(json)))
+                .map_err(|err| Error::internal("cannot write the site information", err))
         })
         .await?
         .ok_or_else(|| Error::internal("getSiteInfo", "no site information was read"))?;
-    Ok(axum::Json(SiteInfo::clone(&site)))
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        Bytes::clone(&body),
+    )
+        .into_response())
 }
 
 /// Lists the projects.

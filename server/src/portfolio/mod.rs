@@ -83,7 +83,7 @@ pub struct Shared {
     pub http: reqwest::Client,
     pub started: Instant,
     /// The site information, as `getSiteInfo` last read it.
-    pub site_info: crate::read_cache::ReadCache<(), model::SiteInfo>,
+    pub site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
 }
 
 /// The parts of the document that are not per operation.

@@ -206,6 +206,7 @@ pub fn smtp_config(port: u16) -> SmtpConfig {
         username: None,
         password: None,
         timeout_secs: 5,
+        connections: 4,
     }
 }
 

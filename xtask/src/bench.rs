@@ -119,6 +119,8 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         args.extend(["--database-url".to_owned(), url.clone()]);
     }
     let keys = format!(r#"[{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}]"#);
+    let smtp = SmtpSink::start(root)?;
+    let smtp_port = smtp.port.to_string();
     let env = [
         // Rate limits raised for the run: it measures the work, not the limiter.
         (
@@ -130,6 +132,10 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             "1000000000",
         ),
         ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys.as_str()),
+        // Emails go to a local SMTP server that counts them.
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__HOST", "127.0.0.1"),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__PORT", smtp_port.as_str()),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__TLS", "none"),
     ];
     let started = Instant::now();
     let server = Server::start_with_args(&binary, &env, &args)?;
@@ -252,6 +258,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         server.peak_rss_mib()?
     );
     find_by_status_scaling(&server, &http).await?;
+    notify_subscribers(&server, &http, &smtp).await?;
     println!(
         "peak resident memory of the server, whole run: {:.1} MiB",
         server.peak_rss_mib()?
@@ -303,6 +310,167 @@ async fn find_by_status_scaling(server: &Server, http: &reqwest::Client) -> anyh
         );
     }
     Ok(())
+}
+
+/// 10,000 subscribers, each welcomed by email, then `notify-subscribers`
+/// for a post: how long it takes to answer, and how fast the outbox then
+/// delivers the emails it queued to the local SMTP server.
+async fn notify_subscribers(
+    server: &Server,
+    http: &reqwest::Client,
+    smtp: &SmtpSink,
+) -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    const SUBSCRIBERS: usize = 10_000;
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    let before = smtp.delivered()?;
+    let started = Instant::now();
+    let mut subscribed = futures::stream::iter(0..SUBSCRIBERS)
+        .map(|n| async move {
+            http.post(format!("{}/api/newsletter", server.url))
+                .json(&serde_json::json!({ "email": format!("s{n}-{run}@example.test") }))
+                .send()
+                .await?
+                .error_for_status()?;
+            anyhow::Ok(())
+        })
+        .buffer_unordered(64);
+    while let Some(result) = subscribed.next().await {
+        result?;
+    }
+    let subscribing = started.elapsed();
+    smtp.wait_for(before + SUBSCRIBERS as u64).await?;
+    let welcomed = started.elapsed();
+    println!(
+        "newsletter: {SUBSCRIBERS} subscriptions in {:.1} s; their welcome emails delivered \
+         by {:.1} s ({:.0} emails/s overall)",
+        subscribing.as_secs_f64(),
+        welcomed.as_secs_f64(),
+        SUBSCRIBERS as f64 / welcomed.as_secs_f64()
+    );
+
+    let posts: serde_json::Value = http
+        .get(format!("{}/api/posts", server.url))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let slug = posts
+        .as_array()
+        .and_then(|posts| posts.first())
+        .and_then(|post| post["slug"].as_str())
+        .context("no post to announce in the sample content")?
+        .to_owned();
+    let before = smtp.delivered()?;
+    let started = Instant::now();
+    let answer: serde_json::Value = http
+        .post(format!("{}/api/notify-subscribers", server.url))
+        .header("X-API-Key", BENCH_KEY)
+        .json(&serde_json::json!({ "post_slug": slug }))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let answered = started.elapsed();
+    let queued = answer["queued"].as_u64().context("no queued count")?;
+    smtp.wait_for(before + queued).await?;
+    let delivered = started.elapsed() - answered;
+    println!(
+        "notify-subscribers: {queued} emails queued, answered in {} ms; delivered in {:.1} s \
+         ({:.0} emails/s)",
+        answered.as_millis(),
+        delivered.as_secs_f64(),
+        queued as f64 / delivered.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Debian's Python, which python3-aiosmtpd installs into (a `python3` first
+/// on PATH may be another).
+const DEBIAN_PYTHON: &str = "/usr/bin/python3";
+
+/// An SMTP server that counts what it accepts (`xtask/bench/smtp_sink.py`,
+/// on Debian's python3-aiosmtpd, installed if missing).
+struct SmtpSink {
+    child: Child,
+    port: u16,
+    counter: tempfile::NamedTempFile,
+}
+
+impl SmtpSink {
+    fn start(root: &Path) -> anyhow::Result<SmtpSink> {
+        let has_aiosmtpd = |_: ()| {
+            Command::new(DEBIAN_PYTHON)
+                .args(["-c", "import aiosmtpd"])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !has_aiosmtpd(()) {
+            eprintln!(
+                "aiosmtpd is missing; installing Debian's (apt-get install python3-aiosmtpd)"
+            );
+            let status = Command::new("apt-get")
+                .args(["install", "-y", "-qq", "python3-aiosmtpd"])
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()
+                .context("cannot run apt-get: install python3-aiosmtpd")?;
+            anyhow::ensure!(
+                status.success() && has_aiosmtpd(()),
+                "cannot install aiosmtpd"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let counter = tempfile::NamedTempFile::new()?;
+        let mut child = Command::new(DEBIAN_PYTHON)
+            .arg(root.join("xtask/bench/smtp_sink.py"))
+            .arg(counter.path())
+            .arg(port.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot start the SMTP server")?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+        anyhow::ensure!(line.trim() == "READY", "the SMTP server did not start");
+        Ok(SmtpSink {
+            child,
+            port,
+            counter,
+        })
+    }
+
+    /// Emails accepted so far.
+    fn delivered(&self) -> anyhow::Result<u64> {
+        Ok(std::fs::metadata(self.counter.path())?.len())
+    }
+
+    /// Waits until `count` emails were accepted (at most two minutes).
+    async fn wait_for(&self, count: u64) -> anyhow::Result<()> {
+        let started = Instant::now();
+        while self.delivered()? < count {
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(120),
+                "the outbox delivered {} of {count} emails in two minutes",
+                self.delivered()?
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Adds `count` sold pets, 64 at a time.

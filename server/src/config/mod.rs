@@ -315,6 +315,7 @@ mod tests {
             username: Some("u".into()),
             password: Some("s3cret-smtp".into()),
             timeout_secs: 5,
+            connections: 4,
         });
         config.portfolio.api_keys = vec![ConfiguredApiKey {
             name: "site".into(),

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use lettre::message::Mailbox;
 use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
+use lettre::transport::smtp::PoolConfig;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
@@ -34,6 +35,14 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// How many emails it can usefully deliver at once: one per SMTP
+    /// connection; a few files (each is written and synced on its own).
+    pub fn at_once(config: &MailConfig) -> usize {
+        config.smtp.as_ref().map_or(8, |smtp| {
+            usize::try_from(smtp.connections.max(1)).unwrap_or(1)
+        })
+    }
+
     /// The transport the configuration asks for; the `.eml` folder is made
     /// under `data_dir` if need be.
     pub fn new(config: &MailConfig, data_dir: &Path) -> anyhow::Result<Self> {
@@ -143,7 +152,8 @@ fn smtp_transport(smtp: &SmtpConfig) -> anyhow::Result<AsyncSmtpTransport<Tokio1
     };
     let mut builder = builder
         .port(smtp.port)
-        .timeout(Some(Duration::from_secs(smtp.timeout_secs)));
+        .timeout(Some(Duration::from_secs(smtp.timeout_secs)))
+        .pool_config(PoolConfig::new().max_size(smtp.connections.max(1)));
     if let (Some(user), Some(password)) = (&smtp.username, &smtp.password) {
         builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
     }

@@ -3,10 +3,12 @@
 //! a timeout, a 4xx reply) is retried with capped exponential backoff for as
 //! long as the email's lifetime lasts (`mail.lifetime_secs`, 3 days by
 //! default); only a permanent reply (5xx) or the lifetime's end marks it
-//! failed, with the reason kept. It stops between emails, so a graceful
-//! shutdown leaves none leased.
+//! failed, with the reason kept. It stops between emails (the ones under
+//! way finish), so a graceful shutdown leaves none leased.
 
 use std::time::Duration;
+
+use futures::StreamExt as _;
 
 use super::Mailer;
 use super::outbox::{self, QueuedEmail, Record};
@@ -15,7 +17,7 @@ use crate::clock::now_ms;
 use crate::storage::StoreError;
 
 /// Emails claimed in one pass, at most.
-const BATCH: i64 = 50;
+const BATCH: i64 = 200;
 
 /// Delivers the outbox until [`Mailer::stop`].
 pub async fn run(mailer: Mailer) {
@@ -23,7 +25,12 @@ pub async fn run(mailer: Mailer) {
     while !mailer.stopping() {
         match deliver_due(&mailer).await {
             Ok(0) => {}
-            Ok(n) => tracing::debug!(delivered = n, "outbox pass"),
+            Ok(n) => {
+                tracing::debug!(delivered = n, "outbox pass");
+                // More may be due (a pass takes at most BATCH): look again
+                // at once rather than after the poll interval.
+                continue;
+            }
             Err(e) => tracing::error!(error = %e, "outbox pass failed"),
         }
         tokio::select! {
@@ -33,33 +40,53 @@ pub async fn run(mailer: Mailer) {
     }
 }
 
-/// One pass over the outbox: claims the due emails and tries each once.
+/// One pass over the outbox: claims the due emails and tries each once,
+/// several at a time: one per SMTP connection (`mail.smtp.connections`,
+/// [`Transport::at_once`](super::transport::Transport::at_once)), their
+/// claims and records committed together (SQLite's group commit). One at a
+/// time, each waited for its own SMTP exchange and two commits of its own.
 /// Returns how many were handled.
 pub async fn deliver_due(mailer: &Mailer) -> Result<usize, StoreError> {
-    let db = &mailer.inner.db;
+    let due = outbox::due(&mailer.inner.db, BATCH).await?;
+    // Every attempt runs to its end, whatever the others do: one dropped
+    // between its send and its record would be sent again.
+    let outcomes: Vec<_> = futures::stream::iter(due)
+        .map(|id| deliver(mailer, id))
+        .buffer_unordered(super::transport::Transport::at_once(&mailer.inner.config))
+        .collect()
+        .await;
     let mut handled = 0;
-    for id in outbox::due(db, BATCH).await? {
-        if mailer.stopping() {
-            break;
+    for outcome in outcomes {
+        if outcome? {
+            handled += 1;
         }
-        let Some(email) = outbox::claim(db, id, now_ms() + lease_ms(mailer)).await? else {
-            continue;
-        };
-        let outcome = mailer
-            .inner
-            .transport
-            .send(&mailer.inner.from, &email)
-            .await;
-        outbox::record(
-            db,
-            email.id,
-            email.attempts + 1,
-            &record_for(mailer, &email, outcome),
-        )
-        .await?;
-        handled += 1;
     }
     Ok(handled)
+}
+
+/// Claims email `id` and tries it once; false if another worker has it, or
+/// this one is stopping.
+async fn deliver(mailer: &Mailer, id: i64) -> Result<bool, StoreError> {
+    let db = &mailer.inner.db;
+    if mailer.stopping() {
+        return Ok(false);
+    }
+    let Some(email) = outbox::claim(db, id, now_ms() + lease_ms(mailer)).await? else {
+        return Ok(false);
+    };
+    let outcome = mailer
+        .inner
+        .transport
+        .send(&mailer.inner.from, &email)
+        .await;
+    outbox::record(
+        db,
+        email.id,
+        email.attempts + 1,
+        &record_for(mailer, &email, outcome),
+    )
+    .await?;
+    Ok(true)
 }
 
 /// What to record of an attempt: sent; retried after a backoff while the

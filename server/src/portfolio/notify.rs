@@ -77,14 +77,21 @@ pub async fn notify_subscribers(
         summary: &post.summary,
         url: &url,
     };
-    for subscriber in &subscribers {
-        let email = templates::new_post(
-            &state.public_url,
-            notice,
-            &subscriber.email,
-            &subscriber.unsubscribe_token,
-        );
-        outbox::enqueue(tx.conn(), &email).await?;
+    // Written a chunk at a time: 10,000 emails held at once would take
+    // tens of MiB.
+    for chunk in subscribers.chunks(500) {
+        let emails: Vec<_> = chunk
+            .iter()
+            .map(|subscriber| {
+                templates::new_post(
+                    &state.public_url,
+                    notice,
+                    &subscriber.email,
+                    &subscriber.unsubscribe_token,
+                )
+            })
+            .collect();
+        outbox::enqueue_all(tx.conn(), &emails).await?;
     }
     let queued = i64::try_from(subscribers.len()).unwrap_or(i64::MAX);
     db::notifications::record(tx.conn(), &slug, queued).await?;

@@ -162,6 +162,21 @@ async fn server_chosen_ids_step_over_client_chosen_ones(db: Db) {
         "{ids:?}"
     );
     assert_ne!(spike, tyke);
+
+    // Right behind the sequence: the next id taken by a client is stepped
+    // over, and no id is skipped that no one took.
+    let last = add_named_pet(&client, "Last", &[]).await;
+    for (name, id) in [("Next", last + 1), ("Later", last + 3)] {
+        let id = i64::try_from(id).expect("an id");
+        let mut chosen = pet(name, &[]);
+        chosen.id = Some(id);
+        add_pet(&client, chosen).await;
+    }
+    let after = [
+        add_named_pet(&client, "A", &[]).await,
+        add_named_pet(&client, "B", &[]).await,
+    ];
+    assert_eq!(after, [last + 2, last + 4]);
     server.stop().await;
 }
 

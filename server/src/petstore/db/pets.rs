@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
-use super::{IdTable, next_id};
 use crate::petstore::model::{Category, Pet, PetStatus};
 use crate::storage::{Database, StoreError, placeholders};
 
@@ -218,8 +217,17 @@ pub async fn insert(
                     constraint: Some("pets.id".to_owned()),
                 });
             }
+            // The next id is taken: by a client that chose it, or (on
+            // PostgreSQL) by another server's insert that won the race. The
+            // sequence steps over it if it is still there; after a race it
+            // has moved on already, and stepping again would leave a gap.
             (None, None) => {
-                next_id(conn, IdTable::Pets).await?;
+                sqlx::query(
+                    "UPDATE id_sequences SET last_id = last_id + 1 WHERE name = 'pets' \
+                     AND EXISTS (SELECT 1 FROM pets WHERE pets.id = id_sequences.last_id + 1)",
+                )
+                .execute(&mut *conn)
+                .await?;
             }
         }
     };

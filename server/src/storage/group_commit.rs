@@ -68,7 +68,7 @@ struct Turn {
 struct Batch {
     tx: Transaction<'static, Any>,
     outcome: watch::Sender<Outcome>,
-    /// The savepoint of the last writer, if it left without releasing it:
+    /// The savepoint of the last writer, if it left without committing:
     /// to roll back to before anything else is done in this batch.
     abandoned: Option<String>,
 }
@@ -130,6 +130,7 @@ pub(super) struct Member {
     /// This writer's savepoint: a name of its own, so that undoing it can
     /// never undo another's.
     savepoint: String,
+    /// It committed (handed its work to the batch).
     released: bool,
 }
 
@@ -161,7 +162,7 @@ impl Member {
 }
 
 impl Drop for Member {
-    /// Hands the turn on. A writer that did not release its savepoint (it
+    /// Hands the turn on. A writer that did not commit (it
     /// failed, or its request was dropped) leaves it to be rolled back by
     /// whoever takes the turn next; the committer always does.
     fn drop(&mut self) {

@@ -162,9 +162,8 @@ impl Member {
 }
 
 impl Drop for Member {
-    /// Hands the turn on. A writer that did not commit (it
-    /// failed, or its request was dropped) leaves its savepoint to be rolled
-    /// back to by
+    /// Hands the turn on. A writer that did not commit (it failed, or its
+    /// request was dropped) leaves its savepoint to be rolled back to by
     /// whoever takes the turn next; the committer always does.
     fn drop(&mut self) {
         if !self.released {

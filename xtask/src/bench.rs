@@ -320,26 +320,17 @@ async fn notify_subscribers(
     http: &reqwest::Client,
     smtp: &SmtpSink,
 ) -> anyhow::Result<()> {
-    use futures::StreamExt as _;
     const SUBSCRIBERS: usize = 10_000;
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_millis();
     let before = smtp.delivered()?;
     let started = Instant::now();
-    let mut subscribed = futures::stream::iter(0..SUBSCRIBERS)
-        .map(|n| async move {
-            http.post(format!("{}/api/newsletter", server.url))
-                .json(&serde_json::json!({ "email": format!("s{n}-{run}@example.test") }))
-                .send()
-                .await?
-                .error_for_status()?;
-            anyhow::Ok(())
-        })
-        .buffer_unordered(64);
-    while let Some(result) = subscribed.next().await {
-        result?;
-    }
+    send_all((0..SUBSCRIBERS).map(|n| {
+        http.post(format!("{}/api/newsletter", server.url))
+            .json(&serde_json::json!({ "email": format!("s{n}-{run}@example.test") }))
+    }))
+    .await?;
     let subscribing = started.elapsed();
     smtp.wait_for(before + SUBSCRIBERS as u64).await?;
     let welcomed = started.elapsed();
@@ -403,25 +394,15 @@ struct SmtpSink {
 
 impl SmtpSink {
     fn start(root: &Path) -> anyhow::Result<SmtpSink> {
-        let has_aiosmtpd = |_: ()| {
+        let has_aiosmtpd = || {
             Command::new(DEBIAN_PYTHON)
                 .args(["-c", "import aiosmtpd"])
                 .status()
                 .is_ok_and(|s| s.success())
         };
-        if !has_aiosmtpd(()) {
-            eprintln!(
-                "aiosmtpd is missing; installing Debian's (apt-get install python3-aiosmtpd)"
-            );
-            let status = Command::new("apt-get")
-                .args(["install", "-y", "-qq", "python3-aiosmtpd"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .context("cannot run apt-get: install python3-aiosmtpd")?;
-            anyhow::ensure!(
-                status.success() && has_aiosmtpd(()),
-                "cannot install aiosmtpd"
-            );
+        if !has_aiosmtpd() {
+            apt_install("python3-aiosmtpd")?;
+            anyhow::ensure!(has_aiosmtpd(), "aiosmtpd is still missing");
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
@@ -475,20 +456,25 @@ impl Drop for SmtpSink {
 
 /// Adds `count` sold pets, 64 at a time.
 async fn add_sold_pets(http: &reqwest::Client, url: &str, count: usize) -> anyhow::Result<()> {
-    use futures::StreamExt as _;
     let body = r#"{"name":"sold","photoUrls":["https://example.com/p.png"],"tags":[{"id":1,"name":"bench"}],"status":"sold"}"#;
-    let mut added = futures::stream::iter(0..count)
-        .map(|_| async {
-            http.post(format!("{url}/v2/pet"))
-                .header("Content-Type", "application/json")
-                .body(body)
-                .send()
-                .await?
-                .error_for_status()?;
+    send_all((0..count).map(|_| {
+        http.post(format!("{url}/v2/pet"))
+            .header("Content-Type", "application/json")
+            .body(body)
+    }))
+    .await
+}
+
+/// Sends the requests, 64 at a time; every answer must be a success.
+async fn send_all(requests: impl Iterator<Item = reqwest::RequestBuilder>) -> anyhow::Result<()> {
+    use futures::StreamExt as _;
+    let mut sent = futures::stream::iter(requests)
+        .map(|request| async {
+            request.send().await?.error_for_status()?;
             anyhow::Ok(())
         })
         .buffer_unordered(64);
-    while let Some(result) = added.next().await {
+    while let Some(result) = sent.next().await {
         result?;
     }
     Ok(())
@@ -601,14 +587,20 @@ fn find_or_install_wrk() -> anyhow::Result<PathBuf> {
     if let Some(path) = found("wrk") {
         return Ok(path);
     }
-    eprintln!("wrk is missing; installing Debian's (apt-get install wrk)");
+    apt_install("wrk")?;
+    found("wrk").context("wrk is still not on PATH")
+}
+
+/// Installs a Debian package (as root, non-interactively).
+fn apt_install(package: &str) -> anyhow::Result<()> {
+    eprintln!("{package} is missing; installing Debian's (apt-get install {package})");
     let status = Command::new("apt-get")
-        .args(["install", "-y", "-qq", "wrk"])
+        .args(["install", "-y", "-qq", package])
         .env("DEBIAN_FRONTEND", "noninteractive")
         .status()
-        .context("cannot run apt-get: install wrk")?;
-    anyhow::ensure!(status.success(), "apt-get install wrk failed");
-    found("wrk").context("wrk is still not on PATH")
+        .with_context(|| format!("cannot run apt-get: install {package}"))?;
+    anyhow::ensure!(status.success(), "apt-get install {package} failed");
+    Ok(())
 }
 
 /// Builds `xtask/ceiling` (release; it shares the server's axum, hyper and

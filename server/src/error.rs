@@ -410,6 +410,16 @@ struct Rendered;
 /// body of format `F`, and server faults are logged here, once, with the
 /// request id.
 pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Response {
+    render_errors_around::<F, _>(request, |request| next.run(request)).await
+}
+
+/// [`render_errors`] around any continuation, for a middleware that does
+/// more than render (one `from_fn` layer costs every request a clone of the
+/// stack inside it and two allocations; see `app::petstore_edge`).
+pub async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Response>>(
+    request: Request,
+    next: impl FnOnce(Request) -> Answer,
+) -> Response {
     let negotiated = F::negotiate(request.headers());
     let request_id = request
         .headers()
@@ -417,7 +427,7 @@ pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Resp
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_owned();
-    let response = next.run(request).await;
+    let response = next(request).await;
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error())
         || response.extensions().get::<Rendered>().is_some()

@@ -17,7 +17,6 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -88,9 +87,13 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
     }
 }
 
-/// Middleware: a path or query with a NUL byte (`%00`) is a 400, before any
-/// handler reads it (neither database can store the byte in text).
-pub async fn refuse_nul_in_uri(request: Request, next: Next) -> Response {
+/// A path or query with a NUL byte (`%00`) is a 400, before any handler reads
+/// it (neither database can store the byte in text); other requests go on to
+/// `next`.
+pub async fn refuse_nul_in_uri<Answer: Future<Output = Response>>(
+    request: Request,
+    next: impl FnOnce(Request) -> Answer,
+) -> Response {
     let uri = request.uri();
     let has_nul = |text: &str| {
         text.as_bytes()
@@ -100,7 +103,7 @@ pub async fn refuse_nul_in_uri(request: Request, next: Next) -> Response {
     if has_nul(uri.path()) || uri.query().is_some_and(has_nul) {
         return Error::bad_request(crate::strict_json::NUL_MESSAGE).into_response();
     }
-    next.run(request).await
+    next(request).await
 }
 
 /// Whether a script of a web page sent the request: browsers mark fetch and

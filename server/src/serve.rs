@@ -35,10 +35,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::Request;
+use axum::response::Response;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -48,6 +48,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
+use tower::util::BoxCloneSyncService;
 
 /// How long connections may take, and how many may be open.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +58,10 @@ pub struct Limits {
     pub send_timeout: Duration,
     pub max_connections: usize,
 }
+
+/// The whole application as one service: the router inside the plumbing
+/// every answer shares.
+pub type HttpService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
 /// How long a graceful stop waits for connections to finish.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -74,7 +79,7 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 /// finish, and returns.
 pub async fn serve(
     listener: TcpListener,
-    router: Router,
+    router: HttpService,
     tls: Option<TlsAcceptor>,
     limits: Limits,
     shutdown: impl Future<Output = ()>,
@@ -158,7 +163,7 @@ pub async fn serve(
 
 /// One accepted connection and what serving it needs.
 struct Served {
-    router: Router,
+    router: HttpService,
     builder: Builder<TokioExecutor>,
     watcher: Watcher,
     registry: Arc<Registry>,

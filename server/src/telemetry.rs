@@ -1,5 +1,7 @@
 //! Structured logs with `tracing`.
 
+use std::io::IsTerminal as _;
+
 use axum::http::HeaderName;
 use tracing_subscriber::EnvFilter;
 
@@ -16,8 +18,12 @@ pub fn init(config: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.filter))
         .unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colours only for a person at a terminal: in a file or a log
+    // collector the escape codes are noise (and each request's span would
+    // pay for writing them).
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     // A second init (tests) is harmless: the first subscriber stays.
     let _ = match config.format {

@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 
 use crate::limits::{self, Limiter};
@@ -20,14 +19,15 @@ pub struct RequestLimit {
     pub per_minute: Option<u32>,
 }
 
-/// Middleware over the pet store's routes.
-pub async fn limit_requests(
-    State(limit): State<RequestLimit>,
+/// Counts `request` against its client's quota: over it, a 429; within it,
+/// `next`'s answer; the limit's headers on both.
+pub async fn limit_requests<Answer: Future<Output = Response>>(
+    limit: &RequestLimit,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> Answer,
 ) -> Response {
     let Some(per_minute) = limit.per_minute else {
-        return next.run(request).await;
+        return next(request).await;
     };
     let now = chrono::Utc::now().timestamp();
     let address = crate::extract::client_address(request.extensions())
@@ -36,7 +36,7 @@ pub async fn limit_requests(
         .limiter
         .hit(&format!("address:{address}"), per_minute, now);
     let mut response = if quota.allowed {
-        next.run(request).await
+        next(request).await
     } else {
         limits::over_limit(quota, now).into_response()
     };

@@ -8,9 +8,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 
 use super::auth::Presented;
@@ -33,11 +31,13 @@ pub struct RateLimits {
     pub config: RateLimitConfig,
 }
 
-/// Middleware over the portfolio's routes.
-pub async fn limit_requests(
-    State(limits): State<RateLimits>,
+/// Counts `request` against its caller's quota (its API key's, or its
+/// address's): over it, a 429; within it, `next`'s answer; the limit's
+/// headers on both.
+pub async fn limit_requests<Answer: Future<Output = Response>>(
+    limits: &RateLimits,
     mut request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> Answer,
 ) -> Response {
     let now = chrono::Utc::now().timestamp();
     // Checked once per request; the access checks and analytics read it
@@ -60,7 +60,7 @@ pub async fn limit_requests(
     };
     let quota = limits.limiter.hit(&caller, limit, now);
     let mut response = if quota.allowed {
-        next.run(request).await
+        next(request).await
     } else {
         limits::over_limit(quota, now).into_response()
     };

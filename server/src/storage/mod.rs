@@ -140,7 +140,8 @@ impl Database {
                     // the file anyway.
                     conn.execute(
                         "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \
-                         PRAGMA synchronous = FULL; PRAGMA cache_size = -1024;",
+                         PRAGMA synchronous = FULL; PRAGMA cache_size = -1024; \
+                         PRAGMA temp_store = MEMORY;",
                     )
                     .await?;
                     Ok(())
@@ -229,6 +230,33 @@ pub fn placeholders(count: usize) -> String {
         .map(|n| format!("${n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The rows of a multi-row `VALUES`: `($1, $2), ($3, $4)` for 2 rows of 2
+/// columns; the parameters are bound row after row.
+pub fn row_placeholders(rows: usize, columns: usize) -> String {
+    (0..rows)
+        .map(|row| {
+            let row = (row * columns + 1..=(row + 1) * columns)
+                .map(|n| format!("${n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!("({row})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A fresh SQLite database in a folder of its own, for unit tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub async fn temporary_sqlite() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("db.sqlite").display()
+    );
+    (dir, Database::connect(&url).await.unwrap())
 }
 
 /// What can go wrong in storage, as the layers above need to tell it apart.

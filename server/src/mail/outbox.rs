@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use super::OutgoingEmail;
 use crate::clock::now_ms;
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, row_placeholders};
 
 /// An email in the outbox, claimed for one delivery attempt.
 #[derive(Debug, Clone, FromRow)]
@@ -37,26 +37,10 @@ pub async fn enqueue_all(
     conn: &mut AnyConnection,
     emails: &[OutgoingEmail],
 ) -> Result<(), StoreError> {
-    const COLUMNS: usize = 8;
+    const COLUMNS: usize = 10;
     let now = now_ms();
     for chunk in emails.chunks(EMAILS_PER_STATEMENT) {
-        let rows = (0..chunk.len())
-            .map(|row| {
-                let first = row * COLUMNS;
-                format!(
-                    "(${}, ${}, ${}, ${}, ${}, 'pending', 0, ${}, ${}, ${})",
-                    first + 1,
-                    first + 2,
-                    first + 3,
-                    first + 4,
-                    first + 5,
-                    first + 6,
-                    first + 7,
-                    first + 8
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
+        let rows = row_placeholders(chunk.len(), COLUMNS);
         let sql = format!(
             "INSERT INTO outbox (recipient, subject, body, list_unsubscribe, message_id, status, \
              attempts, next_attempt_at_ms, created_at_ms, holds_secret) VALUES {rows}"
@@ -70,6 +54,8 @@ pub async fn enqueue_all(
                 .bind(&email.body)
                 .bind(&email.list_unsubscribe)
                 .bind(message_id)
+                .bind("pending")
+                .bind(0_i32)
                 .bind(now)
                 .bind(now)
                 .bind(i32::from(email.holds_secret));
@@ -79,7 +65,7 @@ pub async fn enqueue_all(
     Ok(())
 }
 
-/// 8 parameters each: well under what a statement may have (SQLite's
+/// 10 parameters each: well under what a statement may have (SQLite's
 /// 32,766; PostgreSQL's 65,535).
 const EMAILS_PER_STATEMENT: usize = 500;
 

@@ -77,6 +77,8 @@ pub struct Shared {
     pub pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
     /// `findPetsByStatus`'s short answers, as the bytes sent.
     pub pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
+    /// New pets waiting to be inserted together.
+    pub new_pets: db::new_pets::NewPets,
 }
 
 /// The parts of the document that are not per operation.

@@ -202,12 +202,17 @@ pub async fn add_pet(
 ) -> Result<Reply<Pet>, Error> {
     // An id that exists replaces that pet (upstream behaviour that generated
     // clients rely on).
-    let requested = requested_id(pet.id);
-    let pet = db::pets::insert_or_replace(&state.db, requested, pet.with_default_status())
-        .await
-        .on_conflict(|_| {
-            Error::conflict("a pet with this id was created at the same time; try again")
-        })?;
+    let pet = pet.with_default_status();
+    let pet = match requested_id(pet.id) {
+        // The store gives the id: the pet goes in with the others that
+        // arrive at the same time.
+        None => state.new_pets.add(pet).await?,
+        requested => db::pets::insert_or_replace(&state.db, requested, pet)
+            .await
+            .on_conflict(|_| {
+                Error::conflict("a pet with this id was created at the same time; try again")
+            })?,
+    };
     Ok(Reply::new(format, pet))
 }
 

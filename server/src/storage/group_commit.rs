@@ -264,14 +264,7 @@ mod tests {
 
     use crate::storage::{Database, WriteTx};
 
-    async fn database() -> (tempfile::TempDir, Database) {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("db.sqlite").display()
-        );
-        (dir, Database::connect(&url).await.unwrap())
-    }
+    use crate::storage::temporary_sqlite as database;
 
     async fn add(tx: &mut WriteTx, name: &str) {
         sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ($1, 0)")

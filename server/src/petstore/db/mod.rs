@@ -5,6 +5,7 @@
 //! types ([`super::model`]) and [`StoreError`].
 
 pub mod images;
+pub mod new_pets;
 pub mod orders;
 pub mod pets;
 pub mod sample;

@@ -8,7 +8,7 @@ use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
 use crate::petstore::model::{Category, Pet, PetStatus};
-use crate::storage::{Database, StoreError, placeholders};
+use crate::storage::{Database, StoreError, placeholders, row_placeholders};
 
 #[derive(Debug, FromRow)]
 struct PetRow {
@@ -233,6 +233,64 @@ pub async fn insert(
     };
     index_tags(conn, id, pet).await?;
     Ok(id)
+}
+
+/// Stores new pets (none asks for an id) in one statement, in the order
+/// given, and returns their ids; what [`super::new_pets`] does with the
+/// pets that arrive together. A pet whose next id a client has taken
+/// meanwhile goes in on its own ([`insert`], which steps over taken ids).
+pub(super) async fn insert_new(
+    conn: &mut AnyConnection,
+    pets: &[&Pet],
+) -> Result<Vec<i64>, StoreError> {
+    if let [pet] = pets {
+        // One pet: one statement, which takes the next id itself.
+        return Ok(vec![insert(conn, None, pet).await?]);
+    }
+    let columns = pets
+        .iter()
+        .map(|pet| PetColumns::of(pet))
+        .collect::<Result<Vec<_>, _>>()?;
+    let last_id: i64 = sqlx::query_scalar("SELECT last_id FROM id_sequences WHERE name = 'pets'")
+        .fetch_one(&mut *conn)
+        .await?;
+    let rows = row_placeholders(pets.len(), 7);
+    // Ids in ascending order: the trigger moves the sequence on row by row.
+    let sql = format!(
+        "INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags, status) \
+         VALUES {rows} ON CONFLICT (id) DO NOTHING RETURNING id"
+    );
+    let mut query = sqlx::query_scalar(&sql);
+    let mut id = last_id;
+    for (pet, columns) in pets.iter().zip(&columns) {
+        id += 1;
+        query = query
+            .bind(id)
+            .bind(&pet.name)
+            .bind(columns.category_id)
+            .bind(columns.category_name.clone())
+            .bind(&columns.photo_urls)
+            .bind(&columns.tags)
+            .bind(columns.status);
+    }
+    // Not kept prepared: a statement of its own for every number of pets
+    // would push the connection's usual statements out of its cache.
+    let inserted: BTreeSet<i64> = query
+        .persistent(false)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect();
+    let mut ids = Vec::with_capacity(pets.len());
+    for (pet, id) in pets.iter().zip(last_id + 1..) {
+        if inserted.contains(&id) {
+            index_tags(conn, id, pet).await?;
+            ids.push(id);
+        } else {
+            ids.push(insert(conn, None, pet).await?);
+        }
+    }
+    Ok(ids)
 }
 
 /// A pet's fields as its row stores them.

@@ -149,6 +149,11 @@ impl Server {
             new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
         });
         let mut background = vec![access.spawn_refresh(db.clone())];
+        // Replicas starting at once fill empty tables one at a time.
+        let startup = db
+            .lock_for_startup()
+            .await
+            .context("cannot take the startup lock")?;
         if config.petstore.demo_data {
             demo_data::load_if_empty(&db)
                 .await
@@ -163,6 +168,10 @@ impl Server {
         portfolio::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
             .await
             .context("cannot load the portfolio content")?;
+        startup
+            .release()
+            .await
+            .context("cannot release the startup lock")?;
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         let mail_worker = (mailer.clone(), mailer.spawn_worker());
         let (analytics, analytics_writer) = portfolio::analytics::Recorder::start(

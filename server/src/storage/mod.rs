@@ -162,10 +162,17 @@ impl Database {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
         };
-        migrator
-            .run(&pool)
-            .await
-            .context("database migration failed")?;
+        // On PostgreSQL sqlx holds an advisory lock while it migrates:
+        // replicas that start at once take turns, and the later ones find
+        // the schema done.
+        migrator.run(&pool).await.map_err(|err| match err {
+            sqlx::migrate::MigrateError::VersionMissing(version) => anyhow::anyhow!(
+                "the database's schema is newer than this server: migration {version} was \
+                 applied to it by a newer version of the server, and this one does not know \
+                 it; run that version (or a newer one) against this database"
+            ),
+            err => anyhow::Error::new(err).context("database migration failed"),
+        })?;
         let commits = Arc::<AtomicU64>::default();
         Ok(Self {
             sqlite_writers: (backend == Backend::Sqlite)
@@ -183,6 +190,26 @@ impl Database {
     /// A connection from the pool, for reads.
     pub async fn conn(&self) -> Result<PoolConnection<Any>, StoreError> {
         Ok(self.pool.acquire().await?)
+    }
+
+    /// Waits until no other replica is starting up, and holds the others
+    /// off until [`StartupLock::release`]: for what only one may do, such as
+    /// filling empty tables with the sample data on a first start (two at
+    /// once would both find the tables empty, and one would fail to start on
+    /// the other's rows). On PostgreSQL a session advisory lock, which the
+    /// database releases by itself if the process dies; on SQLite nothing,
+    /// since one process serves a file.
+    pub async fn lock_for_startup(&self) -> Result<StartupLock, StoreError> {
+        if self.backend == Backend::Sqlite {
+            return Ok(StartupLock(None));
+        }
+        let mut conn = self.pool.acquire().await?;
+        // The function returns `void`, which sqlx's `Any` cannot decode.
+        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_lock($1)) AS locked")
+            .bind(STARTUP_LOCK)
+            .execute(&mut *conn)
+            .await?;
+        Ok(StartupLock(Some(conn)))
     }
 
     /// Does the database answer? (For readiness.)
@@ -230,6 +257,36 @@ pub fn placeholders(count: usize) -> String {
         .map(|n| format!("${n}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The key of the replicas' startup lock (`pg_advisory_lock`): "petstore"
+/// in ASCII, a number no other user of the database is likely to take.
+const STARTUP_LOCK: i64 = 0x7065_7473_746f_7265;
+
+/// Held while this replica starts up; see [`Database::lock_for_startup`].
+pub struct StartupLock(Option<PoolConnection<Any>>);
+
+impl StartupLock {
+    /// Lets the next replica in.
+    pub async fn release(mut self) -> Result<(), StoreError> {
+        if let Some(mut conn) = self.0.take() {
+            sqlx::query("SELECT 1 FROM (SELECT pg_advisory_unlock($1)) AS unlocked")
+                .bind(STARTUP_LOCK)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StartupLock {
+    /// Not released (the start failed): the connection is closed rather than
+    /// returned to the pool, and the database releases the lock with it.
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            drop(conn.detach());
+        }
+    }
 }
 
 /// The rows of a multi-row `VALUES`: `($1, $2), ($3, $4)` for 2 rows of 2

@@ -1,50 +1,65 @@
 //! Several server processes on one database, as replicas behind a load
 //! balancer run (DESIGN 4.9): started at once on a fresh database, they
-//! migrate it once and all serve; a server that finds a schema newer than it
+//! migrate it once and all serve; their outbox workers deliver every email
+//! once, also when one is killed; a server that finds a schema newer than it
 //! knows refuses to start.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use end_to_end_tests::process::ServerProcess;
-use end_to_end_tests::{Db, FreshDatabase, http, on_every_database};
+use end_to_end_tests::smtp::{self, SmtpServer};
+use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, wait_until};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
 const REPLICAS: usize = 3;
 
 on_every_database!(a_server_refuses_a_schema_newer_than_it_knows);
 
+/// The PostgreSQL database for a test of replicas (they share PostgreSQL;
+/// SQLite serves one process), or `None` with a loud note where none is
+/// configured.
+async fn postgres(test: &str) -> Option<FreshDatabase> {
+    Some(FreshDatabase::create(Db::postgres(test)?).await)
+}
+
+/// Starts [`REPLICAS`] servers on `database` at the same moment, with `env`
+/// added, and waits until each says where it listens.
+fn start_replicas(database: &FreshDatabase, env: &[(&str, &str)]) -> Vec<ServerProcess> {
+    let starting: Vec<_> = (0..REPLICAS)
+        .map(|_| {
+            let mut command = Command::new(BINARY);
+            command
+                .args(["--bind", "127.0.0.1:0", "--database-url", &database.url])
+                .arg("--data-dir")
+                .arg(database.data_dir())
+                .env_remove("PETSTORE_PORTFOLIO_CONFIG")
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::piped());
+            for (name, value) in env {
+                command.env(name, value);
+            }
+            std::thread::spawn(move || ServerProcess::spawn(command))
+        })
+        .collect();
+    starting.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
 /// Three replicas started at the same moment on an empty PostgreSQL
 /// database: one migrates it (under sqlx's advisory lock), the others wait
 /// and find it done; all three serve, and each migration is recorded once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_started_at_once_migrate_once_and_all_serve() {
-    let Some(db) = Db::postgres("replicas::replicas_started_at_once_migrate_once_and_all_serve")
+    let Some(database) =
+        postgres("replicas::replicas_started_at_once_migrate_once_and_all_serve").await
     else {
         return;
     };
-    let database = FreshDatabase::create(db).await;
-    let starting: Vec<_> = (0..REPLICAS)
-        .map(|_| {
-            let url = database.url.clone();
-            let data_dir = database.data_dir().to_path_buf();
-            std::thread::spawn(move || {
-                let mut command = Command::new(BINARY);
-                command
-                    .args(["--bind", "127.0.0.1:0", "--database-url", &url])
-                    .arg("--data-dir")
-                    .arg(data_dir)
-                    .env_remove("PETSTORE_PORTFOLIO_CONFIG")
-                    .env("RUST_LOG", "warn")
-                    .stdout(Stdio::piped());
-                ServerProcess::spawn(command)
-            })
-        })
-        .collect();
-    let replicas: Vec<ServerProcess> = starting.into_iter().map(|t| t.join().unwrap()).collect();
+    let replicas = start_replicas(&database, &[]);
     let client = http();
     for replica in &replicas {
         let answer = client
@@ -117,5 +132,103 @@ async fn a_server_refuses_a_schema_newer_than_it_knows(db: Db) {
         "{stderr}"
     );
     assert_eq!(database.count("_sqlx_migrations").await, before);
+    database.remove().await;
+}
+
+/// Subscribes `emails` through `replicas` in turn; each is acknowledged.
+async fn subscribe(replicas: &[&ServerProcess], emails: &[String]) {
+    let client = http();
+    for (email, replica) in emails.iter().zip(replicas.iter().cycle()) {
+        let answer = client
+            .post(replica.at("/api/newsletter"))
+            .json(&serde_json::json!({ "email": email }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 202, "{email} through {}", replica.url);
+    }
+}
+
+/// How many emails each recipient received.
+fn received_by_recipient(smtp: &SmtpServer) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for message in smtp.messages() {
+        for to in message.rcpt_tos {
+            *counts.entry(to).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// Three replicas' outbox workers share one outbox: every email reaches the
+/// SMTP server exactly once. Then one replica is killed (`kill -9`) while
+/// emails are on their way: every email still arrives, and only those it had
+/// in flight (at most its SMTP connections) may arrive twice, after their
+/// lease ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_deliver_every_email_once_even_when_one_is_killed() {
+    const TEST: &str = "replicas::replicas_deliver_every_email_once_even_when_one_is_killed";
+    if !smtp::available(TEST) {
+        return;
+    }
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let smtp = SmtpServer::start();
+    let port = smtp.port.to_string();
+    let connections = 4;
+    let connections_text = connections.to_string();
+    let env = [
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__HOST", "127.0.0.1"),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__PORT", port.as_str()),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__TLS", "none"),
+        // The lease of an email in flight is 2 x this + 30 s.
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__TIMEOUT_SECS", "1"),
+        (
+            "PETSTORE_PORTFOLIO_MAIL__SMTP__CONNECTIONS",
+            connections_text.as_str(),
+        ),
+    ];
+    let mut replicas = start_replicas(&database, &env);
+
+    let first: Vec<String> = (0..60).map(|n| format!("first-{n}@example.test")).collect();
+    subscribe(&replicas.iter().collect::<Vec<_>>(), &first).await;
+    smtp.wait_for(first.len(), Duration::from_secs(60)).await;
+    let received = received_by_recipient(&smtp);
+    for email in &first {
+        assert_eq!(received.get(email), Some(&1), "{email}: {received:?}");
+    }
+    assert_eq!(received.len(), first.len(), "{received:?}");
+
+    // The third replica takes its share of new subscriptions, and is
+    // killed while their emails are being delivered.
+    let killed = replicas.pop().unwrap();
+    let second: Vec<String> = (0..60)
+        .map(|n| format!("second-{n}@example.test"))
+        .collect();
+    subscribe(&[&replicas[0], &replicas[1], &killed], &second).await;
+    killed.kill();
+    let third: Vec<String> = (0..30).map(|n| format!("third-{n}@example.test")).collect();
+    subscribe(&replicas.iter().collect::<Vec<_>>(), &third).await;
+
+    let all: Vec<&String> = first.iter().chain(&second).chain(&third).collect();
+    wait_until(Duration::from_secs(90), "every email arrives", async || {
+        let received = received_by_recipient(&smtp);
+        all.iter().all(|email| received.contains_key(*email))
+    })
+    .await;
+    let received = received_by_recipient(&smtp);
+    let twice: Vec<_> = received.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        twice.len() <= connections
+            && twice
+                .iter()
+                .all(|(email, n)| **n == 2 && email.starts_with("second-")),
+        "more than the killed replica's emails in flight arrived twice: {twice:?}"
+    );
+    assert_eq!(received.len(), all.len(), "{received:?}");
+    for replica in replicas {
+        replica.terminate();
+    }
     database.remove().await;
 }

@@ -36,6 +36,7 @@ use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
 use crate::read_cache::ReadCache;
 use crate::serve::HttpService;
+use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
 use crate::telemetry::{MakeRequestId, REQUEST_ID};
 use crate::{serve, tls};
@@ -90,6 +91,12 @@ impl Server {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let db = open_database(&config).await?;
         tracing::info!(database = %redact_url(&config.database_url()), "database ready");
+        let shared_counters = config
+            .redis_url
+            .as_deref()
+            .map(|url| SharedCounters::new(url, &config.redis_key_prefix))
+            .transpose()?
+            .map(Arc::new);
 
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
@@ -139,7 +146,9 @@ impl Server {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
             hasher: hasher.clone(),
-            failed_logins: Arc::default(),
+            failed_logins: Arc::new(
+                Limiter::default().shared_as(shared_counters.as_ref(), "failed-logins"),
+            ),
             public_url: Arc::from(public_url.as_str()),
             access: access.clone(),
             // Pets are a few hundred bytes each.
@@ -187,8 +196,13 @@ impl Server {
             mailer,
             public_url: Arc::from(public_url.as_str()),
             analytics,
-            client_auth_failures: Arc::default(),
-            key_request_limiter: Arc::new(Limiter::with_window(3600)),
+            client_auth_failures: Arc::new(
+                Limiter::default().shared_as(shared_counters.as_ref(), "client-auth-failures"),
+            ),
+            key_request_limiter: Arc::new(
+                Limiter::with_window(3600).shared_as(shared_counters.as_ref(), "key-requests"),
+            ),
+            shared_counters: shared_counters.clone(),
             http: reqwest::Client::builder()
                 .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
                 .build()
@@ -276,8 +290,9 @@ pub fn build_router(
     // Each service renders its own errors, including axum's (no route, wrong
     // method, body limits), a caught panic and the timeout: those layers sit
     // inside its renderer.
+    let shared_counters = portfolio_state.shared_counters.as_ref();
     let request_limit = petstore::rate_limit::RequestLimit {
-        limiter: Arc::default(),
+        limiter: Arc::new(Limiter::default().shared_as(shared_counters, "petstore-requests")),
         per_minute: petstore_state.config.requests_per_minute,
     };
     let authorize_routes = petstore::authorize::router(petstore_state.clone())
@@ -297,7 +312,7 @@ pub fn build_router(
         .layer(middleware::from_fn_with_state(request_limit, petstore_edge));
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
-        limiter: Arc::default(),
+        limiter: Arc::new(Limiter::default().shared_as(shared_counters, "portfolio-requests")),
         access: portfolio_state.access.clone(),
         db: portfolio_state.db.clone(),
         config: portfolio_state.config.rate_limit.clone(),

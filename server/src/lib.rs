@@ -26,6 +26,7 @@ pub mod portfolio;
 pub mod read_cache;
 pub mod secret;
 pub mod serve;
+pub mod shared_counters;
 pub mod storage;
 pub mod strict_json;
 pub mod telemetry;

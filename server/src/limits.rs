@@ -1,14 +1,17 @@
 //! Rate limiting: how many requests (or failed logins) a caller may make
 //! per window (a minute, unless a limiter is made with another). Counters
-//! are fixed windows kept in memory, so each server process counts on its
-//! own.
+//! are fixed windows, kept in memory (each server process counts on its
+//! own) or, with `--redis-url`, in Redis, shared by every replica
+//! ([`crate::shared_counters`]; in memory meanwhile when Redis does not
+//! answer).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::{Error, ErrorCode};
+use crate::shared_counters::SharedCounters;
 
 /// The length of a window, unless a limiter is made with another (seconds).
 pub const WINDOW_SECS: i64 = 60;
@@ -31,6 +34,8 @@ pub struct Limiter {
     counters: Mutex<HashMap<String, (i64, u32)>>,
     /// The length of a window (seconds).
     window_secs: i64,
+    /// The replicas' counters, and this limiter's name among them.
+    shared: Option<(Arc<SharedCounters>, &'static str)>,
 }
 
 impl Default for Limiter {
@@ -45,11 +50,24 @@ impl Limiter {
         Limiter {
             counters: Mutex::default(),
             window_secs: window_secs.max(1),
+            shared: None,
         }
     }
 
-    /// Where `caller` stands at `now` (Unix seconds) against `limit`,
-    /// without counting anything.
+    /// Counts in `shared` (if given) under `name`, which keeps this
+    /// limiter's counters apart from the others'.
+    pub fn shared_as(mut self, shared: Option<&Arc<SharedCounters>>, name: &'static str) -> Self {
+        self.shared = shared.map(|shared| (shared.clone(), name));
+        self
+    }
+
+    /// The start of the window `now` is in.
+    fn window(&self, now: i64) -> i64 {
+        now - now.rem_euclid(self.window_secs)
+    }
+
+    /// Where `caller` stands at `now` (Unix seconds) against `limit`
+    /// in this process's counters, without counting anything.
     pub fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
         let window = now - now.rem_euclid(self.window_secs);
         let used = match self.counters.lock() {
@@ -69,8 +87,13 @@ impl Limiter {
     /// Takes back one request of `caller` counted in the window of `now`
     /// (an attempt that turned out not to count, such as a login that
     /// succeeded). Nothing happens once that window has passed.
-    pub fn refund(&self, caller: &str, now: i64) {
-        let window = now - now.rem_euclid(self.window_secs);
+    pub async fn refund(&self, caller: &str, now: i64) {
+        let window = self.window(now);
+        if let Some((shared, name)) = &self.shared
+            && shared.refund(name, window, caller).await.is_some()
+        {
+            return;
+        }
         let mut counters = match self.counters.lock() {
             Ok(counters) => counters,
             Err(poisoned) => poisoned.into_inner(),
@@ -83,9 +106,21 @@ impl Limiter {
     }
 
     /// Counts one request of `caller` at `now` (Unix seconds) against `limit`.
-    pub fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
-        let window = now - now.rem_euclid(self.window_secs);
+    pub async fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
+        let window = self.window(now);
         let reset_at = window + self.window_secs;
+        if let Some((shared, name)) = &self.shared
+            && let Some(counted) = shared
+                .hit(name, window, caller, limit, self.window_secs)
+                .await
+        {
+            return Quota {
+                limit,
+                remaining: limit.saturating_sub(counted.used),
+                reset_at,
+                allowed: counted.allowed,
+            };
+        }
         let mut counters = match self.counters.lock() {
             Ok(counters) => counters,
             // A panic elsewhere while counting leaves counts that are still counts.
@@ -171,15 +206,20 @@ impl Limiter {
     /// Counts an attempt of each of `callers` at `now` against `limit`.
     /// When one of them is over it, nothing is counted, and the error is the
     /// seconds until its window ends (for `Retry-After`).
-    pub fn attempt(&self, callers: Vec<String>, limit: u32, now: i64) -> Result<Attempt<'_>, u64> {
-        let quotas: Vec<Quota> = callers
-            .iter()
-            .map(|caller| self.hit(caller, limit, now))
-            .collect();
+    pub async fn attempt(
+        &self,
+        callers: Vec<String>,
+        limit: u32,
+        now: i64,
+    ) -> Result<Attempt<'_>, u64> {
+        let mut quotas = Vec::with_capacity(callers.len());
+        for caller in &callers {
+            quotas.push(self.hit(caller, limit, now).await);
+        }
         if let Some(over) = quotas.iter().find(|quota| !quota.allowed) {
             for (caller, quota) in callers.iter().zip(&quotas) {
                 if quota.allowed {
-                    self.refund(caller, now);
+                    self.refund(caller, now).await;
                 }
             }
             return Err(u64::try_from((over.reset_at - now).max(1)).unwrap_or(1));
@@ -194,9 +234,9 @@ impl Limiter {
 
 impl Attempt<'_> {
     /// The attempt succeeded: it does not count.
-    pub fn succeeded(self) {
+    pub async fn succeeded(self) {
         for caller in &self.callers {
-            self.limiter.refund(caller, self.now);
+            self.limiter.refund(caller, self.now).await;
         }
     }
 
@@ -294,33 +334,42 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi, schema: &str, media_type
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_refund_gives_one_back_in_the_same_window_only() {
+    #[tokio::test]
+    async fn a_refund_gives_one_back_in_the_same_window_only() {
         let limiter = Limiter::default();
         let now = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
-        limiter.hit("k", 2, now);
-        limiter.hit("k", 2, now);
-        limiter.refund("k", now + 1);
-        assert!(limiter.hit("k", 2, now + 2).allowed);
-        limiter.refund("k", now + WINDOW_SECS);
+        limiter.hit("k", 2, now).await;
+        limiter.hit("k", 2, now).await;
+        limiter.refund("k", now + 1).await;
+        assert!(limiter.hit("k", 2, now + 2).await.allowed);
+        limiter.refund("k", now + WINDOW_SECS).await;
         assert!(
             !limiter.peek("k", 2, now + 3).allowed,
             "a later window gives nothing back"
         );
     }
 
-    #[test]
-    fn only_failed_attempts_count_and_one_caller_over_stops_all() {
+    #[tokio::test]
+    async fn only_failed_attempts_count_and_one_caller_over_stops_all() {
         let limiter = Limiter::default();
         let now = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
         let callers = || vec!["user:a".to_owned(), "address:1".to_owned()];
         for _ in 0..5 {
-            limiter.attempt(callers(), 2, now).unwrap().succeeded();
+            limiter
+                .attempt(callers(), 2, now)
+                .await
+                .unwrap()
+                .succeeded()
+                .await;
         }
-        limiter.attempt(callers(), 2, now).unwrap().failed();
+        limiter.attempt(callers(), 2, now).await.unwrap().failed();
         let other = vec!["user:b".to_owned(), "address:1".to_owned()];
-        limiter.attempt(other.clone(), 2, now).unwrap().failed();
-        assert_eq!(limiter.attempt(other, 2, now + 5).err(), Some(55));
+        limiter
+            .attempt(other.clone(), 2, now)
+            .await
+            .unwrap()
+            .failed();
+        assert_eq!(limiter.attempt(other, 2, now + 5).await.err(), Some(55));
         assert_eq!(
             limiter.peek("user:b", 2, now).remaining,
             1,
@@ -328,35 +377,58 @@ mod tests {
         );
     }
 
-    #[test]
-    fn peeking_counts_nothing() {
+    #[tokio::test]
+    async fn peeking_counts_nothing() {
         let limiter = Limiter::default();
         let now = 1_800_000_000;
-        limiter.hit("k", 2, now);
+        limiter.hit("k", 2, now).await;
         assert_eq!(limiter.peek("k", 2, now).remaining, 1);
         assert_eq!(limiter.peek("k", 2, now).remaining, 1);
         assert!(limiter.peek("other", 2, now).allowed);
     }
 
-    #[test]
-    fn a_window_allows_the_limit_then_refuses_until_it_ends() {
+    #[tokio::test]
+    async fn a_window_allows_the_limit_then_refuses_until_it_ends() {
         let limiter = Limiter::default();
         let start = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
         for n in 0..3 {
-            let quota = limiter.hit("k", 3, start + n);
+            let quota = limiter.hit("k", 3, start + n).await;
             assert!(quota.allowed);
             assert_eq!(quota.remaining, 2 - u32::try_from(n).unwrap_or(0));
         }
-        let over = limiter.hit("k", 3, start + 10);
+        let over = limiter.hit("k", 3, start + 10).await;
         assert!(!over.allowed);
         assert_eq!((over.remaining, over.reset_at), (0, start + WINDOW_SECS));
         assert!(
-            limiter.hit("other", 3, start + 10).allowed,
+            limiter.hit("other", 3, start + 10).await.allowed,
             "callers count apart"
         );
         assert!(
-            limiter.hit("k", 3, start + WINDOW_SECS).allowed,
+            limiter.hit("k", 3, start + WINDOW_SECS).await.allowed,
             "a new window starts afresh"
+        );
+    }
+
+    /// With Redis unreachable, requests are counted here: answered, and
+    /// still limited (each replica on its own), never an error.
+    #[tokio::test]
+    async fn without_redis_the_counting_falls_back_to_the_process() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or(1);
+        let shared = Arc::new(
+            SharedCounters::new(&format!("redis://127.0.0.1:{port}"), "test")
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let limiter = Limiter::default().shared_as(Some(&shared), "unit");
+        let start = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
+        assert!(limiter.hit("k", 2, start).await.allowed);
+        assert!(limiter.hit("k", 2, start + 1).await.allowed);
+        assert!(!limiter.hit("k", 2, start + 2).await.allowed);
+        assert!(
+            shared.problem().is_some(),
+            "the failure is on record for readiness"
         );
     }
 }

@@ -44,6 +44,14 @@ struct Cli {
     /// Private key (PEM) of --tls-cert.
     #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_TLS_KEY")]
     tls_key: Option<PathBuf>,
+    /// `redis://...`: rate-limit counters shared by every replica.
+    #[arg(
+        long,
+        global = true,
+        env = "PETSTORE_PORTFOLIO_REDIS_URL",
+        hide_env_values = true
+    )]
+    redis_url: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -78,6 +86,7 @@ async fn main() -> ExitCode {
         public_url: cli.public_url.clone(),
         tls_cert: cli.tls_cert.clone(),
         tls_key: cli.tls_key.clone(),
+        redis_url: cli.redis_url.clone(),
     };
     let config = match Config::load(cli.config.as_deref(), &overrides) {
         Ok(config) => config,

@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::smtp::{self, SmtpServer};
-use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, wait_until};
+use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, redis_url, wait_until};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
 const REPLICAS: usize = 3;
 
-on_every_database!(a_server_refuses_a_schema_newer_than_it_knows);
+on_every_database!(
+    a_server_refuses_a_schema_newer_than_it_knows,
+    with_redis_down_requests_are_answered_and_readiness_says_so,
+);
 
 /// The PostgreSQL database for a test of replicas (they share PostgreSQL;
 /// SQLite serves one process), or `None` with a loud note where none is
@@ -230,5 +233,165 @@ async fn replicas_deliver_every_email_once_even_when_one_is_killed() {
     for replica in replicas {
         replica.terminate();
     }
+    database.remove().await;
+}
+
+/// An API key the rate-limit tests call with (its own counter, apart from
+/// the address's, which readiness checks use).
+const KEY: &str = "replica-test-key-0123456789";
+
+/// A prefix for this test's counters in the shared Redis: nothing else
+/// (another test, another run in the same minute) counts with them.
+fn unique_prefix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("test-{}-{nanos}", std::process::id())
+}
+
+/// Waits, if fewer than `margin` are left of the current minute, for the
+/// next one: a burst that straddles two windows would be counted in both.
+async fn wait_for_a_window_with(margin: Duration) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let into_minute = Duration::from_millis(u64::try_from(now.as_millis() % 60_000).unwrap_or(0));
+    let left = Duration::from_secs(60) - into_minute;
+    if left < margin {
+        tokio::time::sleep(left + Duration::from_millis(100)).await;
+    }
+}
+
+/// With a limit of 100 requests a minute per key, 150 requests sent at once
+/// and spread over three replicas: exactly 100 pass, 50 are refused (429
+/// with `Retry-After`), and every answer carries the limit's headers. With
+/// counters of each process's own, 150 would pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_holds_across_replicas_exactly() {
+    const TEST: &str = "replicas::a_limit_holds_across_replicas_exactly";
+    let Some(redis) = redis_url(TEST) else {
+        return;
+    };
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let prefix = unique_prefix();
+    let keys = format!(r#"[{{name="replicas",key="{KEY}",scopes=["admin"]}}]"#);
+    let env = [
+        ("PETSTORE_PORTFOLIO_REDIS_URL", redis.as_str()),
+        ("PETSTORE_PORTFOLIO_REDIS_KEY_PREFIX", prefix.as_str()),
+        ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys.as_str()),
+        (
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__PER_KEY_PER_MINUTE",
+            "100",
+        ),
+    ];
+    let replicas = start_replicas(&database, &env);
+    let client = http();
+    for replica in &replicas {
+        let ready: serde_json::Value = client
+            .get(replica.at("/api/health/ready"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(ready["status"], "ready", "{ready}");
+        assert_eq!(ready["checks"]["rate_limits"]["ok"], true, "{ready}");
+    }
+
+    wait_for_a_window_with(Duration::from_secs(15)).await;
+    let answers = futures::future::join_all((0..150).map(|n| {
+        client
+            .get(replicas[n % REPLICAS].at("/api/site-info"))
+            .header("X-API-Key", KEY)
+            .send()
+    }))
+    .await;
+    let (mut passed, mut refused) = (0, 0);
+    for answer in answers {
+        let answer = answer.unwrap();
+        let headers = answer.headers();
+        assert_eq!(headers["x-ratelimit-limit"], "100");
+        assert!(headers.contains_key("ratelimit"));
+        match answer.status().as_u16() {
+            200 => passed += 1,
+            429 => {
+                assert!(headers.contains_key("retry-after"));
+                assert_eq!(headers["x-ratelimit-remaining"], "0");
+                refused += 1;
+            }
+            other => panic!("answered {other}"),
+        }
+    }
+    assert_eq!((passed, refused), (100, 50));
+    for replica in replicas {
+        replica.terminate();
+    }
+    database.remove().await;
+}
+
+/// Redis configured but not there: every request is still answered (the
+/// limit counted in the process), readiness says `degraded` and why, and
+/// nothing is a 500.
+async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
+    let database = FreshDatabase::create(db).await;
+    let nothing_there = format!("redis://127.0.0.1:{}", end_to_end_tests::smtp::free_port());
+    let server = ServerProcess::start(
+        Path::new(BINARY),
+        &database,
+        &["--redis-url", &nothing_there],
+        &[(
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
+            "5",
+        )],
+    );
+    let client = http();
+    let mut statuses = Vec::new();
+    for _ in 0..7 {
+        let answer = client
+            .get(server.at("/api/site-info"))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.headers().contains_key("x-ratelimit-remaining"));
+        statuses.push(answer.status().as_u16());
+    }
+    // Counted in the process: the limit still holds there.
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429, 429]);
+
+    let ready = client
+        .get(server.at("/api/health/ready"))
+        .send()
+        .await
+        .unwrap();
+    // Over the address's limit by now: readiness is read with a fresh
+    // server below.
+    assert_eq!(ready.status(), 429);
+    server.terminate();
+
+    let server = ServerProcess::start(
+        Path::new(BINARY),
+        &database,
+        &["--redis-url", &nothing_there],
+        &[],
+    );
+    let ready = client
+        .get(server.at("/api/health/ready"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let ready: serde_json::Value = ready.json().await.unwrap();
+    assert_eq!(ready["status"], "degraded", "{ready}");
+    assert_eq!(ready["checks"]["rate_limits"]["ok"], false, "{ready}");
+    let detail = ready["checks"]["rate_limits"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("does not answer") && detail.contains("requests are still answered"),
+        "{detail}"
+    );
+    server.terminate();
     database.remove().await;
 }

@@ -25,6 +25,28 @@ use tokio::sync::oneshot;
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/postgres`.
 pub const POSTGRES_URL_VAR: &str = "POSTGRES_TEST_URL";
+/// The environment variable that names a Redis server for the tests of
+/// replicas' shared rate limits (keys under a prefix of each test's own).
+pub const REDIS_URL_VAR: &str = "REDIS_TEST_URL";
+
+/// The configured Redis server; otherwise a loud note (and, under CI, a
+/// panic).
+pub fn redis_url(test: &str) -> Option<String> {
+    match std::env::var(REDIS_URL_VAR) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CI").is_err(),
+                "{REDIS_URL_VAR} is not set under CI: the Redis tests would not run"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED without Redis: {test} (set {REDIS_URL_VAR} to run it)"
+            );
+            None
+        }
+    }
+}
 
 /// API keys every test server accepts.
 pub mod keys {

@@ -2790,6 +2790,7 @@ pub mod types {
         pub database: Check,
         pub mail: Check,
         pub outbox: OutboxCheck,
+        pub rate_limits: Check,
     }
     impl ReadinessChecks {
         pub fn builder() -> builder::ReadinessChecks {
@@ -7362,6 +7363,7 @@ pub mod types {
             database: ::std::result::Result<super::Check, ::std::string::String>,
             mail: ::std::result::Result<super::Check, ::std::string::String>,
             outbox: ::std::result::Result<super::OutboxCheck, ::std::string::String>,
+            rate_limits: ::std::result::Result<super::Check, ::std::string::String>,
         }
         impl ::std::default::Default for ReadinessChecks {
             fn default() -> Self {
@@ -7369,6 +7371,7 @@ pub mod types {
                     database: Err("no value supplied for database".to_string()),
                     mail: Err("no value supplied for mail".to_string()),
                     outbox: Err("no value supplied for outbox".to_string()),
+                    rate_limits: Err("no value supplied for rate_limits".to_string()),
                 }
             }
         }
@@ -7403,6 +7406,16 @@ pub mod types {
                     .map_err(|e| format!("error converting supplied value for outbox: {e}"));
                 self
             }
+            pub fn rate_limits<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<super::Check>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.rate_limits = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for rate_limits: {e}"));
+                self
+            }
         }
         impl ::std::convert::TryFrom<ReadinessChecks> for super::ReadinessChecks {
             type Error = super::error::ConversionError;
@@ -7413,6 +7426,7 @@ pub mod types {
                     database: value.database?,
                     mail: value.mail?,
                     outbox: value.outbox?,
+                    rate_limits: value.rate_limits?,
                 })
             }
         }
@@ -7422,6 +7436,7 @@ pub mod types {
                     database: Ok(value.database),
                     mail: Ok(value.mail),
                     outbox: Ok(value.outbox),
+                    rate_limits: Ok(value.rate_limits),
                 }
             }
         }

@@ -50,6 +50,15 @@ pub struct Config {
     /// through the file or the environment; keep it readable by the server
     /// only.
     pub tls_key: Option<PathBuf>,
+    /// `redis://...`: the rate limits' counters live in Redis, shared by
+    /// every replica of the server (without it each process counts on its
+    /// own). If Redis does not answer, requests are still answered and
+    /// counted in the process meanwhile. Put a password here only through
+    /// the environment or a file.
+    pub redis_url: Option<String>,
+    /// The prefix of the counters' keys in Redis: the replicas of one
+    /// deployment share it; deployments that share a Redis need one each.
+    pub redis_key_prefix: String,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -66,6 +75,8 @@ impl Default for Config {
             public_url: None,
             tls_cert: None,
             tls_key: None,
+            redis_url: None,
+            redis_key_prefix: "petstore-portfolio".to_owned(),
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
@@ -87,6 +98,8 @@ impl std::fmt::Debug for Config {
             .field("public_url", &self.public_url)
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
+            .field("redis_url", &self.redis_url.as_deref().map(redact_url))
+            .field("redis_key_prefix", &self.redis_key_prefix)
             .field("http", &self.http)
             .field("petstore", &self.petstore)
             .field("portfolio", &self.portfolio)
@@ -204,6 +217,8 @@ pub struct Overrides {
     pub tls_cert: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_key: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_url: Option<String>,
 }
 
 impl Config {

@@ -287,6 +287,7 @@ pub async fn check_password(
             state.config.failed_logins_per_minute,
             Utc::now().timestamp(),
         )
+        .await
         .map_err(|retry_after| {
             Error::new(
                 ErrorCode::RateLimited,
@@ -304,7 +305,7 @@ pub async fn check_password(
         user_id,
     ) {
         (true, Some(id)) => {
-            attempt.succeeded();
+            attempt.succeeded().await;
             Ok(Some(id))
         }
         _ => {

@@ -34,7 +34,8 @@ pub async fn limit_requests<Answer: Future<Output = Response>>(
         .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     let quota = limit
         .limiter
-        .hit(&format!("address:{address}"), per_minute, now);
+        .hit(&format!("address:{address}"), per_minute, now)
+        .await;
     let mut response = if quota.allowed {
         next(request).await
     } else {

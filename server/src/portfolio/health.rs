@@ -61,6 +61,10 @@ pub struct ReadinessChecks {
     pub database: Check,
     pub mail: Check,
     pub outbox: OutboxCheck,
+    /// Where the rate limits are counted; not ok when Redis is configured
+    /// and does not answer (the server is then `degraded`, not unready:
+    /// it answers, and counts in the process meanwhile).
+    pub rate_limits: Check,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -159,13 +163,34 @@ pub async fn get_readiness(
             },
         ),
     };
+    let rate_limits = match &state.shared_counters {
+        None => Check {
+            ok: true,
+            detail: "counted in this process (no Redis configured)".to_owned(),
+        },
+        Some(shared) => match shared.ping().await {
+            None => Check {
+                ok: true,
+                detail: format!("shared by the replicas in Redis at {}", shared.url()),
+            },
+            Some(problem) => Check {
+                ok: false,
+                detail: format!(
+                    "Redis at {} does not answer ({problem}): requests are still answered, and \
+                     the limits are counted in this process until it answers",
+                    shared.url()
+                ),
+            },
+        },
+    };
     let checks = ReadinessChecks {
         database,
         mail,
         outbox,
+        rate_limits,
     };
     if checks.database.ok && checks.mail.ok && checks.outbox.ok {
-        let status = if checks.outbox.failed > 0 {
+        let status = if checks.outbox.failed > 0 || !checks.rate_limits.ok {
             ReadyStatus::Degraded
         } else {
             ReadyStatus::Ready

@@ -83,10 +83,10 @@ pub async fn request_api_key(
         address.map_or_else(String::new, |a| a.to_string())
     );
     let now = Utc::now();
-    let quota =
-        state
-            .key_request_limiter
-            .hit(&caller, config.per_address_per_hour, now.timestamp());
+    let quota = state
+        .key_request_limiter
+        .hit(&caller, config.per_address_per_hour, now.timestamp())
+        .await;
     if !quota.allowed {
         let retry_after = u64::try_from((quota.reset_at - now.timestamp()).max(1)).unwrap_or(1);
         return Err(Error::new(

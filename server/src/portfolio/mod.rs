@@ -84,6 +84,8 @@ pub struct Shared {
     pub started: Instant,
     /// The site information, as `getSiteInfo` last read it.
     pub site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
+    /// The rate limits' counters in Redis, if configured (for readiness).
+    pub shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
 }
 
 /// The parts of the document that are not per operation.

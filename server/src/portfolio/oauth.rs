@@ -302,6 +302,7 @@ async fn authenticate_client(
             state.config.oauth.failed_client_auth_per_minute,
             Utc::now().timestamp(),
         )
+        .await
         .map_err(|retry_after| {
             Error::new(
                 ErrorCode::RateLimited,
@@ -321,7 +322,7 @@ async fn authenticate_client(
     if tokens::client_secret_matches(client.as_ref(), &secret)
         && let Some(client) = client
     {
-        attempt.succeeded();
+        attempt.succeeded().await;
         return Ok(client);
     }
     attempt.failed();

@@ -58,7 +58,7 @@ pub async fn limit_requests<Answer: Future<Output = Response>>(
             )
         }
     };
-    let quota = limits.limiter.hit(&caller, limit, now);
+    let quota = limits.limiter.hit(&caller, limit, now).await;
     let mut response = if quota.allowed {
         next(request).await
     } else {

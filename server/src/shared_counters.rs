@@ -1,0 +1,223 @@
+//! Rate-limit counters in Redis, shared by every replica (`--redis-url`,
+//! DESIGN 4.4): with N replicas behind a load balancer, counters of their
+//! own would let N times the limit through.
+//!
+//! Each hit is one Lua script, atomic in Redis: it counts the request only
+//! if the caller is under the limit (as the in-process counters do) and
+//! gives the key the window's lifetime. A window is a key of its own
+//! (`<prefix>:<limiter>:<window start>:<caller>`), so replicas agree on
+//! windows as far as their clocks agree.
+//!
+//! Redis unreachable is never an error for a request: the server fails
+//! open. The limiters count in the process meanwhile (each replica its own
+//! limit, as without Redis), readiness says `degraded`, and the log says so
+//! once when it goes and once when it comes back. After a failure Redis is
+//! not asked again for a second, so that requests do not each wait for a
+//! timeout.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::OnceCell;
+
+use crate::clock::now_ms;
+use crate::config::redact_url;
+
+/// How long a hit waits for Redis before the request goes on without it.
+const ANSWER_WITHIN: Duration = Duration::from_millis(250);
+/// After a failure, Redis is left alone this long.
+const RETRY_AFTER_MS: i64 = 1000;
+
+/// Counts a hit if the caller is under the limit: `{allowed, used}`.
+const HIT: &str = r"
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used >= tonumber(ARGV[1]) then
+  return {0, used}
+end
+used = redis.call('INCR', KEYS[1])
+if used == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+end
+return {1, used}
+";
+
+/// Gives one hit back (an attempt that turned out not to count).
+const REFUND: &str = r"
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used > 0 then
+  redis.call('DECR', KEYS[1])
+end
+return 0
+";
+
+/// The counters every replica shares.
+pub struct SharedCounters {
+    client: redis::Client,
+    /// The URL without its password, for messages.
+    shown_url: String,
+    prefix: String,
+    connection: OnceCell<ConnectionManager>,
+    hit: redis::Script,
+    refund: redis::Script,
+    /// Not asked before this (Unix milliseconds), after a failure.
+    resting_until_ms: AtomicI64,
+    /// Whether the last call failed (for the log's transitions).
+    down: AtomicBool,
+    /// What the last failure was, for readiness.
+    last_error: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for SharedCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCounters")
+            .field("url", &self.shown_url)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a caller stands after a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub allowed: bool,
+    pub used: u32,
+}
+
+impl SharedCounters {
+    /// Counters at `url` (`redis://...`), their keys under `prefix`. Only the
+    /// URL is checked here: Redis may come up after the server.
+    pub fn new(url: &str, prefix: &str) -> anyhow::Result<SharedCounters> {
+        let client = redis::Client::open(url)
+            .with_context(|| format!("not a Redis URL: {}", redact_url(url)))?;
+        Ok(SharedCounters {
+            client,
+            shown_url: redact_url(url),
+            prefix: prefix.to_owned(),
+            connection: OnceCell::new(),
+            hit: redis::Script::new(HIT),
+            refund: redis::Script::new(REFUND),
+            resting_until_ms: AtomicI64::new(0),
+            down: AtomicBool::new(false),
+            last_error: Mutex::new(None),
+        })
+    }
+
+    /// Counts a hit of `caller` in `limiter`'s window starting at `window`
+    /// against `limit`; the key lives `window_secs`. `None`: Redis did not
+    /// answer, count here.
+    pub async fn hit(
+        &self,
+        limiter: &str,
+        window: i64,
+        caller: &str,
+        limit: u32,
+        window_secs: i64,
+    ) -> Option<Counted> {
+        let key = self.key(limiter, window, caller);
+        let (allowed, used): (i64, i64) = self
+            .call(|mut connection| {
+                let mut invocation = self.hit.key(&key);
+                invocation.arg(limit).arg(window_secs);
+                async move { invocation.invoke_async(&mut connection).await }
+            })
+            .await?;
+        Some(Counted {
+            allowed: allowed == 1,
+            used: u32::try_from(used).unwrap_or(u32::MAX),
+        })
+    }
+
+    /// Gives back one hit of `caller` in that window; `None`: Redis did not
+    /// answer.
+    pub async fn refund(&self, limiter: &str, window: i64, caller: &str) -> Option<()> {
+        let key = self.key(limiter, window, caller);
+        self.call(|mut connection| {
+            let invocation = self.refund.key(&key);
+            async move { invocation.invoke_async::<i64>(&mut connection).await }
+        })
+        .await
+        .map(|_: i64| ())
+    }
+
+    /// `None` if Redis answered the last call (or none was made yet);
+    /// otherwise what went wrong.
+    pub fn problem(&self) -> Option<String> {
+        if !self.down.load(Ordering::Relaxed) {
+            return None;
+        }
+        match self.last_error.lock() {
+            Ok(error) => error.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Asks Redis now (readiness), unless it is resting after a failure.
+    pub async fn ping(&self) -> Option<String> {
+        let _ = self
+            .call(|mut connection| async move {
+                redis::cmd("PING")
+                    .query_async::<String>(&mut connection)
+                    .await
+            })
+            .await;
+        self.problem()
+    }
+
+    pub fn url(&self) -> &str {
+        &self.shown_url
+    }
+
+    fn key(&self, limiter: &str, window: i64, caller: &str) -> String {
+        format!("{}:{limiter}:{window}:{caller}", self.prefix)
+    }
+
+    /// Runs `command` on the connection within [`ANSWER_WITHIN`], keeping
+    /// track of Redis going and coming back.
+    async fn call<T, F, Fut>(&self, command: F) -> Option<T>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        if now_ms() < self.resting_until_ms.load(Ordering::Relaxed) {
+            return None;
+        }
+        let answered = tokio::time::timeout(ANSWER_WITHIN, async {
+            let connection = self
+                .connection
+                .get_or_try_init(|| {
+                    let config = ConnectionManagerConfig::new()
+                        .set_connection_timeout(Some(ANSWER_WITHIN))
+                        .set_response_timeout(Some(ANSWER_WITHIN))
+                        .set_number_of_retries(1);
+                    ConnectionManager::new_with_config(self.client.clone(), config)
+                })
+                .await?
+                .clone();
+            command(connection).await
+        })
+        .await;
+        let failure = match answered {
+            Ok(Ok(value)) => {
+                if self.down.swap(false, Ordering::Relaxed) {
+                    tracing::info!(redis = %self.shown_url, "Redis answers again: the rate limits are shared by the replicas again");
+                }
+                return Some(value);
+            }
+            Ok(Err(err)) => err.to_string(),
+            Err(_) => format!("no answer within {} ms", ANSWER_WITHIN.as_millis()),
+        };
+        self.resting_until_ms
+            .store(now_ms() + RETRY_AFTER_MS, Ordering::Relaxed);
+        if !self.down.swap(true, Ordering::Relaxed) {
+            tracing::warn!(redis = %self.shown_url, error = %failure, "Redis is unreachable: requests are still answered, and the rate limits are counted in this process until it answers");
+        }
+        match self.last_error.lock() {
+            Ok(mut error) => *error = Some(failure),
+            Err(poisoned) => *poisoned.into_inner() = Some(failure),
+        }
+        None
+    }
+}

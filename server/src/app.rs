@@ -9,13 +9,15 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceBuilder;
+use tower::util::MapRequestLayer;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
@@ -28,7 +30,7 @@ use crate::access::Access;
 use crate::config::{Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors, render_errors_around, render_now};
-use crate::extract::refuse_nul_in_uri;
+use crate::extract::{self, refuse_nul_in_uri};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::password::Hasher;
@@ -351,8 +353,27 @@ pub fn build_router(
     // The plumbing every answer shares wraps the router once, as one stack:
     // `Router::layer` would wrap each route in its own copy, and every
     // request would clone that copy (CORS's lists included) on its way in.
+    let trusted_proxies: Arc<[IpNet]> =
+        extract::parse_trusted_proxies(&config.http.trusted_proxies)?.into();
     let service = ServiceBuilder::new()
         .map_response(IntoResponse::into_response)
+        // Behind trusted proxies, the client they forward is the client.
+        .option_layer((!trusted_proxies.is_empty()).then(|| {
+            MapRequestLayer::new(move |mut request: Request<Body>| {
+                let peer = request
+                    .extensions()
+                    .get::<ConnectInfo<SocketAddr>>()
+                    .map(|ConnectInfo(peer)| peer.ip());
+                if let Some(client) = peer.and_then(|peer| {
+                    extract::forwarded_client(peer, request.headers(), &trusted_proxies)
+                }) {
+                    request
+                        .extensions_mut()
+                        .insert(extract::ForwardedClient(client));
+                }
+                request
+            })
+        }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestId))
         .layer(
             TraceLayer::new_for_http()

@@ -16,8 +16,11 @@
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
+use std::net::IpAddr;
+
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use ipnet::IpNet;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -48,11 +51,69 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
     }
 }
 
-/// The TCP peer's address, left in the request's extensions by the server.
-pub fn client_address(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+/// The client's address: the one a trusted proxy forwarded
+/// ([`ForwardedClient`]), or else the TCP peer's, both left in the request's
+/// extensions by the server.
+pub fn client_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
+    if let Some(ForwardedClient(address)) = extensions.get() {
+        return Some(*address);
+    }
     extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|axum::extract::ConnectInfo(address)| address.ip())
+}
+
+/// The client's address as the trusted proxies in front of the server
+/// forwarded it (`http.trusted_proxies`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardedClient(pub IpAddr);
+
+/// The client behind `peer`, if `peer` is a trusted proxy that says who it
+/// is: walking `X-Forwarded-For` from its end (the hop nearest to us), the
+/// first address that is not a trusted proxy. A client can write anything at
+/// the start of the header, but not past the proxies it went through. If
+/// every hop is trusted, the first; if a hop cannot be read, the one after
+/// it (the last that could be believed).
+pub fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> Option<IpAddr> {
+    let is_trusted = |address: &IpAddr| trusted.iter().any(|net| net.contains(address));
+    if !is_trusted(&peer) {
+        return None;
+    }
+    let hops: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .collect();
+    let mut client = None;
+    for hop in hops.iter().rev() {
+        let Ok(address) = hop.parse::<IpAddr>() else {
+            break;
+        };
+        client = Some(address);
+        if !is_trusted(&address) {
+            break;
+        }
+    }
+    client
+}
+
+/// `http.trusted_proxies`, read: each an address or a CIDR range.
+pub fn parse_trusted_proxies(proxies: &[String]) -> anyhow::Result<Vec<IpNet>> {
+    proxies
+        .iter()
+        .map(|proxy| {
+            proxy
+                .parse::<IpNet>()
+                .or_else(|_| proxy.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| {
+                    anyhow::anyhow!(
+                        "http.trusted_proxies: {proxy:?} is neither an address nor a CIDR range"
+                    )
+                })
+        })
+        .collect()
 }
 
 /// For an optional query or form field where `name=` is a value (an empty
@@ -216,5 +277,57 @@ mod tests {
                 tags: None,
             })
         );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod forwarded_tests {
+    use super::*;
+
+    fn headers(forwarded: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in forwarded {
+            headers.append("x-forwarded-for", value.parse().unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn the_client_is_the_last_hop_that_is_not_a_trusted_proxy() {
+        let trusted =
+            parse_trusted_proxies(&["10.0.0.0/8".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+        let proxy: IpAddr = "127.0.0.1".parse().unwrap();
+        let ip = |text: &str| Some(text.parse::<IpAddr>().unwrap());
+        // A client's own claim at the start does not count.
+        assert_eq!(
+            forwarded_client(
+                proxy,
+                &headers(&["1.1.1.1, 203.0.113.7, 10.1.2.3"]),
+                &trusted
+            ),
+            ip("203.0.113.7")
+        );
+        // Several headers are one list.
+        assert_eq!(
+            forwarded_client(proxy, &headers(&["1.1.1.1", "203.0.113.7"]), &trusted),
+            ip("203.0.113.7")
+        );
+        assert_eq!(
+            forwarded_client(proxy, &headers(&["10.9.9.9"]), &trusted),
+            ip("10.9.9.9")
+        );
+        assert_eq!(
+            forwarded_client(proxy, &headers(&["garbage"]), &trusted),
+            None
+        );
+        assert_eq!(forwarded_client(proxy, &HeaderMap::new(), &trusted), None);
+        // Not from a trusted proxy: the header is the client's own word.
+        let stranger: IpAddr = "198.51.100.1".parse().unwrap();
+        assert_eq!(
+            forwarded_client(stranger, &headers(&["203.0.113.7"]), &trusted),
+            None
+        );
+        assert!(parse_trusted_proxies(&["10.0.0.0/33".to_owned()]).is_err());
     }
 }

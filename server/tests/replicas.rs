@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::smtp::{self, SmtpServer};
-use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, redis_url, wait_until};
+use end_to_end_tests::{
+    Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, wait_until,
+};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
 const REPLICAS: usize = 3;
@@ -250,19 +252,6 @@ fn unique_prefix() -> String {
     format!("test-{}-{nanos}", std::process::id())
 }
 
-/// Waits, if fewer than `margin` are left of the current minute, for the
-/// next one: a burst that straddles two windows would be counted in both.
-async fn wait_for_a_window_with(margin: Duration) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let into_minute = Duration::from_millis(u64::try_from(now.as_millis() % 60_000).unwrap_or(0));
-    let left = Duration::from_secs(60) - into_minute;
-    if left < margin {
-        tokio::time::sleep(left + Duration::from_millis(100)).await;
-    }
-}
-
 /// With a limit of 100 requests a minute per key, 150 requests sent at once
 /// and spread over three replicas: exactly 100 pass, 50 are refused (429
 /// with `Retry-After`), and every answer carries the limit's headers. With
@@ -302,7 +291,7 @@ async fn a_limit_holds_across_replicas_exactly() {
         assert_eq!(ready["checks"]["rate_limits"]["ok"], true, "{ready}");
     }
 
-    wait_for_a_window_with(Duration::from_secs(15)).await;
+    inside_a_fresh_minute().await;
     let answers = futures::future::join_all((0..150).map(|n| {
         client
             .get(replicas[n % REPLICAS].at("/api/site-info"))

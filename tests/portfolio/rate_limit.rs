@@ -106,3 +106,57 @@ async fn the_pet_store_is_not_rate_limited() {
     assert!(header(pets.headers(), "x-ratelimit-limit").is_none());
     server.stop().await;
 }
+
+/// Behind a trusted proxy (here the test's own loopback address), each
+/// client the proxy forwards has a budget of its own; what a client writes at
+/// the start of `X-Forwarded-For` itself counts for nothing.
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_counts_apart() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.portfolio.rate_limit.anonymous_per_minute = 2;
+        c.http.trusted_proxies = vec!["127.0.0.0/8".to_owned()];
+    })
+    .await;
+    inside_a_fresh_minute().await;
+    let from = async |forwarded: &str| {
+        http()
+            .get(server.at("/api/site-info"))
+            .header("X-Forwarded-For", forwarded)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(from("203.0.113.7").await, 200);
+    assert_eq!(from("203.0.113.7").await, 200);
+    assert_eq!(from("203.0.113.7").await, 429);
+    // A claim to be another client, before the address the proxy saw.
+    assert_eq!(from("198.51.100.9, 203.0.113.7").await, 429);
+    assert_eq!(from("203.0.113.8").await, 200);
+    server.stop().await;
+}
+
+/// With no trusted proxy (the default), `X-Forwarded-For` is the client's
+/// own word and changes nothing: its address's budget is spent.
+#[tokio::test]
+async fn without_a_trusted_proxy_the_forwarded_header_is_ignored() {
+    let server = start_with_small_limits().await;
+    for client in ["203.0.113.1", "203.0.113.2"] {
+        let answer = http()
+            .get(server.at("/api/site-info"))
+            .header("X-Forwarded-For", client)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 200);
+    }
+    let third = http()
+        .get(server.at("/api/site-info"))
+        .header("X-Forwarded-For", "203.0.113.3")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(third.status().as_u16(), 429);
+    server.stop().await;
+}

@@ -158,6 +158,12 @@ pub struct HttpConfig {
     pub max_connections: Option<usize>,
     /// Origins allowed by CORS; `["*"]` allows any (the demo's default).
     pub cors_allowed_origins: Vec<String>,
+    /// Reverse proxies (addresses or CIDR ranges, such as `10.0.0.0/8`)
+    /// whose `X-Forwarded-For` is believed: for a request that comes from
+    /// one, the client's address (for the per-address limits) is the last
+    /// address in that header that is not a trusted proxy. Empty (the
+    /// default): the header is ignored, and the client is the TCP peer.
+    pub trusted_proxies: Vec<String>,
 }
 
 impl Default for HttpConfig {
@@ -171,6 +177,7 @@ impl Default for HttpConfig {
             send_timeout_secs: 30,
             max_connections: None,
             cors_allowed_origins: vec!["*".to_owned()],
+            trusted_proxies: Vec::new(),
         }
     }
 }

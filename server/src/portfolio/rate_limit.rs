@@ -4,7 +4,10 @@
 //! RATE_LIMITED` with `Retry-After`.
 //!
 //! The counters are [`crate::limits::Limiter`]'s fixed one-minute windows,
-//! kept in memory: each server process counts on its own.
+//! in Redis with `--redis-url` (shared by every replica), else in memory
+//! (each server process counts on its own). A client's address is the TCP
+//! peer's, or behind a trusted proxy the one it forwards
+//! ([`crate::extract::client_address`]).
 
 use std::sync::Arc;
 

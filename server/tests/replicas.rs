@@ -1,6 +1,7 @@
 //! Several server processes on one database, as replicas behind a load
 //! balancer run (DESIGN 4.9): started at once on a fresh database, they
-//! migrate it once and all serve; their outbox workers deliver every email
+//! migrate it once and all serve; what one writes the others see within a
+//! second; their outbox workers deliver every email
 //! once, also when one is killed; a server that finds a schema newer than it
 //! knows refuses to start.
 
@@ -382,5 +383,177 @@ async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
         "{detail}"
     );
     server.terminate();
+    database.remove().await;
+}
+
+/// A bearer token with the admin scope: an OAuth client registered with the
+/// operator's command, its token asked of `replica`.
+async fn admin_token(database: &FreshDatabase, replica: &ServerProcess) -> String {
+    let output = Command::new(BINARY)
+        .args([
+            "clients", "create", "--name", "replicas", "--scope", "admin", "--json",
+        ])
+        .args(["--database-url", &database.url])
+        .arg("--data-dir")
+        .arg(database.data_dir())
+        .env_remove("PETSTORE_PORTFOLIO_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let registered: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let token: serde_json::Value = http()
+        .post(replica.at("/api/oauth/token"))
+        .basic_auth(
+            registered["client"]["client_id"].as_str().unwrap(),
+            registered["client_secret"].as_str(),
+        )
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    token["access_token"].as_str().unwrap().to_owned()
+}
+
+/// What one replica writes, the others see within a second: a key made
+/// and revoked, the site information changed, a pet added and changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_one_replica_writes_the_others_see_within_a_second() {
+    const TEST: &str = "replicas::what_one_replica_writes_the_others_see_within_a_second";
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let replicas = start_replicas(&database, &[]);
+    let (writer, readers) = (&replicas[0], &replicas[1..]);
+    let client = http();
+    // The access caches look for changes every second.
+    let within = Duration::from_secs(2);
+    let admin = admin_token(&database, writer).await;
+
+    // A key made on one replica works on the others...
+    let made: serde_json::Value = client
+        .post(writer.at("/api/admin/api-keys"))
+        .bearer_auth(&admin)
+        .json(&serde_json::json!({"name": "coherence", "scopes": ["admin"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let (Some(id), Some(key)) = (made["api_key"]["id"].as_str(), made["key"].as_str()) else {
+        panic!("no key made: {made}");
+    };
+    let (id, key) = (id.to_owned(), key.to_owned());
+    let status_on = async |replica: &ServerProcess, key: &str| {
+        client
+            .get(replica.at("/api/llm-context"))
+            .header("X-API-Key", key)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    for reader in readers {
+        wait_until(within, "a new key works on every replica", async || {
+            status_on(reader, &key).await == 200
+        })
+        .await;
+    }
+    // ...and, revoked there, on none.
+    let revoked = client
+        .post(writer.at(&format!("/api/admin/api-keys/{id}/revoke")))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    for reader in readers {
+        wait_until(
+            within,
+            "a revoked key is refused on every replica",
+            async || status_on(reader, &key).await == 401,
+        )
+        .await;
+    }
+
+    // The site information.
+    let site =
+        serde_json::json!({"name": "Ada", "headline": "Replicated", "bio": "b", "links": []});
+    let changed = client
+        .put(writer.at("/api/admin/site-info"))
+        .bearer_auth(&admin)
+        .json(&site)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), 200);
+    for reader in readers {
+        wait_until(
+            within,
+            "the new site information on every replica",
+            async || {
+                let info: serde_json::Value = client
+                    .get(reader.at("/api/site-info"))
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                info["headline"] == "Replicated"
+            },
+        )
+        .await;
+    }
+
+    // A pet added, then changed, on one replica.
+    let pet: serde_json::Value = client
+        .post(writer.at("/v2/pet"))
+        .json(&serde_json::json!({"name": "Replicated", "photoUrls": []}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let pet_id = pet["id"].as_i64().unwrap();
+    let name_on = async |replica: &ServerProcess| {
+        let pet: serde_json::Value = client
+            .get(replica.at(&format!("/v2/pet/{pet_id}")))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        pet["name"].as_str().map(str::to_owned)
+    };
+    for reader in readers {
+        assert_eq!(name_on(reader).await.as_deref(), Some("Replicated"));
+    }
+    let renamed = client
+        .put(writer.at("/v2/pet"))
+        .json(&serde_json::json!({"id": pet_id, "name": "Renamed", "photoUrls": []}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(renamed.status(), 200);
+    for reader in readers {
+        wait_until(within, "the renamed pet on every replica", async || {
+            name_on(reader).await.as_deref() == Some("Renamed")
+        })
+        .await;
+    }
+    for replica in replicas {
+        replica.terminate();
+    }
     database.remove().await;
 }

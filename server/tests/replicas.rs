@@ -1,9 +1,9 @@
 //! Several server processes on one database, as replicas behind a load
 //! balancer run (DESIGN 4.9): started at once on a fresh database, they
 //! migrate it once and all serve; what one writes the others see within a
-//! second; their outbox workers deliver every email
-//! once, also when one is killed; a server that finds a schema newer than it
-//! knows refuses to start.
+//! second; their outbox workers deliver every email once, also when one is
+//! killed; a limit holds across them with Redis; a server that finds a
+//! schema newer than it knows refuses to start.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::smtp::{self, SmtpServer};
 use end_to_end_tests::{
-    Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, wait_until,
+    Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, send_json,
+    wait_until,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
@@ -280,14 +281,7 @@ async fn a_limit_holds_across_replicas_exactly() {
     let replicas = start_replicas(&database, &env);
     let client = http();
     for replica in &replicas {
-        let ready: serde_json::Value = client
-            .get(replica.at("/api/health/ready"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, _, ready) = send_json(client.get(replica.at("/api/health/ready"))).await;
         assert_eq!(ready["status"], "ready", "{ready}");
         assert_eq!(ready["checks"]["rate_limits"]["ok"], true, "{ready}");
     }
@@ -421,6 +415,18 @@ async fn admin_token(database: &FreshDatabase, replica: &ServerProcess) -> Strin
     token["access_token"].as_str().unwrap().to_owned()
 }
 
+/// Waits until `seen` holds on each of `replicas`, at most 2 s each (the
+/// access caches look for changes every second).
+async fn seen_by_every_replica(
+    replicas: &[ServerProcess],
+    what: &str,
+    seen: impl AsyncFn(&ServerProcess) -> bool,
+) {
+    for replica in replicas {
+        wait_until(Duration::from_secs(2), what, async || seen(replica).await).await;
+    }
+}
+
 /// What one replica writes, the others see within a second: a key made
 /// and revoked, the site information changed, a pet added and changed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -432,8 +438,6 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     let replicas = start_replicas(&database, &[]);
     let (writer, readers) = (&replicas[0], &replicas[1..]);
     let client = http();
-    // The access caches look for changes every second.
-    let within = Duration::from_secs(2);
     let admin = admin_token(&database, writer).await;
 
     // A key made on one replica works on the others...
@@ -461,12 +465,12 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
             .status()
             .as_u16()
     };
-    for reader in readers {
-        wait_until(within, "a new key works on every replica", async || {
-            status_on(reader, &key).await == 200
-        })
-        .await;
-    }
+    seen_by_every_replica(
+        readers,
+        "a new key works on every replica",
+        async |reader| status_on(reader, &key).await == 200,
+    )
+    .await;
     // ...and, revoked there, on none.
     let revoked = client
         .post(writer.at(&format!("/api/admin/api-keys/{id}/revoke")))
@@ -475,14 +479,12 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
         .await
         .unwrap();
     assert_eq!(revoked.status(), 200);
-    for reader in readers {
-        wait_until(
-            within,
-            "a revoked key is refused on every replica",
-            async || status_on(reader, &key).await == 401,
-        )
-        .await;
-    }
+    seen_by_every_replica(
+        readers,
+        "a revoked key is refused on every replica",
+        async |reader| status_on(reader, &key).await == 401,
+    )
+    .await;
 
     // The site information.
     let site =
@@ -495,24 +497,15 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
         .await
         .unwrap();
     assert_eq!(changed.status(), 200);
-    for reader in readers {
-        wait_until(
-            within,
-            "the new site information on every replica",
-            async || {
-                let info: serde_json::Value = client
-                    .get(reader.at("/api/site-info"))
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                info["headline"] == "Replicated"
-            },
-        )
-        .await;
-    }
+    seen_by_every_replica(
+        readers,
+        "the new site information on every replica",
+        async |reader| {
+            let (_, _, info) = send_json(client.get(reader.at("/api/site-info"))).await;
+            info["headline"] == "Replicated"
+        },
+    )
+    .await;
 
     // A pet added, then changed, on one replica.
     let pet: serde_json::Value = client
@@ -526,14 +519,7 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
         .unwrap();
     let pet_id = pet["id"].as_i64().unwrap();
     let name_on = async |replica: &ServerProcess| {
-        let pet: serde_json::Value = client
-            .get(replica.at(&format!("/v2/pet/{pet_id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, _, pet) = send_json(client.get(replica.at(&format!("/v2/pet/{pet_id}")))).await;
         pet["name"].as_str().map(str::to_owned)
     };
     for reader in readers {
@@ -546,12 +532,12 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
         .await
         .unwrap();
     assert_eq!(renamed.status(), 200);
-    for reader in readers {
-        wait_until(within, "the renamed pet on every replica", async || {
-            name_on(reader).await.as_deref() == Some("Renamed")
-        })
-        .await;
-    }
+    seen_by_every_replica(
+        readers,
+        "the renamed pet on every replica",
+        async |reader| name_on(reader).await.as_deref() == Some("Renamed"),
+    )
+    .await;
     for replica in replicas {
         replica.terminate();
     }

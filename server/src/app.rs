@@ -80,7 +80,7 @@ pub async fn open_database(config: &Config) -> anyhow::Result<Database> {
             )
         })?;
     }
-    Database::connect(&database_url).await
+    Database::connect_with(&database_url, config.database_max_connections).await
 }
 
 impl Server {

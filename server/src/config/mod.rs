@@ -39,6 +39,11 @@ pub struct Config {
     /// `sqlite:...` or `postgres://...`; defaults to a SQLite file in `data_dir`.
     /// Put credentials here only through the environment or a file.
     pub database_url: Option<String>,
+    /// Connections this process keeps to the database, at most (default: 8
+    /// for SQLite, 16 for PostgreSQL). With N replicas on one PostgreSQL,
+    /// N times this must stay under the server's `max_connections` (100 by
+    /// default), with room left for the operator's tools.
+    pub database_max_connections: Option<u32>,
     /// Base URL used in links the server hands out (image URLs, ...);
     /// defaults to `http://<bound address>` (`https://` with TLS).
     pub public_url: Option<String>,
@@ -72,6 +77,7 @@ impl Default for Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("data"),
             database_url: None,
+            database_max_connections: None,
             public_url: None,
             tls_cert: None,
             tls_key: None,
@@ -95,6 +101,7 @@ impl std::fmt::Debug for Config {
                 "database_url",
                 &self.database_url.as_deref().map(redact_url),
             )
+            .field("database_max_connections", &self.database_max_connections)
             .field("public_url", &self.public_url)
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)

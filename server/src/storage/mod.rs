@@ -100,6 +100,12 @@ impl Database {
 
     /// Connects, creating the SQLite file if needed, and runs the migrations.
     pub async fn connect(url: &str) -> anyhow::Result<Self> {
+        Self::connect_with(url, None).await
+    }
+
+    /// [`connect`](Self::connect), keeping at most `max_connections` (none:
+    /// 8 for SQLite, 16 for PostgreSQL).
+    pub async fn connect_with(url: &str, max_connections: Option<u32>) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -124,8 +130,8 @@ impl Database {
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None),
-            Backend::Sqlite => pool_options.max_connections(8),
-            Backend::Postgres => pool_options.max_connections(16),
+            Backend::Sqlite => pool_options.max_connections(max_connections.unwrap_or(8).max(1)),
+            Backend::Postgres => pool_options.max_connections(max_connections.unwrap_or(16).max(1)),
         };
         if backend == Backend::Sqlite {
             pool_options = pool_options.after_connect(|conn, _meta| {
@@ -379,7 +385,26 @@ impl From<sqlx::Error> for StoreError {
 
 #[cfg(test)]
 mod tests {
-    use super::StoreError;
+    use super::{Database, StoreError};
+
+    /// `database_max_connections` sizes the pool (replicas share the
+    /// database server's connections).
+    #[tokio::test]
+    async fn the_pool_keeps_at_most_the_connections_configured() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let url = format!(
+            "sqlite://{}?mode=rwc",
+            dir.path().join("db.sqlite").display()
+        );
+        let db = Database::connect_with(&url, Some(3))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(db.pool().options().get_max_connections(), 3);
+        let db = Database::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(db.pool().options().get_max_connections(), 8);
+    }
 
     #[test]
     fn a_database_out_of_reach_is_unavailable_not_a_fault() {

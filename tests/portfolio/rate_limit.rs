@@ -160,3 +160,17 @@ async fn without_a_trusted_proxy_the_forwarded_header_is_ignored() {
     assert_eq!(third.status().as_u16(), 429);
     server.stop().await;
 }
+
+/// Health checks count, but are never refused: a load balancer's checks
+/// over the limit would otherwise take the server out of service.
+#[tokio::test]
+async fn health_checks_are_never_refused() {
+    let server = start_with_small_limits().await;
+    for path in ["/api/health/ready", "/api/health", "/api/health/ready"] {
+        let answer = get(&server, path).await;
+        assert_eq!(answer.status().as_u16(), 200, "{path}");
+        assert!(header(answer.headers(), "x-ratelimit-remaining").is_some());
+    }
+    assert_eq!(get(&server, "/api/site-info").await.status().as_u16(), 429);
+    server.stop().await;
+}

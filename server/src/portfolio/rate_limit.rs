@@ -36,7 +36,10 @@ pub struct RateLimits {
 
 /// Counts `request` against its caller's quota (its API key's, or its
 /// address's): over it, a 429; within it, `next`'s answer; the limit's
-/// headers on both.
+/// headers on both. The health checks count but are never refused: a load
+/// balancer checking N replicas spends its address's budget N times as fast
+/// (the counters are shared), and a 429 there would take every replica out
+/// of service at once.
 pub async fn limit_requests<Answer: Future<Output = Response>>(
     limits: &RateLimits,
     mut request: Request,
@@ -62,7 +65,8 @@ pub async fn limit_requests<Answer: Future<Output = Response>>(
         }
     };
     let quota = limits.limiter.hit(&caller, limit, now).await;
-    let mut response = if quota.allowed {
+    let health_check = matches!(request.uri().path(), "/api/health" | "/api/health/ready");
+    let mut response = if quota.allowed || health_check {
         next(request).await
     } else {
         limits::over_limit(quota, now).into_response()

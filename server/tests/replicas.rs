@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::smtp::{self, SmtpServer};
 use end_to_end_tests::{
-    Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, send_json,
+    Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, send, send_json,
     wait_until,
 };
 
@@ -346,29 +346,9 @@ async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
     // Counted in the process: the limit still holds there.
     assert_eq!(statuses, [200, 200, 200, 200, 200, 429, 429]);
 
-    let ready = client
-        .get(server.at("/api/health/ready"))
-        .send()
-        .await
-        .unwrap();
-    // Over the address's limit by now: readiness is read with a fresh
-    // server below.
-    assert_eq!(ready.status(), 429);
-    server.terminate();
-
-    let server = ServerProcess::start(
-        Path::new(BINARY),
-        &database,
-        &["--redis-url", &nothing_there],
-        &[],
-    );
-    let ready = client
-        .get(server.at("/api/health/ready"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), 200);
-    let ready: serde_json::Value = ready.json().await.unwrap();
+    // Over the address's limit by now, but health checks are never refused.
+    let (status, _, ready) = send_json(client.get(server.at("/api/health/ready"))).await;
+    assert_eq!(status, 200);
     assert_eq!(ready["status"], "degraded", "{ready}");
     assert_eq!(ready["checks"]["rate_limits"]["ok"], false, "{ready}");
     let detail = ready["checks"]["rate_limits"]["detail"].as_str().unwrap();
@@ -399,19 +379,22 @@ async fn admin_token(database: &FreshDatabase, replica: &ServerProcess) -> Strin
         String::from_utf8_lossy(&output.stderr)
     );
     let registered: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let token: serde_json::Value = http()
-        .post(replica.at("/api/oauth/token"))
-        .basic_auth(
-            registered["client"]["client_id"].as_str().unwrap(),
-            registered["client_secret"].as_str(),
-        )
-        .form(&[("grant_type", "client_credentials")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    token_of(&registered, replica).await
+}
+
+/// A token for the client `registered` (as registering it answered), asked
+/// of `replica`.
+async fn token_of(registered: &serde_json::Value, replica: &ServerProcess) -> String {
+    let (_, _, token) = send_json(
+        http()
+            .post(replica.at("/api/oauth/token"))
+            .basic_auth(
+                registered["client"]["client_id"].as_str().unwrap(),
+                registered["client_secret"].as_str(),
+            )
+            .form(&[("grant_type", "client_credentials")]),
+    )
+    .await;
     token["access_token"].as_str().unwrap().to_owned()
 }
 
@@ -428,7 +411,8 @@ async fn seen_by_every_replica(
 }
 
 /// What one replica writes, the others see within a second: a key made
-/// and revoked, the site information changed, a pet added and changed.
+/// and revoked, an OAuth client revoked, the site information changed, a pet
+/// added and changed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_one_replica_writes_the_others_see_within_a_second() {
     const TEST: &str = "replicas::what_one_replica_writes_the_others_see_within_a_second";
@@ -456,14 +440,13 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     };
     let (id, key) = (id.to_owned(), key.to_owned());
     let status_on = async |replica: &ServerProcess, key: &str| {
-        client
-            .get(replica.at("/api/llm-context"))
-            .header("X-API-Key", key)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
+        send(
+            client
+                .get(replica.at("/api/llm-context"))
+                .header("X-API-Key", key),
+        )
+        .await
+        .0
     };
     seen_by_every_replica(
         readers,
@@ -472,13 +455,13 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     )
     .await;
     // ...and, revoked there, on none.
-    let revoked = client
-        .post(writer.at(&format!("/api/admin/api-keys/{id}/revoke")))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(revoked.status(), 200);
+    let (revoked, _, _) = send(
+        client
+            .post(writer.at(&format!("/api/admin/api-keys/{id}/revoke")))
+            .bearer_auth(&admin),
+    )
+    .await;
+    assert_eq!(revoked, 200);
     seen_by_every_replica(
         readers,
         "a revoked key is refused on every replica",
@@ -486,17 +469,56 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     )
     .await;
 
+    // An OAuth client registered on one replica, its token taken on
+    // another and used on the third; revoked on the first, its token is
+    // refused everywhere.
+    let (_, _, registered) = send_json(
+        client
+            .post(writer.at("/api/admin/oauth-clients"))
+            .bearer_auth(&admin)
+            .json(&serde_json::json!({"name": "coherence", "scopes": ["admin"]})),
+    )
+    .await;
+    let client_id = registered["client"]["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let token = token_of(&registered, &readers[0]).await;
+    let with_token = async |replica: &ServerProcess| {
+        send(
+            client
+                .get(replica.at("/api/admin/api-keys"))
+                .bearer_auth(&token),
+        )
+        .await
+        .0
+    };
+    assert_eq!(with_token(&readers[1]).await, 200);
+    let (revoked, _, _) = send(
+        client
+            .post(writer.at(&format!("/api/admin/oauth-clients/{client_id}/revoke")))
+            .bearer_auth(&admin),
+    )
+    .await;
+    assert_eq!(revoked, 200);
+    seen_by_every_replica(
+        readers,
+        "a revoked client's token is refused on every replica",
+        async |reader| with_token(reader).await == 401,
+    )
+    .await;
+
     // The site information.
     let site =
         serde_json::json!({"name": "Ada", "headline": "Replicated", "bio": "b", "links": []});
-    let changed = client
-        .put(writer.at("/api/admin/site-info"))
-        .bearer_auth(&admin)
-        .json(&site)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(changed.status(), 200);
+    let (changed, _, _) = send(
+        client
+            .put(writer.at("/api/admin/site-info"))
+            .bearer_auth(&admin)
+            .json(&site),
+    )
+    .await;
+    assert_eq!(changed, 200);
     seen_by_every_replica(
         readers,
         "the new site information on every replica",
@@ -525,17 +547,68 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     for reader in readers {
         assert_eq!(name_on(reader).await.as_deref(), Some("Replicated"));
     }
-    let renamed = client
-        .put(writer.at("/v2/pet"))
-        .json(&serde_json::json!({"id": pet_id, "name": "Renamed", "photoUrls": []}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(renamed.status(), 200);
+    let (renamed, _, _) = send(
+        client
+            .put(writer.at("/v2/pet"))
+            .json(&serde_json::json!({"id": pet_id, "name": "Renamed", "photoUrls": []})),
+    )
+    .await;
+    assert_eq!(renamed, 200);
     seen_by_every_replica(
         readers,
         "the renamed pet on every replica",
         async |reader| name_on(reader).await.as_deref() == Some("Renamed"),
+    )
+    .await;
+    for replica in replicas {
+        replica.terminate();
+    }
+    database.remove().await;
+}
+
+/// With the pet store's credentials enforced, a session begun on one
+/// replica works on the others, and ended there, works on none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ended_on_one_replica_is_refused_by_all() {
+    const TEST: &str = "replicas::a_session_ended_on_one_replica_is_refused_by_all";
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let replicas = start_replicas(
+        &database,
+        &[("PETSTORE_PORTFOLIO_PETSTORE__AUTH_MODE", "enforce")],
+    );
+    let (writer, readers) = (&replicas[0], &replicas[1..]);
+    let client = http();
+    let (status, _, session) =
+        send_json(client.get(writer.at("/v2/user/login?username=user1&password=XXXXXXXXXXX")))
+            .await;
+    assert_eq!(status, 200, "{session}");
+    let session = session.as_str().unwrap().to_owned();
+    let add_pet = async |replica: &ServerProcess| {
+        send(
+            client
+                .post(replica.at("/v2/pet"))
+                .bearer_auth(&session)
+                .json(&serde_json::json!({"name": "Session", "photoUrls": []})),
+        )
+        .await
+        .0
+    };
+    for reader in readers {
+        assert_eq!(add_pet(reader).await, 200);
+    }
+    let (ended, _, _) = send(
+        client
+            .get(writer.at("/v2/user/logout"))
+            .bearer_auth(&session),
+    )
+    .await;
+    assert_eq!(ended, 200);
+    seen_by_every_replica(
+        readers,
+        "an ended session is refused on every replica",
+        async |reader| add_pet(reader).await == 401,
     )
     .await;
     for replica in replicas {

@@ -2,8 +2,9 @@
 //! balancer run (DESIGN 4.9): started at once on a fresh database, they
 //! migrate it once and all serve; what one writes the others see within a
 //! second; their outbox workers deliver every email once, also when one is
-//! killed; a limit holds across them with Redis; a server that finds a
-//! schema newer than it knows refuses to start.
+//! killed; a limit holds across them with Redis; a demo reset by one is
+//! served by all; a server that finds a schema newer than it knows refuses
+//! to start.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -611,6 +612,51 @@ async fn a_session_ended_on_one_replica_is_refused_by_all() {
         async |reader| add_pet(reader).await == 401,
     )
     .await;
+    for replica in replicas {
+        replica.terminate();
+    }
+    database.remove().await;
+}
+
+/// The sample data restored by one replica's periodic reset (the demo's
+/// `petstore.demo_reset_interval_secs`) is what the others serve next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_demo_reset_by_one_replica_is_served_by_all() {
+    const TEST: &str = "replicas::a_demo_reset_by_one_replica_is_served_by_all";
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    // Two replicas without the reset, then one that resets every second.
+    let mut replicas = start_replicas(&database, &[]);
+    replicas.truncate(2);
+    let resetting = ServerProcess::start(
+        Path::new(BINARY),
+        &database,
+        &[],
+        &[("PETSTORE_PORTFOLIO_PETSTORE__DEMO_RESET_INTERVAL_SECS", "1")],
+    );
+    let client = http();
+    let name_on = async |replica: &ServerProcess| {
+        let (_, _, pet) = send_json(client.get(replica.at("/v2/pet/1"))).await;
+        pet["name"].as_str().map(str::to_owned)
+    };
+    let renamed = send(
+        client
+            .put(replicas[0].at("/v2/pet"))
+            .json(&serde_json::json!({"id": 1, "name": "Renamed", "photoUrls": []})),
+    )
+    .await
+    .0;
+    assert_eq!(renamed, 200);
+    for replica in &replicas {
+        wait_until(
+            Duration::from_secs(5),
+            "the sample pet back on every replica",
+            async || name_on(replica).await.as_deref() == Some("Cat 1"),
+        )
+        .await;
+    }
+    resetting.terminate();
     for replica in replicas {
         replica.terminate();
     }

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -359,19 +359,8 @@ pub fn build_router(
         .map_response(IntoResponse::into_response)
         // Behind trusted proxies, the client they forward is the client.
         .option_layer((!trusted_proxies.is_empty()).then(|| {
-            MapRequestLayer::new(move |mut request: Request<Body>| {
-                let peer = request
-                    .extensions()
-                    .get::<ConnectInfo<SocketAddr>>()
-                    .map(|ConnectInfo(peer)| peer.ip());
-                if let Some(client) = peer.and_then(|peer| {
-                    extract::forwarded_client(peer, request.headers(), &trusted_proxies)
-                }) {
-                    request
-                        .extensions_mut()
-                        .insert(extract::ForwardedClient(client));
-                }
-                request
+            MapRequestLayer::new(move |request| {
+                extract::note_forwarded_client(request, &trusted_proxies)
             })
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestId))

@@ -14,10 +14,10 @@
 //! The pet store's bodies, which may also be XML or forms, have their own
 //! extractor (`petstore::wire::Body`).
 
-use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use ipnet::IpNet;
@@ -59,14 +59,28 @@ pub fn client_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
         return Some(*address);
     }
     extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|axum::extract::ConnectInfo(address)| address.ip())
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(address)| address.ip())
 }
 
 /// The client's address as the trusted proxies in front of the server
 /// forwarded it (`http.trusted_proxies`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ForwardedClient(pub IpAddr);
+
+/// Leaves in `request` the client a trusted proxy forwarded, if it comes
+/// from one that names it ([`forwarded_client`]); [`client_address`] reads
+/// it from there.
+pub fn note_forwarded_client(mut request: Request, trusted: &[IpNet]) -> Request {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
+    if let Some(client) = peer.and_then(|peer| forwarded_client(peer, request.headers(), trusted)) {
+        request.extensions_mut().insert(ForwardedClient(client));
+    }
+    request
+}
 
 /// The client behind `peer`, if `peer` is a trusted proxy that says who it
 /// is: walking `X-Forwarded-For` from its end (the hop nearest to us), the

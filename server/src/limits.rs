@@ -69,7 +69,7 @@ impl Limiter {
     /// Where `caller` stands at `now` (Unix seconds) against `limit`
     /// in this process's counters, without counting anything.
     pub fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
-        let window = now - now.rem_euclid(self.window_secs);
+        let window = self.window(now);
         let used = match self.counters.lock() {
             Ok(counters) => counters.get(caller).copied(),
             Err(poisoned) => poisoned.into_inner().get(caller).copied(),

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use end_to_end_tests::process::ServerProcess;
-use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, wait_until};
+use end_to_end_tests::{Db, FreshDatabase, http, on_every_database, send_json, wait_until};
 use serde_json::json;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
@@ -220,14 +220,7 @@ async fn killed_while_adding_pets_every_acknowledged_pet_is_there(db: Db) {
     let client = http();
     let mut missing = Vec::new();
     for (id, name) in &acknowledged {
-        let pet: serde_json::Value = client
-            .get(server.at(&format!("/v2/pet/{id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let (_, _, pet) = send_json(client.get(server.at(&format!("/v2/pet/{id}")))).await;
         if pet["name"].as_str() != Some(name.as_str()) || pet["tags"][0]["name"] != "crash" {
             missing.push((id, name, pet));
         }

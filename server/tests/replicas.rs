@@ -85,10 +85,7 @@ async fn replicas_started_at_once_migrate_once_and_all_serve() {
         database.count("_sqlx_migrations").await,
         i64::try_from(migrations).unwrap()
     );
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }
 
 /// A newer version of the server has migrated the database: this one stops
@@ -140,6 +137,14 @@ async fn a_server_refuses_a_schema_newer_than_it_knows(db: Db) {
         "{stderr}"
     );
     assert_eq!(database.count("_sqlx_migrations").await, before);
+    database.remove().await;
+}
+
+/// Stops `replicas` gracefully, then drops their database.
+async fn stop(replicas: Vec<ServerProcess>, database: FreshDatabase) {
+    for replica in replicas {
+        replica.terminate();
+    }
     database.remove().await;
 }
 
@@ -235,10 +240,7 @@ async fn replicas_deliver_every_email_once_even_when_one_is_killed() {
         "more than the killed replica's emails in flight arrived twice: {twice:?}"
     );
     assert_eq!(received.len(), all.len(), "{received:?}");
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }
 
 /// An API key the rate-limit tests call with (its own counter, apart from
@@ -312,10 +314,7 @@ async fn a_limit_holds_across_replicas_exactly() {
         }
     }
     assert_eq!((passed, refused), (100, 50));
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }
 
 /// Redis configured but not there: every request is still answered (the
@@ -426,16 +425,13 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
     let admin = admin_token(&database, writer).await;
 
     // A key made on one replica works on the others...
-    let made: serde_json::Value = client
-        .post(writer.at("/api/admin/api-keys"))
-        .bearer_auth(&admin)
-        .json(&serde_json::json!({"name": "coherence", "scopes": ["admin"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, _, made) = send_json(
+        client
+            .post(writer.at("/api/admin/api-keys"))
+            .bearer_auth(&admin)
+            .json(&serde_json::json!({"name": "coherence", "scopes": ["admin"]})),
+    )
+    .await;
     let (Some(id), Some(key)) = (made["api_key"]["id"].as_str(), made["key"].as_str()) else {
         panic!("no key made: {made}");
     };
@@ -561,10 +557,7 @@ async fn what_one_replica_writes_the_others_see_within_a_second() {
         async |reader| name_on(reader).await.as_deref() == Some("Renamed"),
     )
     .await;
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }
 
 /// With the pet store's credentials enforced, a session begun on one
@@ -612,10 +605,7 @@ async fn a_session_ended_on_one_replica_is_refused_by_all() {
         async |reader| add_pet(reader).await == 401,
     )
     .await;
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }
 
 /// The sample data restored by one replica's periodic reset (the demo's
@@ -657,8 +647,5 @@ async fn a_demo_reset_by_one_replica_is_served_by_all() {
         .await;
     }
     resetting.terminate();
-    for replica in replicas {
-        replica.terminate();
-    }
-    database.remove().await;
+    stop(replicas, database).await;
 }

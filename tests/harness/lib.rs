@@ -32,17 +32,21 @@ pub const REDIS_URL_VAR: &str = "REDIS_TEST_URL";
 /// The configured Redis server; otherwise a loud note (and, under CI, a
 /// panic).
 pub fn redis_url(test: &str) -> Option<String> {
-    match std::env::var(REDIS_URL_VAR) {
+    configured_url(REDIS_URL_VAR, &format!("SKIPPED without Redis: {test}"))
+}
+
+/// The URL in the environment variable `var`. Without it: under CI, where
+/// every test must run, a panic; elsewhere `skipped` is printed, loudly.
+fn configured_url(var: &str, skipped: &str) -> Option<String> {
+    match std::env::var(var) {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 std::env::var("CI").is_err(),
-                "{REDIS_URL_VAR} is not set under CI: the Redis tests would not run"
+                "{var} is not set under CI: {skipped}"
             );
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED without Redis: {test} (set {REDIS_URL_VAR} to run it)"
-            );
+            // Straight to the file descriptor: the test harness captures eprintln!.
+            let _ = writeln!(std::io::stderr(), "{skipped} (set {var} to run it)");
             None
         }
     }
@@ -86,21 +90,8 @@ pub enum Db {
 impl Db {
     /// PostgreSQL if configured; otherwise a loud note (and, under CI, a panic).
     pub fn postgres(test: &str) -> Option<Db> {
-        match std::env::var(POSTGRES_URL_VAR) {
-            Ok(url) if !url.is_empty() => Some(Db::Postgres(url)),
-            _ => {
-                assert!(
-                    std::env::var("CI").is_err(),
-                    "{POSTGRES_URL_VAR} is not set under CI: the PostgreSQL half of the suite would not run"
-                );
-                // Straight to the file descriptor: the test harness captures eprintln!.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "SKIPPED on PostgreSQL: {test} (set {POSTGRES_URL_VAR} to run it)"
-                );
-                None
-            }
-        }
+        configured_url(POSTGRES_URL_VAR, &format!("SKIPPED on PostgreSQL: {test}"))
+            .map(Db::Postgres)
     }
 }
 

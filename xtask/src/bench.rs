@@ -439,9 +439,7 @@ impl SmtpSink {
             .stdout(Stdio::piped())
             .spawn()
             .context("cannot start the SMTP server")?;
-        let stdout = child.stdout.take().context("no stdout")?;
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+        let line = first_line(&mut child)?;
         anyhow::ensure!(line.trim() == "READY", "the SMTP server did not start");
         Ok(SmtpSink {
             child,
@@ -645,9 +643,7 @@ impl Ceiling {
             .stdout(Stdio::piped())
             .spawn()
             .context("cannot start the ceiling")?;
-        let stdout = child.stdout.take().context("no stdout")?;
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+        let line = first_line(&mut child)?;
         let url = line
             .trim()
             .strip_prefix("listening on ")
@@ -692,4 +688,13 @@ Transfer/sec:     10.00MB
         assert_eq!(figures.errors, 3);
         assert!((duration_ms("1.02s").unwrap() - 1020.0).abs() < 1e-9);
     }
+}
+
+/// The first line a child process prints (where it listens, or that it is
+/// ready).
+fn first_line(child: &mut std::process::Child) -> anyhow::Result<String> {
+    let stdout = child.stdout.take().context("no stdout")?;
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+    Ok(line)
 }

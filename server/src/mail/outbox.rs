@@ -67,7 +67,7 @@ pub async fn enqueue_all(
 
 /// 10 parameters each: well under what a statement may have (SQLite's
 /// 32,766; PostgreSQL's 65,535).
-const EMAILS_PER_STATEMENT: usize = 500;
+pub const EMAILS_PER_STATEMENT: usize = 500;
 
 /// The ids of pending emails due now and not leased, oldest first.
 pub async fn due(db: &Database, limit: i64) -> Result<Vec<i64>, StoreError> {

@@ -79,7 +79,7 @@ pub async fn notify_subscribers(
     };
     // Written a chunk at a time: 10,000 emails held at once would take
     // tens of MiB.
-    for chunk in subscribers.chunks(500) {
+    for chunk in subscribers.chunks(outbox::EMAILS_PER_STATEMENT) {
         let emails: Vec<_> = chunk
             .iter()
             .map(|subscriber| {

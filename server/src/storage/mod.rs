@@ -312,14 +312,21 @@ pub fn row_placeholders(rows: usize, columns: usize) -> String {
 
 /// A fresh SQLite database in a folder of its own, for unit tests.
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 pub async fn temporary_sqlite() -> (tempfile::TempDir, Database) {
+    temporary_sqlite_with(None).await
+}
+
+/// [`temporary_sqlite`] with a pool of at most `max_connections`.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub async fn temporary_sqlite_with(max_connections: Option<u32>) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!(
         "sqlite://{}?mode=rwc",
         dir.path().join("db.sqlite").display()
     );
-    (dir, Database::connect(&url).await.unwrap())
+    let db = Database::connect_with(&url, max_connections).await.unwrap();
+    (dir, db)
 }
 
 /// What can go wrong in storage, as the layers above need to tell it apart.
@@ -385,24 +392,15 @@ impl From<sqlx::Error> for StoreError {
 
 #[cfg(test)]
 mod tests {
-    use super::{Database, StoreError};
+    use super::{StoreError, temporary_sqlite, temporary_sqlite_with};
 
     /// `database_max_connections` sizes the pool (replicas share the
     /// database server's connections).
     #[tokio::test]
     async fn the_pool_keeps_at_most_the_connections_configured() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let url = format!(
-            "sqlite://{}?mode=rwc",
-            dir.path().join("db.sqlite").display()
-        );
-        let db = Database::connect_with(&url, Some(3))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, db) = temporary_sqlite_with(Some(3)).await;
         assert_eq!(db.pool().options().get_max_connections(), 3);
-        let db = Database::connect(&url)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, db) = temporary_sqlite().await;
         assert_eq!(db.pool().options().get_max_connections(), 8);
     }
 

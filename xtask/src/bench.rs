@@ -660,6 +660,15 @@ impl Drop for Ceiling {
     }
 }
 
+/// The first line a child process prints (where it listens, or that it is
+/// ready).
+fn first_line(child: &mut std::process::Child) -> anyhow::Result<String> {
+    let stdout = child.stdout.take().context("no stdout")?;
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
+    Ok(line)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -688,13 +697,4 @@ Transfer/sec:     10.00MB
         assert_eq!(figures.errors, 3);
         assert!((duration_ms("1.02s").unwrap() - 1020.0).abs() < 1e-9);
     }
-}
-
-/// The first line a child process prints (where it listens, or that it is
-/// ready).
-fn first_line(child: &mut std::process::Child) -> anyhow::Result<String> {
-    let stdout = child.stdout.take().context("no stdout")?;
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)?;
-    Ok(line)
 }

@@ -32,6 +32,8 @@ pub struct Quota {
 #[derive(Debug)]
 pub struct Limiter {
     counters: Mutex<HashMap<String, (i64, u32)>>,
+    /// The callers whose attempts wait for their turn ([`Limiter::turn`]).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// The length of a window (seconds).
     window_secs: i64,
     /// The replicas' counters, and this limiter's name among them.
@@ -49,6 +51,7 @@ impl Limiter {
     pub fn with_window(window_secs: i64) -> Self {
         Limiter {
             counters: Mutex::default(),
+            turns: Mutex::default(),
             window_secs: window_secs.max(1),
             shared: None,
         }
@@ -66,42 +69,28 @@ impl Limiter {
         now - now.rem_euclid(self.window_secs)
     }
 
-    /// Where `caller` stands at `now` (Unix seconds) against `limit`
-    /// in this process's counters, without counting anything.
-    pub fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
+    /// Where `caller` stands at `now` (Unix seconds) against `limit`,
+    /// without counting anything.
+    pub async fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
         let window = self.window(now);
-        let used = match self.counters.lock() {
-            Ok(counters) => counters.get(caller).copied(),
-            Err(poisoned) => poisoned.into_inner().get(caller).copied(),
-        }
-        .filter(|(start, _)| *start == window)
-        .map_or(0, |(_, used)| used);
+        let shared = match &self.shared {
+            Some((shared, name)) => shared.peek(name, window, caller).await,
+            None => None,
+        };
+        let used = match shared {
+            Some(used) => used,
+            None => match self.counters.lock() {
+                Ok(counters) => counters.get(caller).copied(),
+                Err(poisoned) => poisoned.into_inner().get(caller).copied(),
+            }
+            .filter(|(start, _)| *start == window)
+            .map_or(0, |(_, used)| used),
+        };
         Quota {
             limit,
             remaining: limit.saturating_sub(used),
             reset_at: window + self.window_secs,
             allowed: used < limit,
-        }
-    }
-
-    /// Takes back one request of `caller` counted in the window of `now`
-    /// (an attempt that turned out not to count, such as a login that
-    /// succeeded). Nothing happens once that window has passed.
-    pub async fn refund(&self, caller: &str, now: i64) {
-        let window = self.window(now);
-        if let Some((shared, name)) = &self.shared
-            && shared.refund(name, window, caller).await.is_some()
-        {
-            return;
-        }
-        let mut counters = match self.counters.lock() {
-            Ok(counters) => counters,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some((start, used)) = counters.get_mut(caller)
-            && *start == window
-        {
-            *used = used.saturating_sub(1);
         }
     }
 
@@ -190,58 +179,104 @@ pub fn over_limit(quota: Quota, now: i64) -> Error {
     .with_retry_after(u64::try_from(retry_after).unwrap_or(1))
 }
 
-/// An attempt (a login, a client authentication) counted against the
-/// failure limits of its callers before it is checked, so that guesses sent
-/// at once cannot all slip under the limit. [`Attempt::succeeded`] gives the
-/// counts back: only failures count.
-#[derive(Debug)]
-#[must_use = "an attempt that succeeds must give its counts back"]
-pub struct Attempt<'a> {
-    limiter: &'a Limiter,
-    callers: Vec<String>,
-    now: i64,
-}
+/// How many times the per-(account, address) failure limit an account, or
+/// an address across accounts, may fail.
+pub const CEILING_FACTOR: u32 = 10;
 
+/// Failed attempts (logins, client authentications): only failures count,
+/// and a caller past its limit is refused before its attempt is checked. A
+/// correct attempt is never counted, so a client that knows its password is
+/// never refused for the failures of others, at any concurrency; attempts
+/// already under way when a caller reaches its limit are checked (at most as
+/// many as the password pool admits at once).
 impl Limiter {
-    /// Counts an attempt of each of `callers` at `now` against `limit`.
-    /// When one of them is over it, nothing is counted, and the error is the
-    /// seconds until its window ends (for `Retry-After`).
-    pub async fn attempt(
-        &self,
-        callers: Vec<String>,
+    /// The callers an attempt at `account` (`user:<name>`, `client:<id>`)
+    /// from `address` counts against: the pair at `limit`, so that one
+    /// address cannot lock an account out for everyone; the account, and the
+    /// address across accounts, each at [`CEILING_FACTOR`] times it.
+    pub fn failure_callers(
+        account: &str,
+        address: Option<std::net::IpAddr>,
         limit: u32,
+    ) -> Vec<(String, u32)> {
+        let address = address.map_or_else(|| "unknown".to_owned(), |a| a.to_string());
+        let ceiling = limit.saturating_mul(CEILING_FACTOR);
+        vec![
+            (format!("{account}@{address}"), limit),
+            (account.to_owned(), ceiling),
+            (format!("address:{address}"), ceiling),
+        ]
+    }
+
+    /// The seconds until the first of `callers` (each with its limit) that
+    /// is at its limit of failures may try again; `Ok` when none is.
+    pub async fn refuse_after_failures(
+        &self,
+        callers: &[(String, u32)],
         now: i64,
-    ) -> Result<Attempt<'_>, u64> {
-        let mut quotas = Vec::with_capacity(callers.len());
-        for caller in &callers {
-            quotas.push(self.hit(caller, limit, now).await);
-        }
-        if let Some(over) = quotas.iter().find(|quota| !quota.allowed) {
-            for (caller, quota) in callers.iter().zip(&quotas) {
-                if quota.allowed {
-                    self.refund(caller, now).await;
-                }
+    ) -> Result<(), u64> {
+        for (caller, limit) in callers {
+            let quota = self.peek(caller, *limit, now).await;
+            if !quota.allowed {
+                return Err(u64::try_from((quota.reset_at - now).max(1)).unwrap_or(1));
             }
-            return Err(u64::try_from((over.reset_at - now).max(1)).unwrap_or(1));
         }
-        Ok(Attempt {
+        Ok(())
+    }
+
+    /// Waits until no other attempt of `caller` is being checked in this
+    /// process: attempts of one caller are checked one at a time, so that
+    /// guesses sent at once each see the failures before them, and a client
+    /// that sends its right password many times at once has it verified
+    /// once (the others find it remembered).
+    pub async fn turn(&self, caller: &str) -> Turn<'_> {
+        let mutex = lock(&self.turns)
+            .entry(caller.to_owned())
+            .or_default()
+            .clone();
+        Turn {
+            guard: Some(mutex.lock_owned().await),
             limiter: self,
-            callers,
-            now,
-        })
+            caller: caller.to_owned(),
+        }
+    }
+
+    /// Counts a failure of each of `callers`.
+    pub async fn count_failure(&self, callers: &[(String, u32)], now: i64) {
+        for (caller, limit) in callers {
+            self.hit(caller, *limit, now).await;
+        }
     }
 }
 
-impl Attempt<'_> {
-    /// The attempt succeeded: it does not count.
-    pub async fn succeeded(self) {
-        for caller in &self.callers {
-            self.limiter.refund(caller, self.now).await;
+/// A caller's turn to have an attempt checked; the next waiting attempt's
+/// turn comes when it is dropped.
+#[derive(Debug)]
+pub struct Turn<'a> {
+    guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    limiter: &'a Limiter,
+    caller: String,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut turns = lock(&self.limiter.turns);
+        self.guard = None;
+        // Nobody else holds or waits for it: it goes, so that the map
+        // holds only callers with attempts under way.
+        if turns
+            .get(&self.caller)
+            .is_some_and(|mutex| Arc::strong_count(mutex) == 1)
+        {
+            turns.remove(&self.caller);
         }
     }
+}
 
-    /// The attempt failed: it stays counted.
-    pub fn failed(self) {}
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Documents a service's request limit: every answer carries the limit's
@@ -335,45 +370,35 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_refund_gives_one_back_in_the_same_window_only() {
+    async fn only_failures_count_and_one_caller_at_its_limit_stops_the_attempt() {
         let limiter = Limiter::default();
         let now = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
-        limiter.hit("k", 2, now).await;
-        limiter.hit("k", 2, now).await;
-        limiter.refund("k", now + 1).await;
-        assert!(limiter.hit("k", 2, now + 2).await.allowed);
-        limiter.refund("k", now + WINDOW_SECS).await;
-        assert!(
-            !limiter.peek("k", 2, now + 3).allowed,
-            "a later window gives nothing back"
-        );
-    }
-
-    #[tokio::test]
-    async fn only_failed_attempts_count_and_one_caller_over_stops_all() {
-        let limiter = Limiter::default();
-        let now = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS;
-        let callers = || vec!["user:a".to_owned(), "address:1".to_owned()];
+        let callers = |user: &str| vec![(format!("user:{user}"), 2), ("address:1".to_owned(), 3)];
         for _ in 0..5 {
-            limiter
-                .attempt(callers(), 2, now)
-                .await
-                .unwrap()
-                .succeeded()
-                .await;
+            assert_eq!(
+                limiter.refuse_after_failures(&callers("a"), now).await,
+                Ok(())
+            );
         }
-        limiter.attempt(callers(), 2, now).await.unwrap().failed();
-        let other = vec!["user:b".to_owned(), "address:1".to_owned()];
-        limiter
-            .attempt(other.clone(), 2, now)
-            .await
-            .unwrap()
-            .failed();
-        assert_eq!(limiter.attempt(other, 2, now + 5).await.err(), Some(55));
+        limiter.count_failure(&callers("a"), now).await;
+        limiter.count_failure(&callers("a"), now).await;
         assert_eq!(
-            limiter.peek("user:b", 2, now).remaining,
-            1,
-            "a refused attempt counts for nobody"
+            limiter.refuse_after_failures(&callers("a"), now + 5).await,
+            Err(55),
+            "user a is at its limit"
+        );
+        assert_eq!(
+            limiter.refuse_after_failures(&callers("b"), now + 5).await,
+            Ok(()),
+            "the address is not yet"
+        );
+        limiter.count_failure(&callers("b"), now).await;
+        assert!(
+            limiter
+                .refuse_after_failures(&callers("c"), now + 5)
+                .await
+                .is_err(),
+            "now the address is"
         );
     }
 
@@ -382,9 +407,9 @@ mod tests {
         let limiter = Limiter::default();
         let now = 1_800_000_000;
         limiter.hit("k", 2, now).await;
-        assert_eq!(limiter.peek("k", 2, now).remaining, 1);
-        assert_eq!(limiter.peek("k", 2, now).remaining, 1);
-        assert!(limiter.peek("other", 2, now).allowed);
+        assert_eq!(limiter.peek("k", 2, now).await.remaining, 1);
+        assert_eq!(limiter.peek("k", 2, now).await.remaining, 1);
+        assert!(limiter.peek("other", 2, now).await.allowed);
     }
 
     #[tokio::test]

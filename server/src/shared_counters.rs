@@ -44,15 +44,6 @@ end
 return {1, used}
 ";
 
-/// Gives one hit back (an attempt that turned out not to count).
-const REFUND: &str = r"
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-if used > 0 then
-  redis.call('DECR', KEYS[1])
-end
-return 0
-";
-
 /// The counters every replica shares.
 pub struct SharedCounters {
     client: redis::Client,
@@ -61,7 +52,6 @@ pub struct SharedCounters {
     prefix: String,
     connection: OnceCell<ConnectionManager>,
     hit: redis::Script,
-    refund: redis::Script,
     /// Not asked before this (Unix milliseconds), after a failure.
     resting_until_ms: AtomicI64,
     /// Whether the last call failed (for the log's transitions).
@@ -98,7 +88,6 @@ impl SharedCounters {
             prefix: prefix.to_owned(),
             connection: OnceCell::new(),
             hit: redis::Script::new(HIT),
-            refund: redis::Script::new(REFUND),
             resting_until_ms: AtomicI64::new(0),
             down: AtomicBool::new(false),
             last_error: Mutex::new(None),
@@ -130,16 +119,19 @@ impl SharedCounters {
         })
     }
 
-    /// Gives back one hit of `caller` in that window; `None`: Redis did not
-    /// answer.
-    pub async fn refund(&self, limiter: &str, window: i64, caller: &str) -> Option<()> {
+    /// How many hits `caller` has in that window, counting nothing;
+    /// `None`: Redis did not answer.
+    pub async fn peek(&self, limiter: &str, window: i64, caller: &str) -> Option<u32> {
         let key = self.key(limiter, window, caller);
-        self.call(|mut connection| {
-            let invocation = self.refund.key(&key);
-            async move { invocation.invoke_async::<i64>(&mut connection).await }
-        })
-        .await
-        .map(|_: i64| ())
+        let used: Option<i64> = self
+            .call(|mut connection| async move {
+                redis::cmd("GET")
+                    .arg(&key)
+                    .query_async(&mut connection)
+                    .await
+            })
+            .await?;
+        Some(used.map_or(0, |used| u32::try_from(used).unwrap_or(u32::MAX)))
     }
 
     /// `None` if Redis answered the last call (or none was made yet);

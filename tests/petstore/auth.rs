@@ -517,7 +517,9 @@ async fn a_session_ends_at_logout(db: Db) {
     server.stop().await;
 }
 
-/// Failed Basic credentials count as failed logins: past the limit, 429.
+/// Failed Basic credentials count as failed logins: past the limit, 429,
+/// before the password is checked. A password that verified a moment ago
+/// (remembered, never refused for failures) still works.
 #[tokio::test]
 async fn guessing_passwords_through_basic_is_limited() {
     let server = TestServer::start_with(Db::Sqlite, |c| {
@@ -539,7 +541,7 @@ async fn guessing_passwords_through_basic_is_limited() {
     let (status, headers, body) = {
         let response = http()
             .get(server.at("/v2/pet/findByStatus"))
-            .header("authorization", basic(USER, PASSWORD))
+            .header("authorization", basic(USER, "d"))
             .send()
             .await
             .unwrap();
@@ -550,6 +552,13 @@ async fn guessing_passwords_through_basic_is_limited() {
     assert_eq!(status, 429, "{body}");
     assert_eq!(body["type"], "RATE_LIMITED");
     assert!(headers.contains_key("retry-after"));
+    let (status, _, _) = send(
+        http()
+            .get(server.at("/v2/pet/findByStatus"))
+            .header("authorization", basic(USER, PASSWORD)),
+    )
+    .await;
+    assert_eq!(status, 200, "log_in verified it a moment ago");
     server.stop().await;
 }
 

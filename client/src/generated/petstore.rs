@@ -1688,15 +1688,15 @@ impl Client {
     pub fn logout_user(&self) -> builder::LogoutUser<'_> {
         builder::LogoutUser::new(self)
     }
-    #[doc = "Get user by user name\n\nGet user detail based on username. The password is never returned.\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be fetched. Use user1 for testing\n```text\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Get user by user name\n\nGet user detail based on username. The password is never returned. In auth mode\n`enforce` the names, email and phone are shown only to the user themselves (their\nsession, implicit-flow token or HTTP Basic) and to an `api_key` with the scope\n`admin`; anyone else sees the id, username and status. A credential is optional,\nbut one that is presented must be valid (401).\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be fetched. Use user1 for testing\n```text\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn get_user_by_name(&self) -> builder::GetUserByName<'_> {
         builder::GetUserByName::new(self)
     }
-    #[doc = "Update user resource\n\nReplaces the user. The body's `username` may rename the user (it must stay\nunique); without a `password` the old one is kept.\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: name that need to be updated\n- `body`: Update an existent user in the store\n```text\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update user resource\n\nReplaces the user. The body's `username` may rename the user (it must stay\nunique); without a `password` the old one is kept. A new password ends the user's\nother sessions (the one the request came with goes on) and the HTTP Basic\ncredentials the server remembered. In auth mode `enforce` only the user themselves\n(their session, implicit-flow token of any scope, or HTTP Basic) or an `api_key`\nwith the scope `admin` may do this (403 for anyone else).\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: name that need to be updated\n- `body`: Update an existent user in the store\n```text\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_user(&self) -> builder::UpdateUser<'_> {
         builder::UpdateUser::new(self)
     }
-    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions.\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be deleted\n```text\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions. In auth mode `enforce` only the user\nthemselves (their session, implicit-flow token of any scope, or HTTP Basic) or an\n`api_key` with the scope `admin` may do this (403 for anyone else).\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be deleted\n```text\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn delete_user(&self) -> builder::DeleteUser<'_> {
         builder::DeleteUser::new(self)
     }
@@ -3306,6 +3306,9 @@ pub mod builder {
                 400u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 404u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
@@ -3411,6 +3414,12 @@ pub mod builder {
                 400u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 404u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
@@ -3501,6 +3510,12 @@ pub mod builder {
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::empty(response)),
                 400u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                401u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                403u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 404u16 => Err(Error::ErrorResponse(

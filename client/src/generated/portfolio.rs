@@ -190,7 +190,7 @@ pub mod types {
         #[doc = "The key that replaced it, if it was rotated."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub rotated_to: ::std::option::Option<::std::string::String>,
-        #[doc = "What it may do (the portfolio's scopes; a pet store key has none)."]
+        #[doc = "What it may do (the portfolio's scopes; a pet store key none, or `admin`: it may act for any pet store user)."]
         pub scopes: ::std::vec::Vec<::std::string::String>,
         pub service: Service,
     }

@@ -36,7 +36,8 @@ pub struct ApiKey {
     pub service: Service,
     /// Who the key belongs to; shown in analytics.
     pub name: String,
-    /// What it may do (the portfolio's scopes; a pet store key has none).
+    /// What it may do (the portfolio's scopes; a pet store key none, or
+    /// `admin`: it may act for any pet store user).
     #[schema(value_type = Vec<String>)]
     pub scopes: Vec<Scope>,
     pub created_at: DateTime<Utc>,
@@ -169,9 +170,9 @@ pub struct NewKey {
 }
 
 impl NewKey {
-    /// The problems with it, by field: a name, scopes for a portfolio key
-    /// and none for a pet store key (its `api_key` has none), a sensible
-    /// expiry.
+    /// The problems with it, by field: a name, scopes for a portfolio key;
+    /// for a pet store key none but `admin` (which lets its `api_key` act
+    /// for any pet store user); a sensible expiry.
     pub fn problems(&self) -> Vec<(String, String)> {
         let mut problems = Vec::new();
         if let Some(problem) = name_problem(&self.name) {
@@ -181,9 +182,9 @@ impl NewKey {
             Service::Portfolio if self.scopes.is_empty() => {
                 problems.push(("scopes".to_owned(), "give at least one scope".to_owned()));
             }
-            Service::Petstore if !self.scopes.is_empty() => problems.push((
+            Service::Petstore if self.scopes.iter().any(|s| *s != Scope::Admin) => problems.push((
                 "scopes".to_owned(),
-                "pet store keys have no scopes".to_owned(),
+                "a pet store key takes no scope but admin".to_owned(),
             )),
             _ => {}
         }

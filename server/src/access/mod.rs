@@ -9,8 +9,10 @@
 //! other replicas) bump the access version when they change something;
 //! [`Access::refresh`], run every second, notices and reloads.
 
+pub mod credentials;
 pub mod db;
 pub mod keys;
+pub mod sessions;
 pub mod tokens;
 
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use crate::clock::now_ms;
 use crate::config::ConfiguredApiKey;
 use crate::storage::{Database, StoreError};
 use keys::KeyStore;
+use sessions::{RememberedLogins, SessionCache};
 use tokens::TokenStore;
 
 /// How often the server looks for changes other processes made, and writes
@@ -69,6 +72,10 @@ impl Service {
 pub struct Access {
     pub keys: KeyStore,
     pub tokens: TokenStore,
+    /// Pet store sessions (`loginUser`, the implicit flow).
+    pub sessions: SessionCache,
+    /// Pet store users' names and passwords that verified a moment ago.
+    pub logins: RememberedLogins,
     /// The access version the caches agree with.
     version: AtomicI64,
 }
@@ -79,6 +86,8 @@ impl Access {
         Ok(Access {
             keys: KeyStore::load(db, configured).await?,
             tokens: TokenStore::default(),
+            sessions: SessionCache::default(),
+            logins: RememberedLogins::default(),
             version: AtomicI64::new(version),
         })
     }
@@ -90,6 +99,8 @@ impl Access {
             return Ok(());
         }
         self.tokens.clear();
+        self.sessions.clear();
+        self.logins.clear();
         if self.keys.reload(db).await? {
             self.version.store(version, Ordering::SeqCst);
         }

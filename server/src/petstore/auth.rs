@@ -10,25 +10,34 @@
 //! - `api_key`: a pet store key from the operator's CLI, in the `api_key`
 //!   header, where the document lists it.
 //!
+//! The user operations (`updateUser`, `deleteUser`, and the private fields
+//! of `getUserByName`) take the user's own credentials (a session or
+//! implicit-flow token of that user, of any scope, or Basic) or an
+//! `api_key` with the scope `admin`: [`Principal::may_act_for`].
+//!
 //! A missing or bad credential is 401 with a `WWW-Authenticate` challenge
 //! for each scheme the operation takes; a token without the scope 403.
-//! Credentials in the query string are refused.
+//! Credentials in the query string are refused. Sessions and verified
+//! passwords are cached ([`crate::access::sessions`]): a request with
+//! either costs no database query or password hash once seen.
 
 use std::marker::PhantomData;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
-use base64::Engine as _;
+use axum::http::{HeaderMap, HeaderValue, header};
 use chrono::Utc;
 
 use super::PetstoreState;
 use super::db;
 use crate::access::Service;
+use crate::access::credentials::{self, Authorization};
 use crate::access::keys::Verdict;
-use crate::config::AuthMode;
+use crate::access::sessions::{CachedSession, Known};
+use crate::config::{AuthMode, Scope};
 use crate::error::{Error, ErrorCode};
 use crate::extract::{client_address, sent_by_a_script};
+use crate::limits::Limiter;
 use crate::secret;
 
 /// The header of the pet store's API key.
@@ -104,12 +113,47 @@ security!(
     api_key: true,
     oauth: None
 );
+security!(
+    /// The user operations: a token of the user's (any scope), Basic, or an
+    /// `api_key` (which acts for a user only with the scope `admin`).
+    UserAccount,
+    api_key: true,
+    oauth: Some(&[])
+);
 
-/// Proof that a request may call an operation of security `S` (always, in
-/// `open` mode). As an extractor it reads the headers alone, so a refused
-/// request's body is not read.
+/// Who is calling, once their credential was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// A pet store user, by a token (a session, or the implicit flow's) or
+    /// by HTTP Basic, which holds both scopes.
+    User {
+        id: i64,
+        scopes: Vec<PetScope>,
+        /// The SHA-256 of the session token it came with, if any: a password
+        /// change ends the user's other sessions, not this one.
+        session: Option<String>,
+    },
+    /// A pet store `api_key`; `admin` when it carries the scope.
+    Key { admin: bool },
+}
+
+impl Principal {
+    /// Whether this caller may change, delete or see all of the user
+    /// `user_id`: that user, or an admin key.
+    pub fn may_act_for(&self, user_id: i64) -> bool {
+        match self {
+            Principal::User { id, .. } => *id == user_id,
+            Principal::Key { admin } => *admin,
+        }
+    }
+}
+
+/// Proof that a request may call an operation of security `S`, and who
+/// made it (`None` in `open` mode, where nothing is checked). As an
+/// extractor it reads the headers alone, so a refused request's body is
+/// not read.
 #[derive(Debug)]
-pub struct Authorized<S>(PhantomData<S>);
+pub struct Authorized<S>(pub Option<Principal>, pub PhantomData<S>);
 
 impl<S: Security> FromRequestParts<PetstoreState> for Authorized<S> {
     type Rejection = Error;
@@ -119,18 +163,47 @@ impl<S: Security> FromRequestParts<PetstoreState> for Authorized<S> {
         state: &PetstoreState,
     ) -> Result<Self, Self::Rejection> {
         if state.config.auth_mode == AuthMode::Open {
-            return Ok(Authorized(PhantomData));
+            return Ok(Authorized(None, PhantomData));
         }
-        check::<S>(parts, state)
+        let principal = identify::<S>(parts, state)
             .await
-            .map_err(|error| with_challenges::<S>(error, parts))?;
-        Ok(Authorized(PhantomData))
+            .and_then(|principal| {
+                principal.ok_or_else(|| {
+                    unauthorized(format!("this operation needs {}", accepted::<S>()))
+                })
+            })
+            .and_then(|principal| has_scopes::<S>(principal))
+            .map_err(|error| with_challenges::<S>(error, &parts.headers))?;
+        Ok(Authorized(Some(principal), PhantomData))
+    }
+}
+
+/// The caller of an operation whose credential is optional (getUserByName,
+/// which shows private fields only to the user): `None` in `open` mode or
+/// without a credential; a credential presented must be valid.
+#[derive(Debug)]
+pub struct Viewer(pub Option<Principal>);
+
+impl FromRequestParts<PetstoreState> for Viewer {
+    type Rejection = Error;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &PetstoreState,
+    ) -> Result<Self, Self::Rejection> {
+        if state.config.auth_mode == AuthMode::Open {
+            return Ok(Viewer(None));
+        }
+        identify::<UserAccount>(parts, state)
+            .await
+            .map(Viewer)
+            .map_err(|error| with_challenges::<UserAccount>(error, &parts.headers))
     }
 }
 
 /// A 401 (any other error as it is) with a challenge for each scheme `S`
 /// takes.
-fn with_challenges<S: Security>(mut error: Error, parts: &Parts) -> Error {
+fn with_challenges<S: Security>(mut error: Error, headers: &HeaderMap) -> Error {
     if error.code() != ErrorCode::Unauthorized {
         return error;
     }
@@ -138,7 +211,7 @@ fn with_challenges<S: Security>(mut error: Error, parts: &Parts) -> Error {
     if S::OAUTH.is_some() {
         challenges.push(format!("Bearer realm=\"{REALM}\""));
         // A browser would ask for a password in a dialog of its own.
-        if !sent_by_a_script(&parts.headers) {
+        if !sent_by_a_script(headers) {
             challenges.push(format!("Basic realm=\"{REALM}\""));
         }
     }
@@ -169,32 +242,27 @@ fn accepted<S: Security>() -> &'static str {
     }
 }
 
-async fn check<S: Security>(parts: &Parts, state: &PetstoreState) -> Result<(), Error> {
-    if let Some(query) = parts.uri.query() {
-        let in_query = form_urlencoded::parse(query.as_bytes()).find(|(name, _)| {
-            matches!(
-                name.to_ascii_lowercase().as_str(),
-                "api_key" | "apikey" | "access_token"
-            )
-        });
-        if let Some((name, _)) = in_query {
-            return Err(unauthorized(format!(
-                "credentials are refused in the query string ({name}=...): send {}",
-                accepted::<S>()
-            )));
-        }
-    }
-    let authorization = parts.headers.get(header::AUTHORIZATION);
-    let api_key = parts.headers.get(API_KEY_HEADER);
-    match (authorization, api_key) {
-        (Some(value), _) if S::OAUTH.is_some() => {
-            check_authorization::<S>(value, parts, state).await
-        }
-        (_, Some(value)) if S::API_KEY => check_api_key(value, state),
-        (None, None) => Err(unauthorized(format!(
-            "this operation needs {}",
+/// The principal of a request's credential, if it presents one that `S`
+/// takes (`None`: nothing at all); an error for a credential refused.
+async fn identify<S: Security>(
+    parts: &Parts,
+    state: &PetstoreState,
+) -> Result<Option<Principal>, Error> {
+    if let Some(name) = credentials::secret_in_query(&parts.uri) {
+        return Err(unauthorized(format!(
+            "credentials are refused in the query string ({name}=...): send {}",
             accepted::<S>()
-        ))),
+        )));
+    }
+    let authorization = credentials::authorization(&parts.headers);
+    let api_key = credentials::header_text(&parts.headers, API_KEY_HEADER);
+    match (authorization, api_key) {
+        (Some(authorization), _) if S::OAUTH.is_some() => {
+            let address = client_address(&parts.extensions);
+            user(authorization, state, address).await.map(Some)
+        }
+        (_, Some(key)) if S::API_KEY => key_principal(key, state).map(Some),
+        (None, None) => Ok(None),
         _ => Err(unauthorized(format!(
             "this operation takes {}",
             accepted::<S>()
@@ -202,91 +270,138 @@ async fn check<S: Security>(parts: &Parts, state: &PetstoreState) -> Result<(), 
     }
 }
 
-fn check_api_key(value: &HeaderValue, state: &PetstoreState) -> Result<(), Error> {
-    let verdict = value
-        .to_str()
-        .map(|key| state.access.keys.verify(key.trim(), Service::Petstore))
-        .unwrap_or(Verdict::Unknown);
-    match verdict {
-        Verdict::Valid { .. } => Ok(()),
-        Verdict::NoLongerValid => Err(unauthorized("the api_key is revoked or expired")),
-        Verdict::Unknown => Err(unauthorized("the api_key is not valid")),
-    }
-}
-
-async fn check_authorization<S: Security>(
-    value: &HeaderValue,
-    parts: &Parts,
-    state: &PetstoreState,
-) -> Result<(), Error> {
-    let Some((scheme, credentials)) = value.to_str().ok().and_then(|v| v.split_once(' ')) else {
-        return Err(unauthorized(
-            "the Authorization header must be Bearer <token> or Basic <credentials>",
-        ));
-    };
-    let credentials = credentials.trim();
-    if scheme.eq_ignore_ascii_case("bearer") {
-        let now = Utc::now().timestamp();
-        let session = db::users::session(&state.db, &secret::sha256_hex(credentials), now).await?;
-        let Some(session) = session else {
-            return Err(unauthorized("the bearer token is not valid or has expired"));
-        };
-        let held: Vec<PetScope> = match &session.scopes {
-            None => PetScope::ALL.to_vec(),
-            Some(text) => text.split(' ').filter_map(PetScope::parse).collect(),
-        };
+/// `principal`, if it holds the scopes `S` needs.
+fn has_scopes<S: Security>(principal: Principal) -> Result<Principal, Error> {
+    if let Principal::User { scopes, .. } = &principal {
         let needed = S::OAUTH.unwrap_or_default();
-        if let Some(missing) = needed.iter().find(|scope| !held.contains(scope)) {
+        if let Some(missing) = needed.iter().find(|scope| !scopes.contains(scope)) {
             return Err(Error::new(
                 ErrorCode::Forbidden,
                 format!("the token lacks the scope {}", missing.as_str()),
             )
             .with_detail("required_scope", missing.as_str()));
         }
-        return Ok(());
     }
-    if scheme.eq_ignore_ascii_case("basic") {
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(credentials)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok());
-        let Some((username, password)) = decoded.as_deref().and_then(|d| d.split_once(':')) else {
-            return Err(unauthorized("the Basic credentials are malformed"));
-        };
-        let address = client_address(&parts.extensions);
-        return match check_password(state, username, password, address).await? {
-            Some(_) => Ok(()),
-            None => Err(unauthorized("invalid username/password supplied")),
-        };
-    }
-    Err(unauthorized(
-        "the Authorization header must be Bearer <token> or Basic <credentials>",
-    ))
+    Ok(principal)
 }
 
-/// The id of the user whose name and password these are, or none. Failures
-/// are limited per username and per client address (429 past the limit),
-/// and an unknown user costs as much as a wrong password.
+fn key_principal(key: Option<&str>, state: &PetstoreState) -> Result<Principal, Error> {
+    let verdict = key.map_or(Verdict::Unknown, |key| {
+        state.access.keys.verify(key, Service::Petstore)
+    });
+    match verdict {
+        Verdict::Valid { scopes, .. } => Ok(Principal::Key {
+            admin: scopes.contains(&Scope::Admin),
+        }),
+        Verdict::NoLongerValid => Err(unauthorized("the api_key is revoked or expired")),
+        Verdict::Unknown => Err(unauthorized("the api_key is not valid")),
+    }
+}
+
+async fn user(
+    authorization: Authorization<'_>,
+    state: &PetstoreState,
+    address: Option<std::net::IpAddr>,
+) -> Result<Principal, Error> {
+    match authorization {
+        Authorization::Bearer(token) => {
+            let token_hash = secret::sha256_hex(token);
+            let Some(session) = session(state, token, &token_hash).await? else {
+                return Err(unauthorized("the bearer token is not valid or has expired"));
+            };
+            let scopes = match &session.scopes {
+                None => PetScope::ALL.to_vec(),
+                Some(text) => text.split(' ').filter_map(PetScope::parse).collect(),
+            };
+            Ok(Principal::User {
+                id: session.user_id,
+                scopes,
+                session: Some(token_hash),
+            })
+        }
+        Authorization::Basic { username, password } => {
+            match check_password(state, &username, &password, address).await? {
+                Some(id) => Ok(Principal::User {
+                    id,
+                    scopes: PetScope::ALL.to_vec(),
+                    session: None,
+                }),
+                None => Err(unauthorized("invalid username/password supplied")),
+            }
+        }
+        Authorization::MalformedBasic => Err(unauthorized("the Basic credentials are malformed")),
+        Authorization::Other => Err(unauthorized(
+            "the Authorization header must be Bearer <token> or Basic <credentials>",
+        )),
+    }
+}
+
+/// Whether `token` has the shape of the tokens [`start_session`] makes (32
+/// random bytes in unpadded URL-safe base64): others are refused without a
+/// lookup.
+fn looks_like_a_session_token(token: &str) -> bool {
+    token.len() == 43
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The session `token` (whose SHA-256 is `token_hash`) names, if it is in
+/// force: from the cache, or looked up once.
+async fn session(
+    state: &PetstoreState,
+    token: &str,
+    token_hash: &str,
+) -> Result<Option<CachedSession>, Error> {
+    if !looks_like_a_session_token(token) {
+        return Ok(None);
+    }
+    let now = Utc::now().timestamp();
+    let sessions = &state.access.sessions;
+    match sessions.get(token_hash) {
+        Known::Session(session) => return Ok((session.expires_at >= now).then_some(session)),
+        Known::Unknown => return Ok(None),
+        Known::NotSeen => {}
+    }
+    let generation = sessions.generation();
+    let found = db::users::session(&state.db, token_hash, now).await?;
+    sessions.remember_found(generation, token_hash.to_owned(), found.clone());
+    Ok(found)
+}
+
+/// The id of the user whose name and password these are, or none.
+///
+/// A pair that verified within the last minute is recalled without a hash.
+/// Otherwise attempts of one username from one address are checked one at
+/// a time ([`Limiter::turn`]); failures are limited per username and client
+/// address, and
+/// (higher) per username and per address ([`Limiter::failure_callers`]):
+/// past a limit the answer is 429 before the password is checked. Only
+/// failures count. An unknown user costs as much as a wrong password.
 pub async fn check_password(
     state: &PetstoreState,
     username: &str,
     password: &str,
     address: Option<std::net::IpAddr>,
 ) -> Result<Option<i64>, Error> {
-    let callers = vec![
-        format!("user:{username}"),
-        format!(
-            "address:{}",
-            address.map_or_else(String::new, |a| a.to_string())
-        ),
-    ];
-    let attempt = state
+    let logins = &state.access.logins;
+    if let Some(id) = logins.recall(username, password) {
+        return Ok(Some(id));
+    }
+    let callers = Limiter::failure_callers(
+        &format!("user:{username}"),
+        address,
+        state.config.failed_logins_per_minute,
+    );
+    let _turn = state.failed_logins.turn(&callers[0].0).await;
+    // The attempt before this one may have verified the same pair.
+    if let Some(id) = logins.recall(username, password) {
+        return Ok(Some(id));
+    }
+    let now = Utc::now().timestamp();
+    state
         .failed_logins
-        .attempt(
-            callers,
-            state.config.failed_logins_per_minute,
-            Utc::now().timestamp(),
-        )
+        .refuse_after_failures(&callers, now)
         .await
         .map_err(|retry_after| {
             Error::new(
@@ -305,11 +420,11 @@ pub async fn check_password(
         user_id,
     ) {
         (true, Some(id)) => {
-            attempt.succeeded().await;
+            logins.remember(username, password, id);
             Ok(Some(id))
         }
         _ => {
-            attempt.failed();
+            state.failed_logins.count_failure(&callers, now).await;
             Ok(None)
         }
     }
@@ -328,10 +443,11 @@ pub async fn start_session(
     );
     let now = Utc::now();
     let expires = now + ttl;
+    let token_hash = secret::sha256_hex(&token);
     db::users::create_session(
         &state.db,
         &db::users::NewSession {
-            token_hash: &secret::sha256_hex(&token),
+            token_hash: &token_hash,
             user_id,
             expires_at: expires.timestamp(),
             scopes,
@@ -339,5 +455,47 @@ pub async fn start_session(
         now.timestamp(),
     )
     .await?;
+    state.access.sessions.remember(
+        token_hash,
+        CachedSession {
+            user_id,
+            scopes: scopes.map(str::to_owned),
+            expires_at: expires.timestamp(),
+        },
+    );
     Ok((token, expires))
+}
+
+/// The SHA-256 of the session token a request carries (Bearer), if any.
+pub fn session_of(headers: &HeaderMap) -> Option<String> {
+    match credentials::authorization(headers)? {
+        Authorization::Bearer(token) => Some(secret::sha256_hex(token)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_acts_for_themselves_and_an_admin_key_for_anyone() {
+        let user = Principal::User {
+            id: 3,
+            scopes: vec![PetScope::ReadPets],
+            session: None,
+        };
+        assert!(user.may_act_for(3));
+        assert!(!user.may_act_for(4));
+        assert!(Principal::Key { admin: true }.may_act_for(4));
+        assert!(!Principal::Key { admin: false }.may_act_for(4));
+    }
+
+    #[test]
+    fn session_tokens_have_one_shape() {
+        assert!(looks_like_a_session_token(&secret::token::<32>()));
+        assert!(!looks_like_a_session_token("short"));
+        assert!(!looks_like_a_session_token(&"a".repeat(42)));
+        assert!(!looks_like_a_session_token(&format!("{}=", "a".repeat(42))));
+    }
 }

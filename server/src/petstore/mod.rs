@@ -119,7 +119,9 @@ impl Modify for SecuritySchemes {
             "api_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "api_key",
-                "Required only when the server runs with auth mode `enforce`.",
+                "A pet store key from the operator's CLI. Required only when the server runs \
+                 with auth mode `enforce`; one made with the scope `admin` also acts for any \
+                 user (updateUser, deleteUser, getUserByName's private fields).",
             ))),
         );
         components.add_security_scheme(
@@ -149,8 +151,12 @@ impl Modify for SecuritySchemes {
 
 /// What `enforce` mode adds to the official security (see [`auth`]):
 /// HTTP Basic wherever `petstore_auth` is, a 401 with its challenges on
-/// every operation that asks for a credential, and a 403 (a token without
-/// the scope) where `petstore_auth` is.
+/// every operation that checks a credential, and a 403 where a credential
+/// may be valid and still not enough (a token without the scope, another
+/// user's account). An operation whose requirements include the empty one
+/// takes a credential optionally: logoutUser (which checks nothing) and
+/// getUserByName (which shows private fields only to the user, and checks
+/// a credential that is presented).
 fn document_security(openapi: &mut OpenApiDoc) {
     use utoipa::openapi::header::HeaderBuilder;
     use utoipa::openapi::response::ResponseBuilder;
@@ -166,13 +172,17 @@ fn document_security(openapi: &mut OpenApiDoc) {
                 .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
                 .unwrap_or_default()
         };
-        // An optional requirement (logoutUser's) asks for nothing.
-        if requirements.iter().any(|r| names(r).is_empty()) {
+        let takes = |scheme: &str| {
+            requirements
+                .iter()
+                .any(|r| names(r).iter().any(|n| n == scheme))
+        };
+        let optional = requirements.iter().any(|r| names(r).is_empty());
+        let oauth = takes("petstore_auth");
+        // logoutUser's session is optional and never refused.
+        if optional && !oauth {
             continue;
         }
-        let oauth = requirements
-            .iter()
-            .any(|r| names(r).contains(&"petstore_auth".to_owned()));
         if oauth {
             requirements.push(SecurityRequirement::new("basic", Vec::<String>::new()));
         }
@@ -197,11 +207,15 @@ fn document_security(openapi: &mut OpenApiDoc) {
                     .build(),
             )
         });
-        if oauth {
+        if oauth && !optional {
             responses.entry("403".to_owned()).or_insert_with(|| {
                 RefOr::T(
                     ResponseBuilder::new()
-                        .description("Auth mode `enforce` only: the token lacks a scope the operation needs.")
+                        .description(
+                            "Auth mode `enforce` only: the credential is valid but not enough \
+                             (a token without a scope the operation needs, or another user's \
+                             credential on a user's account).",
+                        )
                         .build(),
                 )
             });

@@ -347,6 +347,19 @@ impl User {
         self.password = None;
         self
     }
+
+    /// What anyone may see of a user in auth mode `enforce`: the id, the
+    /// username and the status, not the names, email or phone.
+    pub fn without_private_fields(self) -> Self {
+        User {
+            first_name: None,
+            last_name: None,
+            email: None,
+            phone: None,
+            password: None,
+            ..self
+        }
+    }
 }
 
 /// A user as stored: the public fields and the password's hash (which

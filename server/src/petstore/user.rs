@@ -6,14 +6,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
-use super::auth;
+use super::auth::{self, Authorized, Principal, UserAccount, Viewer};
 use super::db;
-use super::model::{User, requested_id};
+use super::model::{StoredUser, User, requested_id};
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
-use crate::error::{Error, OnConflict as _};
+use crate::clock;
+use crate::config::AuthMode;
+use crate::error::{Error, ErrorCode, OnConflict as _};
 use crate::extract::{ClientAddress, Path, Query, keep_empty};
 use crate::password::Hasher;
-use crate::{clock, secret};
 
 impl ToXml for User {}
 
@@ -57,6 +58,29 @@ async fn hash_if_given(hasher: &Hasher, password: Option<&str>) -> Result<Option
 
 fn user_not_found(username: &str) -> Error {
     Error::not_found(format!("user {username:?} not found"))
+}
+
+/// The user named `username`, if `caller` may change it: anyone in `open`
+/// mode (no caller), else the user or an admin key. A caller who may not
+/// learns nothing of whether the user exists.
+async fn account_for(
+    state: &PetstoreState,
+    caller: Option<&Principal>,
+    username: &str,
+) -> Result<StoredUser, Error> {
+    let stored = db::users::get(&state.db, username).await?;
+    match (caller, stored) {
+        (None, Some(stored)) => Ok(stored),
+        (Some(caller), Some(stored)) if caller.may_act_for(stored.id) => Ok(stored),
+        (None | Some(Principal::Key { admin: true }), None) => Err(user_not_found(username)),
+        (Some(_), _) => Err(Error::new(
+            ErrorCode::Forbidden,
+            format!(
+                "only the user {username:?} (a session, a token or HTTP Basic of theirs) \
+                 or an api_key with the scope admin may do this"
+            ),
+        )),
+    }
 }
 
 fn username_taken(user: &User) -> Error {
@@ -213,13 +237,6 @@ pub async fn login_user(
         ))
 }
 
-/// The token of `Authorization: Bearer <token>`, if any.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
 /// Logs out current logged in user session.
 #[utoipa::path(
     get,
@@ -234,8 +251,9 @@ pub async fn logout_user(
     _format: Format,
     headers: HeaderMap,
 ) -> Result<StatusCode, Error> {
-    if let Some(token) = bearer_token(&headers) {
-        db::users::end_session(&state.db, &secret::sha256_hex(token)).await?;
+    if let Some(token_hash) = auth::session_of(&headers) {
+        db::users::end_session(&state.db, &token_hash).await?;
+        state.access.sessions.forget(&token_hash);
     }
     Ok(StatusCode::OK)
 }
@@ -252,16 +270,25 @@ pub async fn logout_user(
         (status = 400, description = "Invalid username supplied"),
         (status = 404, description = "User not found"),
     ),
+    security((), ("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
 pub async fn get_user_by_name(
     State(state): State<PetstoreState>,
+    Viewer(viewer): Viewer,
     format: Format,
     Path(username): Path<String>,
 ) -> Result<Reply<User>, Error> {
     let stored = db::users::get(&state.db, &username)
         .await?
         .ok_or_else(|| user_not_found(&username))?;
-    Ok(Reply::new(format, stored.user))
+    let shown_whole = state.config.auth_mode == AuthMode::Open
+        || viewer.is_some_and(|viewer| viewer.may_act_for(stored.id));
+    let user = if shown_whole {
+        stored.user
+    } else {
+        stored.user.without_private_fields()
+    };
+    Ok(Reply::new(format, user))
 }
 
 /// Update user resource.
@@ -279,19 +306,32 @@ pub async fn get_user_by_name(
         (status = 409, description = "The new username is taken"),
         (status = 422, description = "Validation exception"),
     ),
+    security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
 pub async fn update_user(
     State(state): State<PetstoreState>,
+    Authorized(caller, _): Authorized<UserAccount>,
     format: Format,
     Path(username): Path<String>,
+    headers: HeaderMap,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, Error> {
-    // Without a password the old one stays.
+    let id = account_for(&state, caller.as_ref(), &username).await?.id;
+    // Without a password the old one stays; with one, the user's other
+    // sessions end (the one this request came with, if any, goes on).
     let new_hash = hash_if_given(&state.hasher, user.password.as_deref()).await?;
-    let id = db::users::replace(&state.db, &username, &user, new_hash.as_deref())
+    let keep = auth::session_of(&headers);
+    let replaced = db::users::replace(&state.db, id, &user, new_hash.as_deref(), keep.as_deref())
         .await
-        .on_conflict(|_| Error::conflict(format!("the username {:?} is taken", user.username)))?
-        .ok_or_else(|| user_not_found(&username))?;
+        .on_conflict(|_| Error::conflict(format!("the username {:?} is taken", user.username)))?;
+    if !replaced {
+        return Err(user_not_found(&username));
+    }
+    // A new name or password: the old pair verifies no more.
+    state.access.logins.forget_user(id);
+    if new_hash.is_some() {
+        state.access.sessions.forget_user(id, keep.as_deref());
+    }
     Ok(Reply::new(format, user.public(id)))
 }
 
@@ -307,14 +347,19 @@ pub async fn update_user(
         (status = 400, description = "Invalid username supplied"),
         (status = 404, description = "User not found"),
     ),
+    security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
 pub async fn delete_user(
     State(state): State<PetstoreState>,
+    Authorized(caller, _): Authorized<UserAccount>,
     _format: Format,
     Path(username): Path<String>,
 ) -> Result<StatusCode, Error> {
-    if !db::users::delete(&state.db, &username).await? {
+    let id = account_for(&state, caller.as_ref(), &username).await?.id;
+    if !db::users::delete(&state.db, id).await? {
         return Err(user_not_found(&username));
     }
+    state.access.logins.forget_user(id);
+    state.access.sessions.forget_user(id, None);
     Ok(StatusCode::OK)
 }

@@ -26,6 +26,7 @@ use crate::access::tokens::{self, TokenVerdict};
 use crate::config::Scope;
 use crate::error::{Error, ErrorCode};
 use crate::extract::{ClientAddress, sent_by_a_script};
+use crate::limits::Limiter;
 
 /// The longest client id and secret worth comparing.
 const MAX_CLIENT_ID_CHARS: usize = 100;
@@ -279,8 +280,9 @@ fn presented_client(headers: &HeaderMap, form: &Form) -> Result<(String, String)
 }
 
 /// The registered client the request authenticates as. Failures are
-/// limited per client id and per client address; past the limit the
-/// answer is 429 whatever the credentials.
+/// limited per client id and address, and (higher) per client id and per
+/// address ([`Limiter::failure_callers`]); past a limit the answer is 429
+/// whatever the credentials.
 async fn authenticate_client(
     state: &PortfolioState,
     address: Option<std::net::IpAddr>,
@@ -288,20 +290,16 @@ async fn authenticate_client(
     form: &Form,
 ) -> Result<StoredClient, Refusal> {
     let (client_id, secret) = presented_client(headers, form)?;
-    let callers = vec![
-        format!("client:{client_id}"),
-        format!(
-            "address:{}",
-            address.map_or_else(String::new, |a| a.to_string())
-        ),
-    ];
-    let attempt = state
+    let callers = Limiter::failure_callers(
+        &format!("client:{client_id}"),
+        address,
+        state.config.oauth.failed_client_auth_per_minute,
+    );
+    let now = Utc::now().timestamp();
+    let _turn = state.client_auth_failures.turn(&callers[0].0).await;
+    state
         .client_auth_failures
-        .attempt(
-            callers,
-            state.config.oauth.failed_client_auth_per_minute,
-            Utc::now().timestamp(),
-        )
+        .refuse_after_failures(&callers, now)
         .await
         .map_err(|retry_after| {
             Error::new(
@@ -322,10 +320,12 @@ async fn authenticate_client(
     if tokens::client_secret_matches(client.as_ref(), &secret)
         && let Some(client) = client
     {
-        attempt.succeeded().await;
         return Ok(client);
     }
-    attempt.failed();
+    state
+        .client_auth_failures
+        .count_failure(&callers, now)
+        .await;
     Err(OAuthError::invalid_client("client authentication failed").into())
 }
 

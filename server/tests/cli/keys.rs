@@ -167,9 +167,9 @@ async fn bad_key_requests_are_refused_with_their_reasons(db: Db) {
                 "--service",
                 "petstore",
                 "--scope",
-                "admin",
+                "context:read",
             ],
-            "pet store keys have no scopes",
+            "a pet store key takes no scope but admin",
         ),
         (
             vec![

@@ -62,6 +62,8 @@ pub async fn replace_all(db: &Database, contents: &Contents) -> Result<(), Store
     ] {
         reserve_ids_up_to(tx.conn(), table, last).await?;
     }
+    // Sessions and remembered passwords cached anywhere are gone too.
+    crate::access::db::bump_version(tx.conn()).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -4,6 +4,8 @@
 use sqlx::{AnyConnection, FromRow};
 
 use super::{IdTable, new_id};
+use crate::access::db::bump_version;
+use crate::access::sessions::CachedSession;
 use crate::petstore::model::{StoredUser, User};
 use crate::storage::{Database, StoreError};
 
@@ -77,19 +79,23 @@ pub async fn insert(
     Ok(id)
 }
 
-/// Replaces the user named `username` (a new username included); without a
-/// new hash the password stays. The user's id, or `None` if there is none.
+/// Replaces the user with id `id` (a new username included); without a
+/// new hash the password stays, with one the user's sessions but `keep`
+/// end. False if there is no such user. Other processes are told (the
+/// access version), so that they forget the user's sessions and remembered
+/// passwords.
 pub async fn replace(
     db: &Database,
-    username: &str,
+    id: i64,
     user: &User,
     new_password_hash: Option<&str>,
-) -> Result<Option<i64>, StoreError> {
+    keep: Option<&str>,
+) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
     let updated: Option<i64> = sqlx::query_scalar(
         "UPDATE users SET username = $1, first_name = $2, last_name = $3, email = $4, \
          password_hash = COALESCE($5, password_hash), phone = $6, user_status = $7 \
-         WHERE username = $8 RETURNING id",
+         WHERE id = $8 RETURNING id",
     )
     .bind(&user.username)
     .bind(&user.first_name)
@@ -98,23 +104,38 @@ pub async fn replace(
     .bind(new_password_hash)
     .bind(&user.phone)
     .bind(user.user_status)
-    .bind(username)
+    .bind(id)
     .fetch_optional(tx.conn())
     .await?;
+    if updated.is_none() {
+        return Ok(false);
+    }
+    if new_password_hash.is_some() {
+        sqlx::query("DELETE FROM user_sessions WHERE user_id = $1 AND token_hash <> $2")
+            .bind(id)
+            .bind(keep.unwrap_or_default())
+            .execute(tx.conn())
+            .await?;
+    }
+    bump_version(tx.conn()).await?;
     tx.commit().await?;
-    Ok(updated)
+    Ok(true)
 }
 
-/// Deletes the user named `username` (its sessions go with it); false if
-/// there is none.
-pub async fn delete(db: &Database, username: &str) -> Result<bool, StoreError> {
+/// Deletes the user with id `id` (its sessions go with it, and other
+/// processes are told); false if there is none.
+pub async fn delete(db: &Database, id: i64) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
-    let deleted = sqlx::query("DELETE FROM users WHERE username = $1")
-        .bind(username)
+    let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
+        .bind(id)
         .execute(tx.conn())
         .await?;
+    if deleted.rows_affected() == 0 {
+        return Ok(false);
+    }
+    bump_version(tx.conn()).await?;
     tx.commit().await?;
-    Ok(deleted.rows_affected() > 0)
+    Ok(true)
 }
 
 /// Starts a session for user `user_id` until `expires_at` (Unix seconds);
@@ -152,37 +173,39 @@ pub struct NewSession<'a> {
     pub scopes: Option<&'a str>,
 }
 
-/// A session in force.
-#[derive(Debug, Clone, FromRow)]
-pub struct Session {
-    pub user_id: i64,
-    /// Space-separated; none: both scopes.
-    pub scopes: Option<String>,
-}
-
 /// The session whose token hashes to `token_hash`, if it is in force at
 /// `now` (Unix seconds).
 pub async fn session(
     db: &Database,
     token_hash: &str,
     now: i64,
-) -> Result<Option<Session>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT user_id, scopes FROM user_sessions WHERE token_hash = $1 AND expires_at >= $2",
+) -> Result<Option<CachedSession>, StoreError> {
+    let row: Option<(i64, Option<String>, i64)> = sqlx::query_as(
+        "SELECT user_id, scopes, expires_at FROM user_sessions \
+         WHERE token_hash = $1 AND expires_at >= $2",
     )
     .bind(token_hash)
     .bind(now)
     .fetch_optional(db.pool())
-    .await?)
+    .await?;
+    Ok(row.map(|(user_id, scopes, expires_at)| CachedSession {
+        user_id,
+        scopes,
+        expires_at,
+    }))
 }
 
-/// Ends the session whose token hashes to `token_hash`, if there is one.
+/// Ends the session whose token hashes to `token_hash`, if there is one
+/// (and tells other processes, which may have it cached).
 pub async fn end_session(db: &Database, token_hash: &str) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
-    sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
+    let ended = sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
         .bind(token_hash)
         .execute(tx.conn())
         .await?;
+    if ended.rows_affected() > 0 {
+        bump_version(tx.conn()).await?;
+    }
     tx.commit().await?;
     Ok(())
 }

@@ -29,8 +29,8 @@ use tower_http::trace::{DefaultOnFailure, TraceLayer};
 use crate::access::Access;
 use crate::config::{Config, redact_url};
 use crate::docs;
-use crate::error::{Error, panic_response, render_errors, render_errors_around, render_now};
-use crate::extract::{self, refuse_nul_in_uri};
+use crate::error::{Error, panic_response, render_errors_around, render_now};
+use crate::extract::{self, refuse_malformed};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::password::Hasher;
@@ -298,7 +298,7 @@ pub fn build_router(
         per_minute: petstore_state.config.requests_per_minute,
     };
     let authorize_routes = petstore::authorize::router(petstore_state.clone())
-        .layer(middleware::from_fn(render_errors::<PetstoreErrors>));
+        .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
     let (petstore_routes, _) = petstore::router(&petstore_state.config)
         .with_state(petstore_state)
         .split_for_parts();
@@ -341,7 +341,7 @@ pub fn build_router(
     let portfolio_doc =
         docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
     let docs_routes = docs::router(petstore_doc, portfolio_doc)
-        .layer(middleware::from_fn(render_errors::<PortfolioErrors>));
+        .layer(middleware::from_fn(pages_edge::<PortfolioErrors>));
 
     let router = Router::new()
         .nest("/v2", petstore_routes)
@@ -400,7 +400,8 @@ pub fn build_router(
 
 /// What every pet store request passes before its route and after its
 /// answer, outermost first: its errors rendered as `ApiResponse`, the rate
-/// limit, a NUL byte in the URI refused. One middleware rather than three:
+/// limit, a malformed request (its host named wrongly, a NUL byte in the
+/// URI) refused. One middleware rather than three:
 /// each `from_fn` layer costs every request a clone of the whole stack
 /// inside it and two allocations.
 async fn petstore_edge(
@@ -410,7 +411,7 @@ async fn petstore_edge(
 ) -> Response {
     render_errors_around::<PetstoreErrors, _>(request, |request| {
         petstore::rate_limit::limit_requests(&limit, request, |request| {
-            refuse_nul_in_uri(request, |request| next.run(request))
+            refuse_malformed(request, |request| next.run(request))
         })
     })
     .await
@@ -424,8 +425,17 @@ async fn portfolio_edge(
 ) -> Response {
     render_errors_around::<PortfolioErrors, _>(request, |request| {
         portfolio::rate_limit::limit_requests(&limits, request, |request| {
-            refuse_nul_in_uri(request, |request| next.run(request))
+            refuse_malformed(request, |request| next.run(request))
         })
+    })
+    .await
+}
+
+/// The edge of the pages outside both services (Swagger UI, the documents,
+/// the sign-in page): errors in the format `F`, malformed requests refused.
+async fn pages_edge<F: crate::error::ErrorFormat>(request: Request<Body>, next: Next) -> Response {
+    render_errors_around::<F, _>(request, |request| {
+        refuse_malformed(request, |request| next.run(request))
     })
     .await
 }

@@ -162,6 +162,43 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
     }
 }
 
+/// Why a request names its host wrongly, if it does: two `Host` headers, a
+/// `Host` that disagrees with the request's authority (HTTP/2's
+/// `:authority`, or an absolute URI), or no host at all. Such a request is
+/// ambiguous about which site it is for, so it is refused (RFC 9112 section
+/// 3.2: 400) rather than read one way here and another by a proxy.
+pub fn host_problem(request: &Request) -> Option<&'static str> {
+    let mut hosts = request.headers().get_all(axum::http::header::HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Some("the request has more than one Host header");
+    }
+    match (host, request.uri().authority()) {
+        (Some(host), Some(authority))
+            if !host
+                .as_bytes()
+                .eq_ignore_ascii_case(authority.as_str().as_bytes()) =>
+        {
+            Some("the Host header and the request's authority name different hosts")
+        }
+        (None, None) => Some("the request names no host: send a Host header"),
+        _ => None,
+    }
+}
+
+/// What every request of a service passes before its route: a request that
+/// names its host wrongly ([`host_problem`]) or has a NUL byte in its URI
+/// ([`refuse_nul_in_uri`]) is a 400; others go on to `next`.
+pub async fn refuse_malformed<Answer: Future<Output = Response>>(
+    request: Request,
+    next: impl FnOnce(Request) -> Answer,
+) -> Response {
+    if let Some(problem) = host_problem(&request) {
+        return Error::bad_request(problem).into_response();
+    }
+    refuse_nul_in_uri(request, next).await
+}
+
 /// A path or query with a NUL byte (`%00`) is a 400, before any handler reads
 /// it (neither database can store the byte in text); other requests go on to
 /// `next`.

@@ -615,3 +615,19 @@ pub const TINY_PNG: &[u8] = &[
     0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
     0x42, 0x60, 0x82,
 ];
+
+/// Sends `request` (the raw bytes of an HTTP/1.x request, which should ask
+/// for `Connection: close`) to `server` over TCP and returns all it answers
+/// (at most 10 s): for requests no HTTP library would send.
+pub async fn raw_exchange(server: &TestServer, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let address = server.url.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address)
+        .await
+        .expect("connect");
+    stream.write_all(request).await.expect("send the request");
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer));
+    let _ = read.await;
+    String::from_utf8_lossy(&answer).into_owned()
+}

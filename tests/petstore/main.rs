@@ -11,6 +11,7 @@ mod contract;
 mod docs;
 mod example;
 mod hardening;
+mod hosts;
 mod images;
 mod login_limits;
 mod negotiation;

@@ -96,25 +96,19 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// The redirect URIs a token may go to, given the request's own host.
-fn registered(state: &PetstoreState, headers: &HeaderMap) -> Vec<String> {
+/// The redirect URIs a token may go to: the operator's list, or Swagger
+/// UI's on this server's public URL (`--public-url`, or the bound address).
+/// Never one built from the request's `Host`, which the client chooses.
+fn registered(state: &PetstoreState) -> Vec<String> {
     if !state.config.oauth_redirect_uris.is_empty() {
         return state.config.oauth_redirect_uris.clone();
     }
-    // Swagger UI on this server, by its public address and by the address
-    // the browser used (the token stays on this server either way).
     let docs = crate::docs::SWAGGER_UI_PATH;
-    let mut uris = vec![format!("{}{docs}{SWAGGER_REDIRECT}", state.public_url)];
-    let scheme = state.public_url.split("://").next().unwrap_or("http");
-    if let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
-        uris.push(format!("{scheme}://{host}{docs}{SWAGGER_REDIRECT}"));
-    }
-    uris
+    vec![format!("{}{docs}{SWAGGER_REDIRECT}", state.public_url)]
 }
 
 fn check_request(
     state: &PetstoreState,
-    headers: &HeaderMap,
     fields: &[(String, String)],
 ) -> Result<AuthorizationRequest, Refusal> {
     let bad = |message: &str| Refusal::Page(StatusCode::BAD_REQUEST, message.to_owned());
@@ -125,7 +119,7 @@ fn check_request(
     {
         return Err(bad("client_id or state is too long"));
     }
-    let registered = registered(state, headers);
+    let registered = registered(state);
     let redirect_uri = match field(fields, "redirect_uri") {
         None => registered.first().cloned().unwrap_or_default(),
         Some(uri) if registered.iter().any(|r| r == uri) => uri.to_owned(),
@@ -174,11 +168,7 @@ fn check_request(
 }
 
 /// Shows the sign-in page.
-pub async fn show_sign_in(
-    State(state): State<PetstoreState>,
-    headers: HeaderMap,
-    uri: Uri,
-) -> Response {
+pub async fn show_sign_in(State(state): State<PetstoreState>, uri: Uri) -> Response {
     let fields = match single_fields(uri.query().unwrap_or_default().as_bytes(), &PARAMETERS) {
         Ok(fields) => fields,
         Err(name) => {
@@ -186,7 +176,7 @@ pub async fn show_sign_in(
                 .into_response();
         }
     };
-    match check_request(&state, &headers, &fields) {
+    match check_request(&state, &fields) {
         Ok(request) => page(StatusCode::OK, &sign_in_page(&request, None)),
         Err(refusal) => refusal.into_response(),
     }
@@ -213,7 +203,7 @@ pub async fn sign_in(
                 .into_response();
         }
     };
-    let request = match check_request(&state, &headers, &fields) {
+    let request = match check_request(&state, &fields) {
         Ok(request) => request,
         Err(refusal) => return refusal.into_response(),
     };

@@ -386,6 +386,12 @@ pub fn build_router(
                 HeaderValue::from_static(tls::HSTS),
             )
         }))
+        // No answer is to be read as another type than it says (a JSON
+        // error as HTML, an uploaded image as script).
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
         .layer(cors_layer(&config.http.cors_allowed_origins))
         .layer(CompressionLayer::new())
         // The next part of a body must come within this, or the request is

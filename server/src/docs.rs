@@ -5,6 +5,8 @@
 //! contract.
 
 use axum::Router;
+use axum::http::{HeaderValue, header};
+use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
 /// `openapi/petstore.yaml`, as written.
@@ -29,13 +31,27 @@ pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
 
 /// Swagger UI at `/docs`, offering both documents, and a route for each
 /// document's JSON.
+/// Swagger UI's pages may not be framed by another site (clickjacking of
+/// the Authorize dialog and "Try it out").
 pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
-    Router::new().merge(
-        SwaggerUi::new(SWAGGER_UI_PATH)
-            .external_url_unchecked(
-                Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
-                petstore,
-            )
-            .external_url_unchecked(Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH), portfolio),
-    )
+    Router::new()
+        .merge(
+            SwaggerUi::new(SWAGGER_UI_PATH)
+                .external_url_unchecked(
+                    Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
+                    petstore,
+                )
+                .external_url_unchecked(
+                    Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH),
+                    portfolio,
+                ),
+        )
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("frame-ancestors 'none'"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
 }

@@ -24,6 +24,7 @@ use ipnet::IpNet;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::access::credentials;
 use crate::error::Error;
 
 /// Path parameters.
@@ -188,7 +189,9 @@ pub fn host_problem(request: &Request) -> Option<&'static str> {
 
 /// What every request of a service passes before its route: a request that
 /// names its host wrongly ([`host_problem`]) or has a NUL byte in its URI
-/// ([`refuse_nul_in_uri`]) is a 400; others go on to `next`.
+/// ([`refuse_nul_in_uri`]) is a 400; others go on to `next`. The answer to
+/// a request with a credential is kept from shared caches
+/// ([`credentials::keep_private`]).
 pub async fn refuse_malformed<Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
@@ -196,7 +199,12 @@ pub async fn refuse_malformed<Answer: Future<Output = Response>>(
     if let Some(problem) = host_problem(&request) {
         return Error::bad_request(problem).into_response();
     }
-    refuse_nul_in_uri(request, next).await
+    let private = credentials::carries_credential(request.headers());
+    let mut response = refuse_nul_in_uri(request, next).await;
+    if private {
+        credentials::keep_private(&mut response);
+    }
+    response
 }
 
 /// A path or query with a NUL byte (`%00`) is a 400, before any handler reads

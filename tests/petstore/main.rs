@@ -6,6 +6,7 @@
 mod accounts;
 mod auth;
 mod authorize;
+mod caching;
 mod connections;
 mod contract;
 mod docs;

@@ -3,7 +3,8 @@
 //! query parameters that would carry a secret into logs and browser
 //! histories (refused wherever a credential is checked).
 
-use axum::http::{HeaderMap, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::response::Response;
 use base64::Engine as _;
 
 /// Query parameters that look like a credential, in lower case.
@@ -15,6 +16,44 @@ pub const REFUSED_IN_QUERY: [&str; 6] = [
     "access_token",
     "token",
 ];
+
+/// The headers that carry a credential, in either service.
+const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api_key"];
+
+/// Whether a request carries a credential (any of them, valid or not).
+pub fn carries_credential(headers: &HeaderMap) -> bool {
+    CREDENTIAL_HEADERS
+        .iter()
+        .any(|name| headers.contains_key(*name))
+}
+
+/// Makes an answer to a request that carried a credential the caller's
+/// alone: `Cache-Control: private` (its other directives kept, `public`
+/// dropped), so that no shared cache in front (a CDN) hands it to anyone
+/// else. `no-store` answers stay as they are.
+pub fn keep_private(response: &mut Response) {
+    let headers = response.headers_mut();
+    let directives = headers
+        .get(header::CACHE_CONTROL)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let lower = directives.to_ascii_lowercase();
+    if lower.contains("no-store") || lower.split(',').any(|d| d.trim() == "private") {
+        return;
+    }
+    let kept: Vec<&str> = directives
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case("public"))
+        .collect();
+    let value = std::iter::once("private")
+        .chain(kept)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        headers.insert(header::CACHE_CONTROL, value);
+    }
+}
 
 /// The name of the first query parameter of `uri` that looks like a
 /// credential (compared without case), if any.
@@ -126,6 +165,29 @@ mod tests {
         assert_eq!(secret_in_query(&uri).as_deref(), Some("access_token"));
         let uri: Uri = "/v2/user/login?username=a&password=b".parse().unwrap();
         assert_eq!(secret_in_query(&uri), None);
+    }
+
+    #[test]
+    fn an_answer_kept_private_keeps_its_other_directives() {
+        let mut response = Response::new(axum::body::Body::empty());
+        response.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=31536000, immutable"),
+        );
+        keep_private(&mut response);
+        assert_eq!(
+            response.headers()[header::CACHE_CONTROL],
+            "private, max-age=31536000, immutable"
+        );
+        let mut bare = Response::new(axum::body::Body::empty());
+        keep_private(&mut bare);
+        assert_eq!(bare.headers()[header::CACHE_CONTROL], "private");
+        let mut no_store = Response::new(axum::body::Body::empty());
+        no_store
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        keep_private(&mut no_store);
+        assert_eq!(no_store.headers()[header::CACHE_CONTROL], "no-store");
     }
 
     #[test]

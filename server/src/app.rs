@@ -10,7 +10,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Request, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Request, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use ipnet::IpNet;
@@ -23,7 +23,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::access::Access;
@@ -41,7 +41,7 @@ use crate::serve::HttpService;
 use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
 use crate::telemetry::{MakeRequestId, REQUEST_ID};
-use crate::{serve, tls};
+use crate::{deadline, serve, tls};
 
 /// A server bound to its address, ready to run.
 pub struct Server {
@@ -305,13 +305,13 @@ pub fn build_router(
     let petstore_routes = petstore_routes
         .fallback(petstore_no_route)
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            timeout,
-        ))
-        // Outside the timeout, so that every answer carries the limit's
-        // headers.
-        .layer(middleware::from_fn_with_state(request_limit, petstore_edge));
+        .layer(middleware::from_fn_with_state(
+            Edge {
+                limit: request_limit,
+                timeout,
+            },
+            petstore_edge,
+        ));
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::new(Limiter::default().shared_as(shared_counters, "portfolio-requests")),
@@ -329,13 +329,13 @@ pub fn build_router(
             portfolio::analytics::record_requests,
         ))
         .layer(CatchPanicLayer::custom(panic_response))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::SERVICE_UNAVAILABLE,
-            timeout,
-        ))
-        // Outside the timeout, so that every answer carries the limit's
-        // headers.
-        .layer(middleware::from_fn_with_state(limits, portfolio_edge));
+        .layer(middleware::from_fn_with_state(
+            Edge {
+                limit: limits,
+                timeout,
+            },
+            portfolio_edge,
+        ));
 
     let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
     let portfolio_doc =
@@ -404,20 +404,30 @@ pub fn build_router(
     Ok(HttpService::new(service))
 }
 
+/// What a service's edge needs: its rate limit, and the request timeout.
+#[derive(Debug, Clone)]
+struct Edge<L> {
+    limit: L,
+    timeout: Duration,
+}
+
 /// What every pet store request passes before its route and after its
 /// answer, outermost first: its errors rendered as `ApiResponse`, the rate
-/// limit, a malformed request (its host named wrongly, a NUL byte in the
-/// URI) refused. One middleware rather than three:
-/// each `from_fn` layer costs every request a clone of the whole stack
-/// inside it and two allocations.
+/// limit (outside the timeout, so that every answer carries its headers), a
+/// malformed request (its host named wrongly, a NUL byte in the URI)
+/// refused, the request timeout ([`deadline`]). One middleware rather than
+/// four: each `from_fn` layer costs every request a clone of the whole
+/// stack inside it and two allocations.
 async fn petstore_edge(
-    State(limit): State<petstore::rate_limit::RequestLimit>,
+    State(edge): State<Edge<petstore::rate_limit::RequestLimit>>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
     render_errors_around::<PetstoreErrors, _>(request, |request| {
-        petstore::rate_limit::limit_requests(&limit, request, |request| {
-            refuse_malformed(request, |request| next.run(request))
+        petstore::rate_limit::limit_requests(&edge.limit, request, |request| {
+            refuse_malformed(request, |request| {
+                deadline::answer_within(edge.timeout, request, |request| next.run(request))
+            })
         })
     })
     .await
@@ -425,13 +435,15 @@ async fn petstore_edge(
 
 /// [`petstore_edge`]'s counterpart: the portfolio's envelope, its limits.
 async fn portfolio_edge(
-    State(limits): State<portfolio::rate_limit::RateLimits>,
+    State(edge): State<Edge<portfolio::rate_limit::RateLimits>>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
     render_errors_around::<PortfolioErrors, _>(request, |request| {
-        portfolio::rate_limit::limit_requests(&limits, request, |request| {
-            refuse_malformed(request, |request| next.run(request))
+        portfolio::rate_limit::limit_requests(&edge.limit, request, |request| {
+            refuse_malformed(request, |request| {
+                deadline::answer_within(edge.timeout, request, |request| next.run(request))
+            })
         })
     })
     .await

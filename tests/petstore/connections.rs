@@ -129,6 +129,54 @@ async fn a_body_that_stalls_is_408_in_each_services_format() {
     server.stop().await;
 }
 
+/// A body dripped a byte at a time, each in time for the body-read timeout,
+/// until the request timeout: the client was slow, so 408 in the service's
+/// format, not 503 "the service could not answer in time" (which blamed the
+/// server). The drip is bounded: it stops when the server answers.
+async fn body_that_drips(server: &TestServer, path: &str) -> String {
+    let mut stream = connect(server).await;
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: svc\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nContent-Length: 100\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    let drip = tokio::spawn(async move {
+        for _ in 0..100 {
+            if writer.write_all(b" ").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WAIT, reader.read_to_end(&mut answer)).await;
+    drip.abort();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_body_still_dripping_at_the_request_timeout_is_408_not_503() {
+    let server = start_with(|c| {
+        c.http.request_timeout_secs = 2;
+        c.http.body_read_timeout_secs = 5;
+    })
+    .await;
+    let started = Instant::now();
+    let pets = body_that_drips(&server, "/v2/pet").await;
+    assert!(pets.starts_with("HTTP/1.1 408"), "{pets}");
+    assert!(pets.contains(r#""type":"REQUEST_TIMEOUT""#), "{pets}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let portfolio = body_that_drips(&server, "/api/newsletter").await;
+    assert!(portfolio.starts_with("HTTP/1.1 408"), "{portfolio}");
+    assert!(
+        portfolio.contains(r#""code":"REQUEST_TIMEOUT""#),
+        "{portfolio}"
+    );
+    assert_eq!(server.count("pets").await, 0);
+    server.stop().await;
+}
+
 /// Bigger than the kernel will buffer for a socket (4 MiB here), so that
 /// some of it stays with the server until the client takes more.
 const BIG_IMAGE: usize = 12 * 1024 * 1024;

@@ -157,9 +157,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
             ));
         }
         let bytes = Bytes::from_request(req, state).await?;
-        crate::strict_json::parse(&bytes)
-            .map(JsonBody)
-            .map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
+        crate::strict_json::parse(&bytes).map(JsonBody)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod shared_counters;
 pub mod storage;
 pub mod strict_json;
 pub mod telemetry;
+pub mod text_policy;
 pub mod tls;
 
 pub use app::Server;

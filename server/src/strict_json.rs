@@ -3,14 +3,18 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::error::Error;
+
 /// Reads JSON as strictly as the schemas are written. Beyond what serde
 /// checks, no property of the schema may be `null` (none is nullable: leave
 /// it out), an object may not be written as an array (serde would read
 /// `[1, "x"]` as `{"id": 1, "name": "x"}`), and no text may hold a NUL byte
-/// (`\u0000`, which PostgreSQL cannot store). Unknown properties are
-/// ignored, whatever they hold, NUL bytes included.
-pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, String> {
-    let invalid = |e: &dyn std::fmt::Display| e.to_string();
+/// (`\u0000`, which PostgreSQL cannot store): 400 for any of these. Text
+/// that breaks the [`crate::text_policy`] (control characters) is 422,
+/// naming the field. Unknown properties are ignored, whatever they hold,
+/// NUL bytes included.
+pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
+    let invalid = |e: &dyn std::fmt::Display| Error::bad_request(format!("invalid JSON body: {e}"));
     let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
     let mut ignored: Vec<Vec<String>> = Vec::new();
     let value: T = serde_ignored::deserialize(&input, |path| ignored.push(segments(&path)))
@@ -28,20 +32,25 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, String>
     }
     let read_back = serde_json::to_value(&value).map_err(|e| invalid(&e))?;
     // What was read, not what was ignored: unknown properties are not kept.
-    find_nul(&read_back)?;
+    find_nul(&read_back).map_err(|e| invalid(&e))?;
     if let Some(path) = array_for_object_at(&input, &read_back, &mut Vec::new()) {
         return Err(invalid(&format!(
             "{} must be an object",
             display_path(&path)
         )));
     }
+    crate::text_policy::check(&read_back)?;
     Ok(value)
 }
 
-/// Refuses text with a NUL byte anywhere in a value read from any format
-/// (the pet store's XML and forms are checked through their serde shape).
-pub fn refuse_nul<T: Serialize>(value: &T) -> Result<(), String> {
-    find_nul(&serde_json::to_value(value).map_err(|e| e.to_string())?)
+/// Checks the text of a value read from any format (the pet store's XML
+/// and forms, through their serde shape) as [`parse`] checks JSON's: a NUL
+/// byte is 400, a control character 422.
+pub fn check_text<T: Serialize>(value: &T) -> Result<(), Error> {
+    let read = serde_json::to_value(value)
+        .map_err(|e| Error::internal("a body that does not serialise", e))?;
+    find_nul(&read).map_err(Error::bad_request)?;
+    crate::text_policy::check(&read)
 }
 
 fn find_nul(value: &serde_json::Value) -> Result<(), String> {
@@ -154,6 +163,18 @@ mod tests {
         assert!(parse::<Named>(br#"{"name": "a\u0000b"}"#).is_err());
         assert!(parse::<Named>(br#"{"name": "ab", "x\u0000": "\u0000"}"#).is_ok());
         assert!(parse::<Named>(br#"{"name": "ab"}"#).is_ok());
-        assert!(refuse_nul(&Named { name: "a\0".into() }).is_err());
+        assert!(check_text(&Named { name: "a\0".into() }).is_err());
+    }
+
+    #[test]
+    fn control_characters_are_422_and_nul_400() {
+        use crate::error::ErrorCode;
+        let code = |bytes: &[u8]| parse::<Named>(bytes).err().map(|e| e.code());
+        assert_eq!(
+            code(br#"{"name": "a\u001b[2J"}"#),
+            Some(ErrorCode::ValidationFailed)
+        );
+        assert_eq!(code(br#"{"name": "a\u0000"}"#), Some(ErrorCode::BadRequest));
+        assert_eq!(code(br#"{"name": "plain"}"#), None);
     }
 }

@@ -335,6 +335,26 @@ impl TestServer {
         self
     }
 
+    /// Runs a statement (`$1`, `$2`... bound to `texts`) straight on the
+    /// server's database: for states the API refuses to make (rows written
+    /// before a rule existed, say).
+    pub async fn execute(&self, statement: &str, texts: &[&str]) {
+        sqlx::any::install_default_drivers();
+        let result = async {
+            let pool = sqlx::AnyPool::connect(&self.database_url()).await?;
+            let mut query = sqlx::query(statement);
+            for text in texts {
+                query = query.bind(*text);
+            }
+            query.execute(&pool).await?;
+            pool.close().await;
+            Ok::<_, sqlx::Error>(())
+        };
+        result
+            .await
+            .unwrap_or_else(|e| panic!("cannot run {statement}: {e}"));
+    }
+
     /// Like [`count`](Self::count), for the rows that match `condition`.
     pub async fn count_where(&self, table: &str, condition: &str) -> i64 {
         self.count(&format!("{table} WHERE {condition}")).await

@@ -14,6 +14,7 @@ on_every_database!(
     a_new_password_ends_the_other_sessions_and_remembered_basic,
     a_deleted_user_s_sessions_and_remembered_basic_end_at_once,
     in_open_mode_the_user_operations_stay_as_upstream,
+    usernames_and_passwords_are_checked,
 );
 
 const ALICE: (&str, &str) = ("alice", "alice-password-1");
@@ -282,5 +283,45 @@ async fn in_open_mode_the_user_operations_stay_as_upstream(db: Db) {
     assert_eq!(status, 200);
     let (status, _, _) = send(http().delete(server.at("/v2/user/carol"))).await;
     assert_eq!(status, 200);
+    server.stop().await;
+}
+
+/// A username is ASCII letters, digits and `. _ @ + -` (no control
+/// characters, no spaces around it, no look-alike from another script); a
+/// password at least 8 characters, on create and on update.
+async fn usernames_and_passwords_are_checked(db: Db) {
+    let server = TestServer::start(db).await;
+    for username in [
+        "bad\r\nname",
+        " bob",
+        "bob ",
+        "\u{430}dmin",
+        "ad\u{200b}min",
+        "a b",
+    ] {
+        let user = json!({"username": username, "password": "long-enough-1"});
+        let (status, _, body) = send_json(server.post_json("/v2/user", user)).await;
+        assert_eq!(status, 422, "{username:?}: {body}");
+        assert_eq!(body["type"], "VALIDATION_FAILED");
+    }
+    let (status, _, body) = send_json(server.post_json(
+        "/v2/user",
+        json!({"username": "bob", "password": "1234567"}),
+    ))
+    .await;
+    assert_eq!(
+        (status, body["message"].clone()),
+        (422, json!("password must be at least 8 characters"))
+    );
+    assert_eq!(server.count("users").await, 0);
+    let ok = json!({"username": "bob.o-k_1+test@example", "password": "12345678"});
+    assert_eq!(send_json(server.post_json("/v2/user", ok)).await.0, 200);
+    let (status, _, _) = send_json(put_user(
+        &server,
+        "bob.o-k_1+test@example",
+        json!({"username": "bob.o-k_1+test@example", "password": "short"}),
+    ))
+    .await;
+    assert_eq!(status, 422);
     server.stop().await;
 }

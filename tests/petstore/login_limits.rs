@@ -26,11 +26,11 @@ const FROM_A: [u8; 4] = [127, 0, 0, 2];
 const FROM_B: [u8; 4] = [127, 0, 0, 3];
 
 /// A server allowing 3 failed logins a minute, with users ada and bob
-/// (password `secret`), started well inside a minute.
+/// (password `secret-pw`), started well inside a minute.
 async fn start_with_users(db: Db) -> TestServer {
     let server = TestServer::start_with(db, |c| c.petstore.failed_logins_per_minute = LIMIT).await;
     for name in ["ada", "bob"] {
-        let body = json!({"username": name, "password": "secret"}).to_string();
+        let body = json!({"username": name, "password": "secret-pw"}).to_string();
         let (status, _, text) = send(server.post_json("/v2/user", body)).await;
         assert_eq!(status, 200, "{text}");
     }
@@ -61,7 +61,7 @@ async fn beyond_the_limit_even_the_right_password_is_429(db: Db) {
     for _ in 0..LIMIT {
         assert_eq!(login(&server, FROM_A, "ada", "wrong").await.0, 400);
     }
-    let (status, headers, text) = login(&server, FROM_A, "ada", "secret").await;
+    let (status, headers, text) = login(&server, FROM_A, "ada", "secret-pw").await;
     assert_eq!(status, 429, "{text}");
     json_error(status, "application/json", &text, "RATE_LIMITED");
     let retry_after: i64 = header(&headers, "retry-after").unwrap().parse().unwrap();
@@ -75,9 +75,9 @@ async fn one_address_cannot_lock_an_account_out_for_everyone(db: Db) {
     for _ in 0..LIMIT {
         assert_eq!(login(&server, FROM_A, "ada", "wrong").await.0, 400);
     }
-    assert_eq!(login(&server, FROM_A, "ada", "secret").await.0, 429);
-    assert_eq!(login(&server, FROM_B, "ada", "secret").await.0, 200);
-    assert_eq!(login(&server, FROM_A, "bob", "secret").await.0, 200);
+    assert_eq!(login(&server, FROM_A, "ada", "secret-pw").await.0, 429);
+    assert_eq!(login(&server, FROM_B, "ada", "secret-pw").await.0, 200);
+    assert_eq!(login(&server, FROM_A, "bob", "secret-pw").await.0, 200);
     server.stop().await;
 }
 
@@ -89,21 +89,21 @@ async fn the_account_and_the_address_have_ten_times_higher_ceilings(db: Db) {
         let from = [127, 0, 1, u8::try_from(n / LIMIT).unwrap() + 1];
         assert_eq!(login(&server, from, "ada", "wrong").await.0, 400);
     }
-    assert_eq!(login(&server, FROM_B, "ada", "secret").await.0, 429);
+    assert_eq!(login(&server, FROM_B, "ada", "secret-pw").await.0, 429);
     // Guesses from one address at many usernames, each once.
     for n in 0..ceiling {
         let (status, _, text) = login(&server, FROM_A, &format!("nobody{n}"), "wrong").await;
         assert_eq!(status, 400, "{text}");
     }
-    assert_eq!(login(&server, FROM_A, "bob", "secret").await.0, 429);
-    assert_eq!(login(&server, FROM_B, "bob", "secret").await.0, 200);
+    assert_eq!(login(&server, FROM_A, "bob", "secret-pw").await.0, 429);
+    assert_eq!(login(&server, FROM_B, "bob", "secret-pw").await.0, 200);
     server.stop().await;
 }
 
 async fn successful_logins_count_nothing(db: Db) {
     let server = start_with_users(db).await;
     for _ in 0..LIMIT + 2 {
-        assert_eq!(login(&server, FROM_A, "ada", "secret").await.0, 200);
+        assert_eq!(login(&server, FROM_A, "ada", "secret-pw").await.0, 200);
     }
     server.stop().await;
 }
@@ -123,11 +123,11 @@ async fn a_busy_client_with_the_right_basic_credentials_is_never_refused(db: Db)
         c.petstore.password_hash_queue = 1;
     })
     .await;
-    let body = json!({"username": "ada", "password": "secret"}).to_string();
+    let body = json!({"username": "ada", "password": "secret-pw"}).to_string();
     assert_eq!(send(server.post_json("/v2/user", body)).await.0, 200);
     let basic = format!(
         "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode("ada:secret")
+        base64::engine::general_purpose::STANDARD.encode("ada:secret-pw")
     );
     let requests: Vec<_> = (0..80)
         .map(|_| {

@@ -21,5 +21,6 @@ mod pets;
 mod rate_limit;
 mod store;
 mod support;
+mod text_policy;
 mod tls;
 mod users;

@@ -108,7 +108,7 @@ async fn users_speak_xml(db: Db) {
             .post(server.at("/v2/user"))
             .header("content-type", "text/xml")
             .header("accept", "application/xml")
-            .body("<user><username>xml</username><password>pw</password><userStatus>2</userStatus></user>"),
+            .body("<user><username>xml</username><password>pw-long-enough</password><userStatus>2</userStatus></user>"),
     )
     .await;
     assert_eq!(status, 200, "{text}");
@@ -180,7 +180,7 @@ async fn an_order_can_be_posted_as_a_form(db: Db) {
 
 async fn a_user_can_be_posted_as_a_form(db: Db) {
     let server = TestServer::start(db).await;
-    let user = "username=formuser&password=pw&userStatus=1";
+    let user = "username=formuser&password=pw-long-enough&userStatus=1";
     let (status, _, text) = send(post_form(&server, "/v2/user", user)).await;
     assert_eq!(status, 200, "{text}");
     server.stop().await;

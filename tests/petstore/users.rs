@@ -60,9 +60,9 @@ async fn create_user(client: &Client, user: types::User) -> types::User {
         .into_inner()
 }
 
-/// Creates ada, whose password is `secret`.
+/// Creates ada, whose password is `secret-pw`.
 async fn create_ada(client: &Client) -> types::User {
-    create_user(client, user("ada", Some("secret"))).await
+    create_user(client, user("ada", Some("secret-pw"))).await
 }
 
 async fn get_user(client: &Client, username: &str) -> types::User {
@@ -104,7 +104,7 @@ async fn log_ada_in(client: &Client) -> String {
     client
         .login_user()
         .username("ada")
-        .password("secret")
+        .password("secret-pw")
         .send()
         .await
         .expect("loginUser")
@@ -136,7 +136,7 @@ async fn a_users_password_is_never_shown(db: Db) {
     create_ada(&server.petstore()).await;
     let (_, _, json) = send(http().get(server.at("/v2/user/ada"))).await;
     assert!(
-        !json.contains("password") && !json.contains("secret"),
+        !json.contains("password") && !json.contains("secret-pw"),
         "{json}"
     );
     let (_, _, xml) = send(
@@ -146,7 +146,7 @@ async fn a_users_password_is_never_shown(db: Db) {
     )
     .await;
     assert!(
-        !xml.contains("password") && !xml.contains("secret"),
+        !xml.contains("password") && !xml.contains("secret-pw"),
         "{xml}"
     );
     server.stop().await;
@@ -166,8 +166,8 @@ async fn getting_a_missing_user_is_404(db: Db) {
 async fn a_taken_username_is_409_and_changes_nothing(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    create_user(&client, user("ada", Some("one"))).await;
-    let mut again = user("ada", Some("two"));
+    create_user(&client, user("ada", Some("one-password"))).await;
+    let mut again = user("ada", Some("two-password"));
     again.email = Some(parse("other@example.test"));
     assert_api_error(
         client.create_user().body(again).send().await,
@@ -180,7 +180,7 @@ async fn a_taken_username_is_409_and_changes_nothing(db: Db) {
         fetched.email.as_ref().map(|e| e.as_str()),
         Some("ada@example.test")
     );
-    assert!(logs_in(&client, "ada", "one").await);
+    assert!(logs_in(&client, "ada", "one-password").await);
     server.stop().await;
 }
 
@@ -210,7 +210,7 @@ async fn creating_a_list_answers_with_the_last_user(db: Db) {
     let last = server
         .petstore()
         .create_users_with_list_input()
-        .body(vec![user("u1", Some("p")), user("u2", None)])
+        .body(vec![user("u1", Some("p-password")), user("u2", None)])
         .send()
         .await
         .expect("createUsersWithListInput");
@@ -221,7 +221,7 @@ async fn creating_a_list_answers_with_the_last_user(db: Db) {
 async fn a_list_with_a_taken_username_creates_nothing(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    create_user(&client, user("u1", Some("p"))).await;
+    create_user(&client, user("u1", Some("p-password"))).await;
     // u3 is new, u1 exists: neither is created.
     assert_api_error(
         client
@@ -267,7 +267,7 @@ async fn logging_in_answers_a_token_with_rate_limit_and_expiry(db: Db) {
     let login = client
         .login_user()
         .username("ada")
-        .password("secret")
+        .password("secret-pw")
         .send()
         .await
         .expect("loginUser");
@@ -296,7 +296,7 @@ async fn bad_credentials_are_400_and_open_no_session(db: Db) {
     let client = server.petstore();
     create_ada(&client).await;
     let mut bodies = Vec::new();
-    for (name, password) in [("ada", "wrong"), ("nobody", "secret")] {
+    for (name, password) in [("ada", "wrong"), ("nobody", "secret-pw")] {
         let login = client
             .login_user()
             .username(name)
@@ -372,7 +372,7 @@ async fn logging_out_again_or_without_a_session_is_fine(db: Db) {
     server.stop().await;
 }
 
-/// Creates ada (password `secret`) and bob; renames ada to ada2 by
+/// Creates ada (password `secret-pw`) and bob; renames ada to ada2 by
 /// `updateUser`, without a password or a phone; returns the answer.
 async fn rename_ada(client: &Client) -> types::User {
     create_ada(client).await;
@@ -400,7 +400,7 @@ async fn updating_a_user_without_a_password_keeps_the_password(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     rename_ada(&client).await;
-    assert!(logs_in(&client, "ada2", "secret").await, "password kept");
+    assert!(logs_in(&client, "ada2", "secret-pw").await, "password kept");
     server.stop().await;
 }
 
@@ -408,11 +408,11 @@ async fn updating_a_user_with_a_password_changes_it(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     rename_ada(&client).await;
-    update_user(&client, "ada2", user("ada2", Some("new")))
+    update_user(&client, "ada2", user("ada2", Some("new-password")))
         .await
         .expect("updateUser");
-    assert!(logs_in(&client, "ada2", "new").await);
-    assert!(!logs_in(&client, "ada2", "secret").await);
+    assert!(logs_in(&client, "ada2", "new-password").await);
+    assert!(!logs_in(&client, "ada2", "secret-pw").await);
     server.stop().await;
 }
 

@@ -15,3 +15,4 @@ mod oauth;
 mod rate_limit;
 mod social;
 mod support;
+mod text_policy;

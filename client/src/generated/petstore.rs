@@ -563,7 +563,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub last_name: ::std::option::Option<UserLastName>,
-        #[doc = "Stored as an argon2id hash; never returned."]
+        #[doc = "At least 8 characters. Stored as an argon2id hash; never returned."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub password: ::std::option::Option<UserPassword>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -574,6 +574,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub user_status: ::std::option::Option<i32>,
+        #[doc = "ASCII letters, digits and `. _ @ + -`: one script, no spaces or control characters, nothing that looks like another name."]
         pub username: UserUsername,
     }
     impl User {
@@ -761,7 +762,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "Stored as an argon2id hash; never returned."]
+    #[doc = "At least 8 characters. Stored as an argon2id hash; never returned."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -791,6 +792,9 @@ pub mod types {
         fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
             if value.chars().count() > 255usize {
                 return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 8usize {
+                return Err("shorter than 8 characters".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -881,7 +885,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`UserUsername`"]
+    #[doc = "ASCII letters, digits and `. _ @ + -`: one script, no spaces or control characters, nothing that looks like another name."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -914,6 +918,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[A-Za-z0-9._@+-]+$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Za-z0-9._@+-]+$\"".into());
             }
             Ok(Self(value.to_string()))
         }

@@ -21,8 +21,9 @@ pub fn print<T: Serialize>(
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(value)?)?;
     } else {
+        // Names, organisations and the like came from outside.
         for line in text() {
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", crate::text_policy::for_terminal(&line))?;
         }
     }
     Ok(())
@@ -56,8 +57,9 @@ pub fn user_error(error: crate::error::Error) -> anyhow::Error {
                 .collect::<Vec<_>>()
                 .join("; ")
         });
-    match fields {
-        Some(fields) if !fields.is_empty() => anyhow::anyhow!("{fields}"),
-        _ => anyhow::anyhow!("{}", error.message()),
-    }
+    let told = match fields {
+        Some(fields) if !fields.is_empty() => fields,
+        _ => error.message().to_owned(),
+    };
+    anyhow::anyhow!("{}", crate::text_policy::for_terminal(&told))
 }

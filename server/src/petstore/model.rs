@@ -279,7 +279,9 @@ pub struct User {
     #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<i64>,
-    #[schema(min_length = 1, max_length = 64)]
+    /// ASCII letters, digits and `. _ @ + -`: one script, no spaces or
+    /// control characters, nothing that looks like another name.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9._@+-]+$")]
     pub username: String,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -290,8 +292,8 @@ pub struct User {
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
-    /// Stored as an argon2id hash; never returned.
-    #[schema(max_length = 255, write_only, nullable = false)]
+    /// At least 8 characters. Stored as an argon2id hash; never returned.
+    #[schema(min_length = 8, max_length = 255, write_only, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
     #[schema(max_length = 64, nullable = false)]
@@ -318,12 +320,34 @@ impl std::fmt::Debug for User {
     }
 }
 
+/// The shortest password a user may set (the sample users' is older).
+pub const MIN_PASSWORD_CHARS: usize = 8;
+
+/// Whether a byte may stand in a username.
+fn username_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"._@+-".contains(&b)
+}
+
 impl User {
     /// The rules beyond the schema's types.
     pub fn check_rules(&self) -> Result<(), Error> {
         check_client_id(self.id)?;
         if self.username.is_empty() {
             return Err(Error::validation("username must not be empty"));
+        }
+        if !self.username.bytes().all(username_byte) {
+            return Err(Error::validation(
+                "username may hold only ASCII letters, digits and . _ @ + -",
+            ));
+        }
+        if self
+            .password
+            .as_ref()
+            .is_some_and(|p| p.chars().count() < MIN_PASSWORD_CHARS)
+        {
+            return Err(Error::validation(format!(
+                "password must be at least {MIN_PASSWORD_CHARS} characters"
+            )));
         }
         let limits = [
             ("username", Some(&self.username), 64),

@@ -294,7 +294,6 @@ fn unsupported_body(formats: &[BodyFormat]) -> Error {
 /// Reads JSON as strictly as the schemas are written (see [`crate::strict_json`]).
 pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
     crate::strict_json::parse(bytes)
-        .map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.
@@ -370,7 +369,7 @@ fn read_body<T: WireBody>(format: BodyFormat, bytes: &[u8]) -> Result<T, Error> 
     };
     // JSON was checked as it was read; XML and forms are checked here.
     if format != BodyFormat::Json {
-        crate::strict_json::refuse_nul(&value).map_err(Error::bad_request)?;
+        crate::strict_json::check_text(&value)?;
     }
     value.validate()?;
     Ok(value)

@@ -7,11 +7,12 @@ use end_to_end_tests::smtp::SmtpServer;
 use end_to_end_tests::{Db, TestServer, http, on_every_database, send_json, wait_until};
 use serde_json::{Value, json};
 
-use super::{WAIT, cli, cli_fails};
+use super::{WAIT, cli, cli_fails, run};
 
 on_every_database!(
     a_key_request_approved_by_the_cli_is_emailed_and_works,
     a_client_made_by_the_cli_gets_tokens_until_it_is_revoked,
+    what_came_from_outside_is_printed_escaped,
 );
 
 fn text<'a>(value: &'a Value, field: &str) -> &'a str {
@@ -117,5 +118,28 @@ async fn a_client_made_by_the_cli_gets_tokens_until_it_is_revoked(db: Db) {
     assert!(again.contains("revoked already"), "{again}");
     let bad = cli_fails(&server, &["clients", "create", "--name", "x"]);
     assert!(bad.contains("scopes: give at least one scope"), "{bad}");
+    server.stop().await;
+}
+
+/// A key request stored before the text policy refused control characters
+/// (written straight into the database here) is listed with its escape
+/// sequences shown, not played: the operator's screen is not cleared, no
+/// row is faked, the window title stays.
+async fn what_came_from_outside_is_printed_escaped(db: Db) {
+    let server = TestServer::start(db).await;
+    server
+        .execute(
+            "INSERT INTO key_requests (id, name, organisation, intended_use, expected_volume, \
+             technical_contact, status, created_at_ms) VALUES ('kr_0000000000000001', \
+             $1, $2, 'use', 'little', 'ada@example.test', 'pending', 1)",
+            &["Ada\u{1b}[2J", "Acme\r\nkr_fake  pending"],
+        )
+        .await;
+    let listed = run(&server, &["key-requests", "list"]);
+    assert!(listed.status.success());
+    let out = String::from_utf8(listed.stdout).unwrap();
+    assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
+    assert!(out.contains("Ada\\u{1b}[2J"), "{out}");
+    assert_eq!(out.lines().count(), 1, "one request, one line: {out}");
     server.stop().await;
 }

@@ -15,6 +15,9 @@ use crate::error::Error;
 /// NUL bytes included.
 pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
     let invalid = |e: &dyn std::fmt::Display| Error::bad_request(format!("invalid JSON body: {e}"));
+    // serde_json keeps the last of a property given twice; which one a
+    // proxy or another parser in front keeps is anyone's guess, so neither.
+    serde_json::from_slice::<NoDuplicates>(bytes).map_err(|e| invalid(&e))?;
     let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
     let mut ignored: Vec<Vec<String>> = Vec::new();
     let value: T = serde_ignored::deserialize(&input, |path| ignored.push(segments(&path)))
@@ -41,6 +44,67 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> 
     }
     crate::text_policy::check(&read_back)?;
     Ok(value)
+}
+
+/// JSON read only to find a property given twice in one object.
+struct NoDuplicates;
+
+impl<'de> serde::Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NoDuplicatesVisitor)
+    }
+}
+
+struct NoDuplicatesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NoDuplicatesVisitor {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<NoDuplicates>()?;
+            if !seen.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the property {key:?} is given twice in one object"
+                )));
+            }
+        }
+        Ok(NoDuplicates)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
+        while seq.next_element::<NoDuplicates>()?.is_some() {}
+        Ok(NoDuplicates)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+
+    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
 }
 
 /// Checks the text of a value read from any format (the pet store's XML
@@ -164,6 +228,18 @@ mod tests {
         assert!(parse::<Named>(br#"{"name": "ab", "x\u0000": "\u0000"}"#).is_ok());
         assert!(parse::<Named>(br#"{"name": "ab"}"#).is_ok());
         assert!(check_text(&Named { name: "a\0".into() }).is_err());
+    }
+
+    #[test]
+    fn a_property_given_twice_is_refused_at_any_depth() {
+        let refused = parse::<Named>(br#"{"name": "a", "name": "b"}"#).unwrap_err();
+        assert!(
+            refused.message().contains("\"name\" is given twice"),
+            "{}",
+            refused.message()
+        );
+        assert!(parse::<serde_json::Value>(br#"{"x": [{"a": 1, "a": 2}]}"#).is_err());
+        assert!(parse::<serde_json::Value>(br#"{"x": [{"a": 1}, {"a": 2}]}"#).is_ok());
     }
 
     #[test]

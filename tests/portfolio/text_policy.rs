@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 on_every_database!(
     a_key_request_with_terminal_escapes_is_422_and_stores_nothing,
     a_contact_subject_with_escapes_is_422_and_a_multi_line_message_is_fine,
+    a_property_given_twice_is_400_in_both_services,
 );
 
 fn key_request(name: &str, organisation: &str) -> Value {
@@ -67,5 +68,35 @@ async fn a_contact_subject_with_escapes_is_422_and_a_multi_line_message_is_fine(
     assert_eq!(server.count("contact_submissions").await, 0);
     let (status, _, body) = send_json(contact("Hello", "Dear Ada,\r\n\tthanks.\n")).await;
     assert_eq!(status, 201, "{body}");
+    server.stop().await;
+}
+
+/// JSON with a property given twice is ambiguous (serde keeps the last, a
+/// proxy in front may check the first): 400, and nothing changes.
+async fn a_property_given_twice_is_400_in_both_services(db: Db) {
+    let server = TestServer::start(db).await;
+    let (status, _, refused) = send_json(server.post_json(
+        "/api/newsletter",
+        r#"{"email": "safe@example.test", "email": "victim@example.test"}"#,
+    ))
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "BAD_REQUEST");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("given twice"),
+        "{refused}"
+    );
+    assert_eq!(server.count("subscribers").await, 0);
+    let (status, _, refused) = send_json(server.post_json(
+        "/v2/pet",
+        r#"{"name": "Rex", "photoUrls": [], "status": "available", "status": "sold"}"#,
+    ))
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["type"], "BAD_REQUEST");
+    assert_eq!(server.count("pets").await, 0);
     server.stop().await;
 }

@@ -323,14 +323,18 @@ async fn a_limit_holds_across_replicas_exactly() {
 async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
     let database = FreshDatabase::create(db).await;
     let nothing_there = format!("redis://127.0.0.1:{}", end_to_end_tests::smtp::free_port());
+    let keys = format!(r#"[{{name="operator",key="{KEY}",scopes=["admin"]}}]"#);
     let server = ServerProcess::start(
         Path::new(BINARY),
         &database,
         &["--redis-url", &nothing_there],
-        &[(
-            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
-            "5",
-        )],
+        &[
+            (
+                "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
+                "5",
+            ),
+            ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys.as_str()),
+        ],
     );
     let client = http();
     let mut statuses = Vec::new();
@@ -351,6 +355,17 @@ async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
     assert_eq!(status, 200);
     assert_eq!(ready["status"], "degraded", "{ready}");
     assert_eq!(ready["checks"]["rate_limits"]["ok"], false, "{ready}");
+    assert!(
+        !ready.to_string().contains("redis://"),
+        "no internals to anyone: {ready}"
+    );
+    // The operator is told why.
+    let (_, _, ready) = send_json(
+        client
+            .get(server.at("/api/health/ready"))
+            .header("x-api-key", KEY),
+    )
+    .await;
     let detail = ready["checks"]["rate_limits"]["detail"].as_str().unwrap();
     assert!(
         detail.contains("does not answer") && detail.contains("requests are still answered"),

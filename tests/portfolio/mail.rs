@@ -24,6 +24,8 @@ on_every_database!(
     the_unsubscribe_link_works_by_one_click_and_again_by_get,
     subscribing_a_known_address_answers_alike,
     a_flood_of_subscriptions_sends_one_email,
+    plus_addressing_does_not_get_around_the_flood_guard,
+    an_address_the_mail_builder_cannot_send_to_is_422,
     subscribing_a_bad_address_is_422,
     subscribing_with_malformed_json_is_400,
     subscribing_with_a_body_that_is_not_json_is_415,
@@ -303,6 +305,39 @@ async fn a_flood_of_subscriptions_sends_one_email(db: Db) {
         "a flood at one address sends one email"
     );
     assert_eq!(server.count("subscribers").await, 1);
+    server.stop().await;
+}
+
+/// `victim+1@`, `victim+2@`... reach one inbox: the resend guard counts
+/// them as one mailbox.
+async fn plus_addressing_does_not_get_around_the_flood_guard(db: Db) {
+    let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
+        return;
+    };
+    subscribe(&server, "victim@example.test").await;
+    for n in 1..=5 {
+        subscribe(&server, &format!("Victim+{n}@example.test")).await;
+    }
+    smtp.wait_for(1, WAIT).await;
+    assert_eq!(server.count("outbox").await, 1, "one email to one inbox");
+    assert_eq!(server.count("subscribers").await, 6);
+    server.stop().await;
+}
+
+/// What the newsletter accepts, the mail builder can send: an address
+/// literal is refused at the door, and readiness stays `ready`.
+async fn an_address_the_mail_builder_cannot_send_to_is_422(db: Db) {
+    let server = TestServer::start(db).await;
+    for email in ["e@[127.0.0.1]", "e@[IPv6:::1]", "e@-bad.example"] {
+        let request = server.post_json("/api/newsletter", json!({"email": email}));
+        assert_refused(request, 422, "VALIDATION_FAILED").await;
+    }
+    assert_eq!(server.count("subscribers").await, 0);
+    assert_eq!(server.count("outbox").await, 0);
+    let (status, _, ready) =
+        end_to_end_tests::send_json(end_to_end_tests::http().get(server.at("/api/health/ready")))
+            .await;
+    assert_eq!((status, ready["status"].clone()), (200, json!("ready")));
     server.stop().await;
 }
 
@@ -738,6 +773,16 @@ async fn a_rejected_recipient_fails_visibly_and_others_go_on(db: Db) {
     assert_eq!(ready.checks.outbox.failed, 1, "the failure is visible");
     assert_eq!(ready.status, types::ReadinessStatus::Degraded);
     assert!(
+        !ready.checks.outbox.detail.contains("outbox list"),
+        "details to the operator only"
+    );
+    let ready = server
+        .portfolio_with_key(Some(end_to_end_tests::keys::ADMIN))
+        .get_readiness()
+        .send()
+        .await
+        .expect("getReadiness");
+    assert!(
         ready.checks.outbox.detail.contains("degraded: 1 email"),
         "{}",
         ready.checks.outbox.detail
@@ -776,5 +821,19 @@ async fn without_smtp_emails_are_eml_files(db: Db) {
         .await
         .expect("getReadiness");
     assert_eq!(ready.status, types::ReadinessStatus::Ready);
+    // The data directory's path is the operator's business only.
+    let data_dir = server.data_dir().display().to_string();
+    assert!(
+        !ready.checks.mail.detail.contains(&data_dir),
+        "{}",
+        ready.checks.mail.detail
+    );
+    let for_the_operator = server
+        .portfolio_with_key(Some(end_to_end_tests::keys::ADMIN))
+        .get_readiness()
+        .send()
+        .await
+        .expect("getReadiness");
+    assert!(for_the_operator.checks.mail.detail.contains(&data_dir));
     server.stop().await;
 }

@@ -12,6 +12,7 @@
 //! to be sent again only if it stopped between the two. Each email keeps one
 //! Message-ID across attempts, which lets receivers drop such a repeat.
 
+pub mod address;
 pub mod outbox;
 pub mod templates;
 pub mod transport;

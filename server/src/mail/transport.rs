@@ -163,7 +163,12 @@ fn smtp_transport(smtp: &SmtpConfig) -> anyhow::Result<AsyncSmtpTransport<Tokio1
 /// The email as a message: plain text, its Message-ID kept across attempts,
 /// and the unsubscribe headers of RFC 2369 and 8058 for newsletter emails.
 fn message(from: &Mailbox, email: &QueuedEmail) -> anyhow::Result<Message> {
-    let to: Mailbox = email.recipient.parse().context("recipient")?;
+    // The rule every entry point checked the address with.
+    let to = Mailbox::new(
+        None,
+        super::address::parse(&email.recipient)
+            .map_err(|problem| anyhow::anyhow!("recipient: {problem}"))?,
+    );
     let mut builder = Message::builder()
         .from(from.clone())
         .to(to)

@@ -402,6 +402,29 @@ access_level!(
     Level::Private
 );
 
+/// Whether the request carries a credential in force with the scope
+/// `admin` (an API key or a bearer token), for public answers that show the
+/// operator more (readiness's details). Never a refusal: without one, or
+/// with a bad one, it is `false`.
+#[derive(Debug)]
+pub struct AdminView(pub bool);
+
+impl FromRequestParts<PortfolioState> for AdminView {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &PortfolioState,
+    ) -> Result<Self, Self::Rejection> {
+        let presented = presented(parts, state).await;
+        Ok(AdminView(
+            Level::Authenticated
+                .authorize(&presented, Scope::Admin)
+                .is_ok(),
+        ))
+    }
+}
+
 /// A scope as a type, for the extractors.
 pub trait Permission: Send + Sync + 'static {
     const SCOPE: Scope;

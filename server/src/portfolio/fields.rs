@@ -29,13 +29,13 @@ impl Fields {
         }
     }
 
-    /// An email address (RFC 5321 syntax, at most 254 characters).
+    /// An email address, by the one rule of [`crate::mail::address`].
     pub fn email(&mut self, name: &str, value: Option<&str>, required: bool) -> Option<String> {
-        let text = self.text(name, value, required, 254)?;
-        match text.parse::<lettre::Address>() {
+        let text = self.text(name, value, required, crate::mail::address::MAX_CHARS)?;
+        match crate::mail::address::parse(&text) {
             Ok(_) => Some(text),
-            Err(_) => {
-                self.problem(name, "not an email address");
+            Err(problem) => {
+                self.problem(name, problem);
                 None
             }
         }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::auth::AdminView;
 use crate::error::{Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -88,6 +89,25 @@ pub struct OutboxCheck {
     pub oldest_due_seconds: i64,
 }
 
+impl ReadinessChecks {
+    /// What anyone may read: whether each check is ok, and the outbox's
+    /// counts; not the details (folders, hosts, Redis's address, errors),
+    /// which go to an admin credential only.
+    fn hide_details(&mut self) {
+        let say = |ok: bool| {
+            if ok {
+                "ok".to_owned()
+            } else {
+                "failing; an admin credential is shown why".to_owned()
+            }
+        };
+        self.database.detail = say(self.database.ok);
+        self.mail.detail = say(self.mail.ok);
+        self.outbox.detail = say(self.outbox.ok && self.outbox.failed == 0);
+        self.rate_limits.detail = say(self.rate_limits.ok);
+    }
+}
+
 /// What readiness says of the outbox.
 fn outbox_detail(health: &crate::mail::MailHealth) -> String {
     let waiting = if health.oldest_due_secs > MAX_OUTBOX_DELAY_SECS {
@@ -111,7 +131,8 @@ fn outbox_detail(health: &crate::mail::MailHealth) -> String {
 
 /// Readiness: the database answers, email can leave, and the outbox is not
 /// falling behind. Emails that failed for good make it `degraded`, not
-/// unready: everything else still works.
+/// unready: everything else still works. The details of each check are
+/// shown to an admin credential only.
 #[utoipa::path(
     get,
     path = "/api/health/ready",
@@ -124,6 +145,7 @@ fn outbox_detail(health: &crate::mail::MailHealth) -> String {
 )]
 pub async fn get_readiness(
     State(state): State<PortfolioState>,
+    AdminView(operator): AdminView,
 ) -> Result<axum::Json<Readiness>, Error> {
     let database = match state.db.ping().await {
         Ok(_) => Check {
@@ -183,12 +205,15 @@ pub async fn get_readiness(
             },
         },
     };
-    let checks = ReadinessChecks {
+    let mut checks = ReadinessChecks {
         database,
         mail,
         outbox,
         rate_limits,
     };
+    if !operator {
+        checks.hide_details();
+    }
     if checks.database.ok && checks.mail.ok && checks.outbox.ok {
         let status = if checks.outbox.failed > 0 || !checks.rate_limits.ok {
             ReadyStatus::Degraded

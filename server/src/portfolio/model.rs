@@ -336,13 +336,6 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
-    /// Whether a subscription email went to this address less than
-    /// `quiet_ms` before `now_ms` (against floods aimed at one inbox).
-    pub fn emailed_within(&self, quiet_ms: i64, now_ms: i64) -> bool {
-        self.last_emailed_at_ms
-            .is_some_and(|at| now_ms - at < quiet_ms)
-    }
-
     /// Whether the confirmation link has expired at `now_ms`.
     pub fn confirmation_expired(&self, now_ms: i64) -> bool {
         self.confirm_expires_ms.is_some_and(|at| at < now_ms)

@@ -129,9 +129,12 @@ pub async fn subscribe_newsletter(
         }
     };
     // Subscribed already: nothing to send. Pending or unsubscribed: send
-    // again, but not into a flood.
+    // again, but not into a flood, counted per mailbox (`victim+1@`,
+    // `victim+2@`... reach one inbox).
+    let mailbox = crate::mail::address::mailbox_key(&subscriber.email);
+    let last_emailed = db::subscribers::last_emailed_mailbox(tx.conn(), &mailbox).await?;
     let send = subscriber.status != SubscriberStatus::Subscribed
-        && !subscriber.emailed_within(quiet_ms, now_ms());
+        && !last_emailed.is_some_and(|at| now_ms() - at < quiet_ms);
     if send {
         send_subscription_email(&state, tx.conn(), &subscriber).await?;
     }

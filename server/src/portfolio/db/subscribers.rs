@@ -59,6 +59,33 @@ pub async fn find_by_email(
     find_by(conn, "email", email).await
 }
 
+/// When a subscription email last went to the mailbox `mailbox` (an
+/// address without its `+tag`, [`crate::mail::address::mailbox_key`]):
+/// to it, or to any tagged address of it (`local+...@domain`).
+pub async fn last_emailed_mailbox(
+    conn: &mut AnyConnection,
+    mailbox: &str,
+) -> Result<Option<i64>, StoreError> {
+    let Some((local, domain)) = mailbox.rsplit_once('@') else {
+        return Ok(None);
+    };
+    let like = |text: &str| {
+        text.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    };
+    let tagged = format!("{}+%@{}", like(local), like(domain));
+    let last: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(last_emailed_at_ms) FROM subscribers \
+         WHERE email = $1 OR email LIKE $2 ESCAPE '\\'",
+    )
+    .bind(mailbox)
+    .bind(tagged)
+    .fetch_one(conn)
+    .await?;
+    Ok(last)
+}
+
 /// The subscriber a confirmation link was sent to.
 pub async fn find_by_confirm_token(
     conn: &mut AnyConnection,

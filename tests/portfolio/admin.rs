@@ -19,6 +19,7 @@ on_every_database!(
     contact_submissions_are_listed_newest_first,
     api_keys_made_rotated_and_revoked_here_work_and_stop_at_once,
     nobody_hands_out_a_scope_they_do_not_hold,
+    nobody_revokes_a_credential_wider_than_their_own,
     oauth_clients_are_registered_and_revoked,
 );
 
@@ -602,5 +603,52 @@ async fn a_failed_email_is_listed_and_requeued() {
     let delivered = smtp.wait_for(1, WAIT).await;
     assert_eq!(delivered.len(), 1);
     assert!(admin.list_failed_emails().send().await.unwrap().is_empty());
+    server.stop().await;
+}
+
+/// `keys:manage` may revoke keys and clients within its own scopes, not an
+/// `admin` key or client (which would lock the operator out); `admin` may.
+async fn nobody_revokes_a_credential_wider_than_their_own(db: Db) {
+    let server = TestServer::start(db).await;
+    let admin = server.bearer_token(&[Scope::Admin]).await;
+    let manager = server.bearer_token(&[Scope::KeysManage]).await;
+    let (status, _, key) = send_json(
+        server
+            .post_json(
+                "/api/admin/api-keys",
+                json!({"name": "root", "scopes": ["admin"]}),
+            )
+            .bearer_auth(&admin),
+    )
+    .await;
+    assert_eq!(status, 201, "{key}");
+    let key_id = key["api_key"]["id"].as_str().unwrap().to_owned();
+    let (admin_client, _) = server.oauth_client(&[Scope::Admin]).await;
+    for path in [
+        format!("/api/admin/api-keys/{key_id}/revoke"),
+        format!("/api/admin/oauth-clients/{admin_client}/revoke"),
+    ] {
+        let (status, _, refused) =
+            send_json(http().post(server.at(&path)).bearer_auth(&manager)).await;
+        assert_eq!(status, 403, "{path}: {refused}");
+        assert_eq!(refused["error"]["details"]["required_scope"], "admin");
+    }
+    let works = |key: &str| {
+        http()
+            .get(server.at("/api/llm-context"))
+            .header("x-api-key", key.to_owned())
+    };
+    assert_eq!(
+        send_json(works(key["key"].as_str().unwrap())).await.0,
+        200,
+        "still in force"
+    );
+    let (status, _, _) = send_json(
+        http()
+            .post(server.at(&format!("/api/admin/api-keys/{key_id}/revoke")))
+            .bearer_auth(&admin),
+    )
+    .await;
+    assert_eq!(status, 200);
     server.stop().await;
 }

@@ -204,12 +204,13 @@ pub async fn rotate_api_key(
 )]
 pub async fn revoke_api_key(
     State(state): State<PortfolioState>,
-    _caller: Private<KeysManage>,
+    Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<ApiKey>, Error> {
-    if access_db::get_key(&state.db, &id).await?.is_none() {
+    let Some(stored) = access_db::get_key(&state.db, &id).await? else {
         return Err(Error::not_found(format!("no key {id:?}")));
-    }
+    };
+    super::may_revoke(&caller, &stored.key.scopes)?;
     if !state.access.revoke_key(&state.db, &id).await? {
         return Err(Error::conflict(format!(
             "the key {id:?} was revoked already"

@@ -20,6 +20,16 @@ use crate::error::{Error, ErrorCode};
 
 /// 403 unless the caller holds every one of `scopes`, to hand them on.
 pub fn may_grant(caller: &Caller, scopes: &[Scope]) -> Result<(), Error> {
+    holds_all(caller, scopes, "hand out the scope")
+}
+
+/// 403 unless the caller holds every scope of the credential it would
+/// revoke: `keys:manage` alone may not end an `admin` key or client.
+pub fn may_revoke(caller: &Caller, scopes: &[Scope]) -> Result<(), Error> {
+    holds_all(caller, scopes, "revoke a credential with the scope")
+}
+
+fn holds_all(caller: &Caller, scopes: &[Scope], to: &str) -> Result<(), Error> {
     match scopes
         .iter()
         .find(|scope| !scope.granted_by(&caller.scopes))
@@ -27,7 +37,7 @@ pub fn may_grant(caller: &Caller, scopes: &[Scope]) -> Result<(), Error> {
         None => Ok(()),
         Some(scope) => Err(Error::new(
             ErrorCode::Forbidden,
-            format!("you cannot hand out the scope {scope}: your token does not hold it"),
+            format!("you cannot {to} {scope}: your token does not hold it"),
         )
         .with_detail("required_scope", scope.as_str())),
     }

@@ -132,13 +132,14 @@ pub async fn create_oauth_client(
 )]
 pub async fn revoke_oauth_client(
     State(state): State<PortfolioState>,
-    _caller: Private<KeysManage>,
+    Private(caller, _): Private<KeysManage>,
     Path(client_id): Path<String>,
 ) -> Result<axum::Json<OAuthClient>, Error> {
     let found = |client: Option<StoredClient>| {
         client.ok_or_else(|| Error::not_found(format!("no client {client_id:?}")))
     };
-    found(access_db::get_client(&state.db, &client_id).await?)?;
+    let stored = found(access_db::get_client(&state.db, &client_id).await?)?;
+    super::may_revoke(&caller, &stored.client.scopes)?;
     if !state.access.revoke_client(&state.db, &client_id).await? {
         return Err(Error::conflict(format!(
             "the client {client_id:?} was revoked already"

@@ -2,11 +2,12 @@
 //! DESIGN 4.4): with N replicas behind a load balancer, counters of their
 //! own would let N times the limit through.
 //!
-//! Each hit is one Lua script, atomic in Redis: it counts the request only
-//! if the caller is under the limit (as the in-process counters do) and
-//! gives the key the window's lifetime. A window is a key of its own
-//! (`<prefix>:<limiter>:<window start>:<caller>`), so replicas agree on
-//! windows as far as their clocks agree.
+//! Each hit is one Lua script, atomic in Redis: a caller's one-second
+//! buckets are a hash (`<prefix>:<limiter>:<caller>`), and the script drops
+//! the ones that left the window, counts the request only if the rest hold
+//! fewer than the limit (as the in-process buckets do), and gives the key
+//! the window's lifetime. Replicas agree on the window as far as their
+//! clocks agree.
 //!
 //! Redis unreachable is never an error for a request: the server fails
 //! open. The limiters count in the process meanwhile (each replica its own
@@ -25,23 +26,42 @@ use tokio::sync::OnceCell;
 
 use crate::clock::now_ms;
 use crate::config::redact_url;
+use crate::limits::Counted;
 
 /// How long a hit waits for Redis before the request goes on without it.
 const ANSWER_WITHIN: Duration = Duration::from_millis(250);
 /// After a failure, Redis is left alone this long.
 const RETRY_AFTER_MS: i64 = 1000;
 
-/// Counts a hit if the caller is under the limit: `{allowed, used}`.
-const HIT: &str = r"
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-if used >= tonumber(ARGV[1]) then
-  return {0, used}
+/// A caller's one-second buckets in a hash (second -> hits): drops the ones
+/// older than the span, and counts a hit (`ARGV[4]` = 1) if the rest hold
+/// fewer than the limit. `{allowed, used, oldest second or -1}`.
+const COUNT: &str = r"
+local now = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local span = tonumber(ARGV[3])
+local buckets = redis.call('HGETALL', KEYS[1])
+local used = 0
+local oldest = -1
+for i = 1, #buckets, 2 do
+  local second = tonumber(buckets[i])
+  if second <= now - span then
+    redis.call('HDEL', KEYS[1], buckets[i])
+  else
+    used = used + tonumber(buckets[i + 1])
+    if oldest == -1 or second < oldest then oldest = second end
+  end
 end
-used = redis.call('INCR', KEYS[1])
-if used == 1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
+if used >= limit then
+  return {0, used, oldest}
 end
-return {1, used}
+if ARGV[4] == '1' then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+  redis.call('EXPIRE', KEYS[1], span + 1)
+  used = used + 1
+  if oldest == -1 then oldest = now end
+end
+return {1, used, oldest}
 ";
 
 /// The counters every replica shares.
@@ -51,7 +71,7 @@ pub struct SharedCounters {
     shown_url: String,
     prefix: String,
     connection: OnceCell<ConnectionManager>,
-    hit: redis::Script,
+    count: redis::Script,
     /// Not asked before this (Unix milliseconds), after a failure.
     resting_until_ms: AtomicI64,
     /// Whether the last call failed (for the log's transitions).
@@ -69,13 +89,6 @@ impl std::fmt::Debug for SharedCounters {
     }
 }
 
-/// Where a caller stands after a hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counted {
-    pub allowed: bool,
-    pub used: u32,
-}
-
 impl SharedCounters {
     /// Counters at `url` (`redis://...`), their keys under `prefix`. Only the
     /// URL is checked here: Redis may come up after the server.
@@ -87,51 +100,38 @@ impl SharedCounters {
             shown_url: redact_url(url),
             prefix: prefix.to_owned(),
             connection: OnceCell::new(),
-            hit: redis::Script::new(HIT),
+            count: redis::Script::new(COUNT),
             resting_until_ms: AtomicI64::new(0),
             down: AtomicBool::new(false),
             last_error: Mutex::new(None),
         })
     }
 
-    /// Counts a hit of `caller` in `limiter`'s window starting at `window`
-    /// against `limit`; the key lives `window_secs`. `None`: Redis did not
-    /// answer, count here.
-    pub async fn hit(
+    /// Counts (`hit`) or reads where `caller` of `limiter` stands at `now`
+    /// against `limit`, over the buckets of the last `span` seconds (see
+    /// [`crate::limits`]). `None`: Redis did not answer, count here.
+    pub async fn count(
         &self,
         limiter: &str,
-        window: i64,
         caller: &str,
         limit: u32,
-        window_secs: i64,
+        now: i64,
+        span: i64,
+        hit: bool,
     ) -> Option<Counted> {
-        let key = self.key(limiter, window, caller);
-        let (allowed, used): (i64, i64) = self
+        let key = self.key(limiter, caller);
+        let (allowed, used, oldest): (i64, i64, i64) = self
             .call(|mut connection| {
-                let mut invocation = self.hit.key(&key);
-                invocation.arg(limit).arg(window_secs);
+                let mut invocation = self.count.key(&key);
+                invocation.arg(now).arg(limit).arg(span).arg(u8::from(hit));
                 async move { invocation.invoke_async(&mut connection).await }
             })
             .await?;
         Some(Counted {
             allowed: allowed == 1,
             used: u32::try_from(used).unwrap_or(u32::MAX),
+            oldest: (oldest >= 0).then_some(oldest),
         })
-    }
-
-    /// How many hits `caller` has in that window, counting nothing;
-    /// `None`: Redis did not answer.
-    pub async fn peek(&self, limiter: &str, window: i64, caller: &str) -> Option<u32> {
-        let key = self.key(limiter, window, caller);
-        let used: Option<i64> = self
-            .call(|mut connection| async move {
-                redis::cmd("GET")
-                    .arg(&key)
-                    .query_async(&mut connection)
-                    .await
-            })
-            .await?;
-        Some(used.map_or(0, |used| u32::try_from(used).unwrap_or(u32::MAX)))
     }
 
     /// `None` if Redis answered the last call (or none was made yet);
@@ -162,8 +162,8 @@ impl SharedCounters {
         &self.shown_url
     }
 
-    fn key(&self, limiter: &str, window: i64, caller: &str) -> String {
-        format!("{}:{limiter}:{window}:{caller}", self.prefix)
+    fn key(&self, limiter: &str, caller: &str) -> String {
+        format!("{}:{limiter}:{caller}", self.prefix)
     }
 
     /// Runs `command` on the connection within [`ANSWER_WITHIN`], keeping

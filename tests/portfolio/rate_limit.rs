@@ -5,9 +5,9 @@ use end_to_end_tests::{Db, TestServer, header, http, inside_a_fresh_minute, keys
 use crate::support::assert_refused;
 
 /// A server that lets an address make 2 requests a minute without a key,
-/// and a key 3, started well inside a minute. Windows are whole UTC
-/// minutes: the counts of a test cannot straddle two (this waits at most a
-/// few seconds).
+/// and a key 3. The window slides, so where the test starts in a minute
+/// does not matter; it starts well inside one all the same, for the tests
+/// written when windows were calendar minutes.
 async fn start_with_small_limits() -> TestServer {
     let server = TestServer::start_with(Db::Sqlite, |c| {
         c.portfolio.rate_limit.per_key_per_minute = 3;
@@ -67,7 +67,7 @@ async fn over_the_limit_is_429_with_retry_after() {
     let retry_after = header(over.headers(), "retry-after")
         .and_then(|v| v.parse::<i64>().ok())
         .unwrap_or_default();
-    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    assert!((1..=61).contains(&retry_after), "{retry_after}");
     assert_eq!(header(over.headers(), "x-ratelimit-remaining"), Some("0"));
     assert_refused(http().get(server.at("/api/projects")), 429, "RATE_LIMITED").await;
     server.stop().await;
@@ -172,5 +172,47 @@ async fn health_checks_are_never_refused() {
         assert!(header(answer.headers(), "x-ratelimit-remaining").is_some());
     }
     assert_eq!(get(&server, "/api/site-info").await.status().as_u16(), 429);
+    server.stop().await;
+}
+
+/// A burst that crosses a calendar minute's boundary: with fixed windows
+/// the limit came twice within two seconds (5 before, 5 after); with the
+/// sliding window the limit holds across it. Waits for second 58 of a
+/// minute (at most a minute), then sends 10 calls over about three seconds.
+#[tokio::test]
+async fn a_burst_across_a_minute_boundary_passes_no_more_than_the_limit() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.portfolio.rate_limit.per_key_per_minute = 5;
+    })
+    .await;
+    let now = chrono::Utc::now();
+    let second = chrono::Timelike::second(&now);
+    let to_58 = (58 + 60 - i64::from(second)) % 60;
+    let wait_ms = to_58 * 1000 - i64::from(chrono::Timelike::nanosecond(&now) / 1_000_000);
+    tokio::time::sleep(std::time::Duration::from_millis(
+        u64::try_from(wait_ms.rem_euclid(60_000)).unwrap(),
+    ))
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..10 {
+        let answer = http()
+            .get(server.at("/api/llm-context"))
+            .header("x-api-key", keys::ADMIN)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(answer.status().as_u16());
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        5,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        5,
+        "{statuses:?}"
+    );
     server.stop().await;
 }

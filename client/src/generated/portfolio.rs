@@ -8397,7 +8397,7 @@ impl Client {
     pub fn get_health(&self) -> builder::GetHealth<'_> {
         builder::GetHealth::new(self)
     }
-    #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers,\nor the `.eml` folder is writable) and no due email has waited over 15 minutes.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
+    #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers,\nor the `.eml` folder is writable) and no due email has waited over 15 minutes.\nAnyone sees whether each check is ok and the outbox's counts; the details (the\nmail server or folder, Redis, errors) only a caller with an `admin` API key or\nbearer token.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
     pub fn get_readiness(&self) -> builder::GetReadiness<'_> {
         builder::GetReadiness::new(self)
     }

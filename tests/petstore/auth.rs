@@ -41,29 +41,21 @@ async fn log_in(server: &TestServer) -> String {
 
 /// A token of the implicit flow with `scope`, by the sign-in page.
 async fn implicit_token(server: &TestServer, scope: &str) -> String {
-    let response = no_redirects()
-        .post(server.at("/oauth/authorize"))
-        .form(&[
+    let response = crate::support::post_sign_in(
+        server,
+        &[
             ("response_type", "token"),
             ("client_id", "tests"),
             ("scope", scope),
             ("username", USER),
             ("password", PASSWORD),
             ("action", "sign_in"),
-        ])
-        .send()
-        .await
-        .unwrap();
+        ],
+    )
+    .await;
     assert_eq!(response.status().as_u16(), 303);
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     fragment(&location)["access_token"].clone()
-}
-
-fn no_redirects() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 /// The parameters in a URL's fragment.

@@ -26,25 +26,13 @@ async fn server_with_user(
     server
 }
 
-fn no_redirects() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
 /// Swagger UI's redirect page on this server.
 fn swagger_redirect(server: &TestServer) -> String {
     server.at("/docs/oauth2-redirect.html")
 }
 
 async fn sign_in(server: &TestServer, fields: &[(&str, &str)]) -> reqwest::Response {
-    no_redirects()
-        .post(server.at("/oauth/authorize"))
-        .form(fields)
-        .send()
-        .await
-        .unwrap()
+    crate::support::post_sign_in(server, fields).await
 }
 
 #[tokio::test]
@@ -237,5 +225,55 @@ async fn only_the_registered_redirect_uris_are_used() {
     )
     .await;
     assert_eq!(response.status().as_u16(), 400);
+    server.stop().await;
+}
+
+/// Login CSRF: another site's page posting the form (with the attacker's
+/// name and password, to sign the victim's browser in as the attacker) has
+/// neither the page's cookie (`SameSite=Strict`) nor its token: 403, and no
+/// token is made.
+#[tokio::test]
+async fn a_sign_in_not_from_the_page_is_refused() {
+    let server = server_with_user(|_| {}).await;
+    let fields = [
+        ("response_type", "token"),
+        ("client_id", "app"),
+        ("username", USER),
+        ("password", PASSWORD),
+        ("action", "sign_in"),
+    ];
+    let (cookie, token) = crate::support::sign_in_form(&server).await;
+    let page = http()
+        .get(server.at("/oauth/authorize?response_type=token&client_id=app"))
+        .send()
+        .await
+        .unwrap();
+    let set_cookie = page.headers()["set-cookie"].to_str().unwrap().to_owned();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/oauth/authorize"] {
+        assert!(set_cookie.contains(attribute), "{set_cookie}");
+    }
+    let post = |cookie: Option<&str>, token: Option<&str>| {
+        let mut fields = fields.to_vec();
+        if let Some(token) = token {
+            fields.push(("csrf_token", token));
+        }
+        let mut request = http().post(server.at("/oauth/authorize")).form(&fields);
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie.to_owned());
+        }
+        request
+    };
+    let other_cookie = "petstore_signin=not-the-one";
+    for (cookie, token) in [
+        (None, None),
+        (None, Some(token.as_str())),
+        (Some(cookie.as_str()), None),
+        (Some(other_cookie), Some(token.as_str())),
+    ] {
+        let (status, _, body) = send(post(cookie, token)).await;
+        assert_eq!(status, 403, "{cookie:?} {token:?}: {body}");
+        assert!(body.contains("open the sign-in page again"), "{body}");
+    }
+    assert_eq!(server.count("user_sessions").await, 0, "no token was made");
     server.stop().await;
 }

@@ -27,9 +27,12 @@ async fn server_with_user(db: Db, public_url: Option<&str>) -> TestServer {
     server
 }
 
-/// The sign-in form posted with `Host: <host>` and a redirect URI on it.
+/// The sign-in form posted with `Host: <host>` and a redirect URI on it
+/// (with the form's cookie and token, as from the page).
 async fn sign_in_as_host(server: &TestServer, host: &str, redirect_uri: &str) -> String {
+    let (cookie, token) = crate::support::sign_in_form(server).await;
     let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("csrf_token", &token)
         .append_pair("response_type", "token")
         .append_pair("client_id", "evil")
         .append_pair("redirect_uri", redirect_uri)
@@ -39,7 +42,8 @@ async fn sign_in_as_host(server: &TestServer, host: &str, redirect_uri: &str) ->
         .finish();
     let request = format!(
         "POST /oauth/authorize HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
-         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{body}",
+         Cookie: {cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\n\r\n{body}",
         body.len()
     );
     raw_exchange(server, request.as_bytes()).await

@@ -9,6 +9,12 @@
 //! Only a registered redirect URI is ever sent a token or an error (the
 //! operator's list, or by default Swagger UI's `oauth2-redirect.html` on
 //! this server); a request naming another is refused on the page itself.
+//!
+//! The form carries a token tied to it (login CSRF: another site's page
+//! must not sign a browser in as the attacker): the page sets it in a
+//! `SameSite=Strict` cookie and a hidden field, and a sign-in whose field
+//! does not match its cookie is refused (403). Another site can neither read
+//! the field nor send the cookie.
 //! These are pages for a browser: their answers are HTML, but a wrong
 //! method, which the service's errors answer.
 
@@ -30,8 +36,16 @@ pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
 /// Swagger UI's page that receives the token.
 const SWAGGER_REDIRECT: &str = "/oauth2-redirect.html";
 
+/// The cookie and the form field of the sign-in form's token.
+const CSRF_COOKIE: &str = "petstore_signin";
+const CSRF_FIELD: &str = "csrf_token";
+
+/// How long a sign-in form may be left open (seconds).
+const FORM_TTL_SECS: u32 = 1800;
+
 /// The parameters the endpoint reads (others are ignored).
-const PARAMETERS: [&str; 8] = [
+const PARAMETERS: [&str; 9] = [
+    CSRF_FIELD,
     "response_type",
     "client_id",
     "redirect_uri",
@@ -177,8 +191,47 @@ pub async fn show_sign_in(State(state): State<PetstoreState>, uri: Uri) -> Respo
         }
     };
     match check_request(&state, &fields) {
-        Ok(request) => page(StatusCode::OK, &sign_in_page(&request, None)),
+        Ok(request) => {
+            let csrf = crate::secret::token::<32>();
+            let mut response = page(StatusCode::OK, &sign_in_page(&request, &csrf, None));
+            let secure = if state.public_url.starts_with("https:") {
+                "; Secure"
+            } else {
+                ""
+            };
+            let cookie = format!(
+                "{CSRF_COOKIE}={csrf}; Path={AUTHORIZE_PATH}; Max-Age={FORM_TTL_SECS}; \
+                 HttpOnly; SameSite=Strict{secure}"
+            );
+            if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
         Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// The form's token as its cookie holds it, if the request carries one.
+fn csrf_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == CSRF_COOKIE)
+        .map(|(_, value)| value)
+}
+
+/// Whether the form's field matches its cookie (compared in constant time).
+fn form_is_ours(headers: &HeaderMap, fields: &[(String, String)]) -> bool {
+    use subtle::ConstantTimeEq as _;
+    match (csrf_cookie(headers), field(fields, CSRF_FIELD)) {
+        (Some(cookie), Some(sent)) if !cookie.is_empty() => {
+            bool::from(cookie.as_bytes().ct_eq(sent.as_bytes()))
+        }
+        _ => false,
     }
 }
 
@@ -207,6 +260,16 @@ pub async fn sign_in(
         Ok(request) => request,
         Err(refusal) => return refusal.into_response(),
     };
+    if !form_is_ours(&headers, &fields) {
+        return Refusal::Page(
+            StatusCode::FORBIDDEN,
+            "this sign-in form has expired or was not sent from this server's page; open the \
+             sign-in page again"
+                .to_owned(),
+        )
+        .into_response();
+    }
+    let csrf = field(&fields, CSRF_FIELD).unwrap_or_default().to_owned();
     if field(&fields, "action") == Some("cancel") {
         return Refusal::Redirect {
             redirect_uri: request.redirect_uri,
@@ -225,13 +288,13 @@ pub async fn sign_in(
         Ok(None) => {
             return page(
                 StatusCode::UNAUTHORIZED,
-                &sign_in_page(&request, Some("Wrong username or password.")),
+                &sign_in_page(&request, &csrf, Some("Wrong username or password.")),
             );
         }
         Err(error) if error.code() == ErrorCode::RateLimited => {
             let mut response = page(
                 StatusCode::TOO_MANY_REQUESTS,
-                &sign_in_page(&request, Some(error.message())),
+                &sign_in_page(&request, &csrf, Some(error.message())),
             );
             if let Some(seconds) = error.retry_after() {
                 response
@@ -319,7 +382,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:26rem;margi
 label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}\
 button{margin:1rem .5rem 0 0;padding:.5rem 1rem}.error{color:#b00020}";
 
-fn sign_in_page(request: &AuthorizationRequest, error: Option<&str>) -> String {
+fn sign_in_page(request: &AuthorizationRequest, csrf: &str, error: Option<&str>) -> String {
     let hidden = |name: &str, value: &str| {
         format!(
             "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
@@ -329,6 +392,7 @@ fn sign_in_page(request: &AuthorizationRequest, error: Option<&str>) -> String {
     let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
     let scope = scopes.join(" ");
     let mut hidden_fields = vec![
+        hidden(CSRF_FIELD, csrf),
         hidden("response_type", "token"),
         hidden("client_id", &request.client_id),
         hidden("redirect_uri", &request.redirect_uri),

@@ -172,10 +172,17 @@ impl CachedToken {
     }
 }
 
+/// At most this many ids of tokens that do not exist are remembered.
+const UNKNOWN_CAPACITY: usize = 10_000;
+
 /// The tokens this process has seen.
 #[derive(Debug, Default)]
 pub struct TokenStore {
     cache: RwLock<HashMap<String, CachedToken>>,
+    /// Ids looked up and not found: a client repeating a made-up token of
+    /// the right shape costs no query per request. (A real token's id is
+    /// random, so it cannot be here before the token is made.)
+    unknown: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Counts revocations, so that a lookup that raced one is not cached.
     revocations: AtomicU64,
 }
@@ -210,6 +217,13 @@ impl TokenStore {
     pub fn clear(&self) {
         self.revocations.fetch_add(1, Ordering::SeqCst);
         self.write().clear();
+        self.unknown_ids().clear();
+    }
+
+    fn unknown_ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.unknown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Drops the tokens that expired before `now`.
@@ -232,12 +246,20 @@ impl TokenStore {
         let token = match cached {
             Some(token) => token,
             None => {
+                if self.unknown_ids().contains(id) {
+                    return Ok(TokenVerdict::Unknown);
+                }
                 let revocations = self.revocations.load(Ordering::SeqCst);
                 let Some(found) = db::get_token(db, id)
                     .await?
                     .as_ref()
                     .and_then(CachedToken::from_stored)
                 else {
+                    let mut unknown = self.unknown_ids();
+                    if unknown.len() >= UNKNOWN_CAPACITY {
+                        unknown.clear();
+                    }
+                    unknown.insert(id.to_owned());
                     return Ok(TokenVerdict::Unknown);
                 };
                 // A revocation that came while the row was read may not be
@@ -320,6 +342,30 @@ mod tests {
         assert_eq!(
             store.verify(&db, &expired.token).await.unwrap(),
             TokenVerdict::NoLongerValid
+        );
+    }
+
+    /// A made-up token of the right shape is looked up once; then it is
+    /// refused from memory (here: the database is gone, and the answer is
+    /// still `Unknown`, not an error).
+    #[tokio::test]
+    async fn an_unknown_token_costs_one_lookup() {
+        let db = Database::connect("sqlite::memory:").await.unwrap();
+        let store = TokenStore::default();
+        let made_up = "pt_0123456789abcdef_made-up";
+        assert_eq!(
+            store.verify(&db, made_up).await.unwrap(),
+            TokenVerdict::Unknown
+        );
+        db.close().await;
+        assert_eq!(
+            store.verify(&db, made_up).await.unwrap(),
+            TokenVerdict::Unknown
+        );
+        store.clear();
+        assert!(
+            store.verify(&db, made_up).await.is_err(),
+            "looked up again after a clear"
         );
     }
 

@@ -11,7 +11,8 @@
 //! bearer tokens) and `details.required_header`; a good one without the
 //! scope 403 with `details.required_scope`. A credential in the query
 //! string is refused, whatever else the request carries: it would end up
-//! in logs and browser histories.
+//! in logs and browser histories. Headers and the query are read by
+//! [`crate::access::credentials`], as the pet store's are.
 //!
 //! What a request presents is checked once, by the rate-limit middleware
 //! (which needs to know whom to count), and left in its extensions as
@@ -26,6 +27,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
 use super::PortfolioState;
+use crate::access::credentials::{self, Authorization, header_text};
 use crate::access::keys::Verdict;
 use crate::access::tokens::TokenVerdict;
 use crate::access::{Access, Service};
@@ -38,16 +40,6 @@ pub const API_KEY_HEADER: &str = "X-API-Key";
 
 /// The realm of the portfolio's challenges.
 const REALM: &str = "portfolio";
-
-/// Query parameters that look like a credential.
-const CREDENTIALS_IN_QUERY: [&str; 6] = [
-    "api_key",
-    "apikey",
-    "x-api-key",
-    "key",
-    "access_token",
-    "token",
-];
 
 /// What a request carries, checked.
 #[derive(Debug, Clone, Default)]
@@ -75,19 +67,15 @@ impl Presented {
             match header_text(headers, header::AUTHORIZATION.as_str()) {
                 None => (None, false),
                 Some(None) => (Some(Ok(TokenVerdict::Unknown)), false),
-                Some(Some(value)) => match bearer_token(value) {
-                    Some(token) => (
+                Some(Some(_)) => match credentials::authorization(headers) {
+                    Some(Authorization::Bearer(token)) => (
                         Some(access.tokens.verify(db, token).await.map_err(Error::from)),
                         false,
                     ),
-                    None => (None, true),
+                    _ => (None, true),
                 },
             };
-        let in_query = uri.query().and_then(|query| {
-            form_urlencoded::parse(query.as_bytes())
-                .map(|(name, _)| name.to_ascii_lowercase())
-                .find(|name| CREDENTIALS_IN_QUERY.contains(&name.as_str()))
-        });
+        let in_query = credentials::secret_in_query(uri);
         Presented {
             key,
             bearer,
@@ -107,26 +95,6 @@ impl Presented {
             _ => None,
         }
     }
-}
-
-/// A header's value, trimmed, if present and not empty: `Some(None)` when
-/// it is not visible ASCII.
-fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<Option<&'h str>> {
-    let value = headers.get(name)?;
-    match value.to_str() {
-        Ok(text) => {
-            let text = text.trim();
-            (!text.is_empty()).then_some(Some(text))
-        }
-        Err(_) => Some(None),
-    }
-}
-
-/// The token of `Bearer <token>` (the scheme in any case).
-pub fn bearer_token(authorization: &str) -> Option<&str> {
-    let (scheme, token) = authorization.split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 /// Which credentials an operation takes.

@@ -241,3 +241,65 @@ async fn too_many_pending_requests_is_503() {
     assert_eq!(body["error"]["code"], "SERVICE_UNAVAILABLE");
     server.stop().await;
 }
+
+/// 1,000 requests from 200 addresses once sent the owner 1,000 emails, then
+/// refused everyone with 503. Now the owner gets the first request's email
+/// at once and one digest when the quiet period ends, and each address may
+/// have only so many requests waiting (429 past them), so a crowd cannot
+/// fill the global cap.
+#[tokio::test]
+async fn a_crowd_of_requests_sends_the_owner_a_digest_and_each_address_waits_its_turn() {
+    let server = TestServer::start_with(Db::Sqlite, |c| {
+        c.portfolio.key_requests.per_address_per_hour = 100;
+        c.portfolio.key_requests.max_pending_per_address = 2;
+        c.portfolio.key_requests.max_pending = 50;
+    })
+    .await;
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    for address in 1..=20_u8 {
+        for _ in 0..3 {
+            let status = end_to_end_tests::http_from([127, 0, 2, address].into())
+                .post(server.at("/api/key-requests"))
+                .json(&form("crowd@example.test"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
+            *statuses.entry(status).or_default() += 1;
+        }
+    }
+    assert_eq!(
+        statuses.get(&202),
+        Some(&40),
+        "two from each address: {statuses:?}"
+    );
+    assert_eq!(
+        statuses.get(&429),
+        Some(&20),
+        "the third from each: {statuses:?}"
+    );
+    assert_eq!(server.count("key_requests").await, 40);
+    assert_eq!(
+        server
+            .count_where("outbox", "subject LIKE 'API key request from %'")
+            .await,
+        1,
+        "one email at once"
+    );
+    let later = chrono::Utc::now().timestamp_millis() + 9 * 60_000;
+    assert_eq!(
+        server
+            .count_where(
+                "outbox",
+                &format!(
+                    "subject = 'More API key requests are waiting' AND next_attempt_at_ms > {later}"
+                )
+            )
+            .await,
+        1,
+        "one digest, when the quiet period ends"
+    );
+    assert_eq!(server.count("outbox").await, 2);
+    server.stop().await;
+}

@@ -75,6 +75,12 @@ pub struct KeyRequestsConfig {
     /// Requests waiting for the operator, at most; beyond them new ones are
     /// answered 503 until some are decided.
     pub max_pending: u32,
+    /// Requests waiting for the operator from one client address, at most;
+    /// beyond them that address is answered 429 until some are decided.
+    pub max_pending_per_address: u32,
+    /// The site owner gets at most one email about new requests in this
+    /// many minutes: the first at once, the rest together when it ends.
+    pub notify_owner_every_minutes: u32,
 }
 
 impl Default for KeyRequestsConfig {
@@ -82,6 +88,8 @@ impl Default for KeyRequestsConfig {
         Self {
             per_address_per_hour: 5,
             max_pending: 1000,
+            max_pending_per_address: 3,
+            notify_owner_every_minutes: 10,
         }
     }
 }

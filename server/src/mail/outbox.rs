@@ -30,12 +30,31 @@ pub async fn enqueue(conn: &mut AnyConnection, email: &OutgoingEmail) -> Result<
     enqueue_all(conn, std::slice::from_ref(email)).await
 }
 
+/// Writes an email into the outbox to leave at `due` (Unix milliseconds),
+/// not before, in the caller's transaction.
+pub async fn enqueue_at(
+    conn: &mut AnyConnection,
+    email: &OutgoingEmail,
+    due: i64,
+) -> Result<(), StoreError> {
+    insert(conn, std::slice::from_ref(email), due).await
+}
+
 /// Writes emails into the outbox, in the caller's transaction: up to
 /// [`EMAILS_PER_STATEMENT`] in one statement, since a statement's round trip,
 /// not its rows, is what a transaction of 10,000 emails spends its time on.
 pub async fn enqueue_all(
     conn: &mut AnyConnection,
     emails: &[OutgoingEmail],
+) -> Result<(), StoreError> {
+    insert(conn, emails, now_ms()).await
+}
+
+/// [`enqueue_all`], the emails due at `due`.
+async fn insert(
+    conn: &mut AnyConnection,
+    emails: &[OutgoingEmail],
+    due: i64,
 ) -> Result<(), StoreError> {
     const COLUMNS: usize = 10;
     let now = now_ms();
@@ -56,7 +75,7 @@ pub async fn enqueue_all(
                 .bind(message_id)
                 .bind("pending")
                 .bind(0_i32)
-                .bind(now)
+                .bind(due)
                 .bind(now)
                 .bind(i32::from(email.holds_secret));
         }

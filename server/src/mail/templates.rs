@@ -146,6 +146,21 @@ pub fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
 }
 
 /// A new request for an API key, to the site owner (the operator decides).
+/// The digest the owner gets for the key requests that came within the
+/// quiet period after the last notice (at most one email per period).
+pub fn key_requests_waiting(owner: &str) -> OutgoingEmail {
+    OutgoingEmail {
+        to: owner.to_owned(),
+        subject: "More API key requests are waiting".to_owned(),
+        body: "More requests for API keys came since the last email. List the ones waiting:\n  \
+               petstore-portfolio key-requests list --status pending\n\
+               (or GET /api/admin/key-requests?status=pending), then approve or reject each.\n"
+            .to_owned(),
+        list_unsubscribe: None,
+        holds_secret: false,
+    }
+}
+
 pub fn key_request_received(
     owner: &str,
     request: &crate::portfolio::model::KeyRequest,
@@ -157,7 +172,8 @@ pub fn key_request_received(
             "{} ({}) asks for an API key.\n\nIntended use: {}\nExpected volume: {}\n\
              Technical contact: {}\n\nApprove it (choosing the scopes) or reject it:\n  \
              petstore-portfolio key-requests approve {} --scope context:read\n  \
-             petstore-portfolio key-requests reject {}\n",
+             petstore-portfolio key-requests reject {}\n\n\
+             Requests that follow within the next minutes come together in one email.\n",
             request.name,
             request.organisation,
             request.intended_use,

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 
 use super::PortfolioState;
 use super::db;
+use super::db::key_requests::OwnerNotice;
 use super::fields::Fields;
 use super::model::{KeyRequest, KeyRequestStatus};
 use crate::error::{Error, ErrorCode};
@@ -98,7 +99,20 @@ pub async fn request_api_key(
         )
         .with_retry_after(retry_after));
     }
-    if db::key_requests::count_pending(&state.db).await? >= i64::from(config.max_pending) {
+    // Who asked, for the per-address cap: a hash, never the address.
+    let requester = secret::sha256_hex(&format!("key-request:{caller}"));
+    let (pending, pending_here) = db::key_requests::count_pending(&state.db, &requester).await?;
+    if pending_here >= i64::from(config.max_pending_per_address) {
+        return Err(Error::new(
+            ErrorCode::RateLimited,
+            format!(
+                "{pending_here} requests from this address already wait for the operator; \
+                 ask again once they are decided"
+            ),
+        )
+        .with_retry_after(3600));
+    }
+    if pending >= i64::from(config.max_pending) {
         return Err(Error::new(
             ErrorCode::ServiceUnavailable,
             "too many requests wait for the operator; try again later",
@@ -117,11 +131,21 @@ pub async fn request_api_key(
         decided_at: None,
         key_id: None,
     };
-    // The request and the owner's notice commit together.
-    let notice = templates::key_request_received(&state.mail.owner_address, &request);
+    // The request and the owner's notice commit together. The owner gets at
+    // most one email a quiet period: this request's own, or a digest then.
+    let owner = &state.mail.owner_address;
+    let quiet_ms = i64::from(config.notify_owner_every_minutes) * 60_000;
     let mut tx = state.db.begin_write().await?;
-    db::key_requests::insert(tx.conn(), &request).await?;
-    outbox::enqueue(tx.conn(), &notice).await?;
+    db::key_requests::insert(tx.conn(), &request, &requester).await?;
+    match db::key_requests::owner_notice(tx.conn(), now.timestamp_millis(), quiet_ms).await? {
+        OwnerNotice::Now => {
+            outbox::enqueue(tx.conn(), &templates::key_request_received(owner, &request)).await?;
+        }
+        OwnerNotice::FollowUpAt(due) => {
+            outbox::enqueue_at(tx.conn(), &templates::key_requests_waiting(owner), due).await?;
+        }
+        OwnerNotice::Covered => {}
+    }
     tx.commit().await?;
     state.mailer.wake();
     Ok((

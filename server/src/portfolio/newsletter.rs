@@ -134,7 +134,7 @@ pub async fn subscribe_newsletter(
     let mailbox = crate::mail::address::mailbox_key(&subscriber.email);
     let last_emailed = db::subscribers::last_emailed_mailbox(tx.conn(), &mailbox).await?;
     let send = subscriber.status != SubscriberStatus::Subscribed
-        && !last_emailed.is_some_and(|at| now_ms() - at < quiet_ms);
+        && last_emailed.is_none_or(|at| now_ms() - at >= quiet_ms);
     if send {
         send_subscription_email(&state, tx.conn(), &subscriber).await?;
     }

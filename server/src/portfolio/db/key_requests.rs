@@ -208,7 +208,7 @@ mod tests {
     async fn the_owner_hears_once_a_period_and_of_every_request() {
         let db = Database::connect("sqlite::memory:").await.unwrap();
         let minute = 60_000;
-        let mut at = async |t: i64| {
+        let at = async |t: i64| {
             let mut tx = db.begin_write().await.unwrap();
             let notice = owner_notice(tx.conn(), t * minute, 10 * minute)
                 .await

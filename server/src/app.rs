@@ -315,9 +315,11 @@ pub fn build_router(
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::new(Limiter::default().shared_as(shared_counters, "portfolio-requests")),
+        config: portfolio_state.config.rate_limit.clone(),
+    };
+    let authentication = portfolio::auth::Authentication {
         access: portfolio_state.access.clone(),
         db: portfolio_state.db.clone(),
-        config: portfolio_state.config.rate_limit.clone(),
     };
     let (portfolio_routes, _) = portfolio::router()
         .with_state(portfolio_state)
@@ -330,7 +332,8 @@ pub fn build_router(
         ))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(
-            Edge {
+            PortfolioEdge {
+                authentication,
                 limit: limits,
                 timeout,
             },
@@ -433,16 +436,29 @@ async fn petstore_edge(
     .await
 }
 
-/// [`petstore_edge`]'s counterpart: the portfolio's envelope, its limits.
+/// What the portfolio's edge needs: [`Edge`]'s, and the authentication
+/// step's.
+#[derive(Debug, Clone)]
+struct PortfolioEdge {
+    authentication: portfolio::auth::Authentication,
+    limit: portfolio::rate_limit::RateLimits,
+    timeout: Duration,
+}
+
+/// [`petstore_edge`]'s counterpart: the portfolio's envelope; authentication
+/// (what the request presents, checked once), which the rate limit after it
+/// counts by; the rest as the pet store's.
 async fn portfolio_edge(
-    State(edge): State<Edge<portfolio::rate_limit::RateLimits>>,
+    State(edge): State<PortfolioEdge>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
     render_errors_around::<PortfolioErrors, _>(request, |request| {
-        portfolio::rate_limit::limit_requests(&edge.limit, request, |request| {
-            refuse_malformed(request, |request| {
-                deadline::answer_within(edge.timeout, request, |request| next.run(request))
+        portfolio::auth::authenticate(&edge.authentication, request, |request| {
+            portfolio::rate_limit::limit_requests(&edge.limit, request, |request| {
+                refuse_malformed(request, |request| {
+                    deadline::answer_within(edge.timeout, request, |request| next.run(request))
+                })
             })
         })
     })

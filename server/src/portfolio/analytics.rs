@@ -21,11 +21,11 @@ use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 
 use super::PortfolioState;
+use super::auth::KeyName;
 use super::auth::{AnalyticsRead, Protected};
 use super::db;
 use super::fields::Fields;
 use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
-use super::rate_limit::KeyName;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query, keep_empty};
 use crate::storage::Database;

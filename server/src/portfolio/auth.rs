@@ -14,13 +14,18 @@
 //! in logs and browser histories. Headers and the query are read by
 //! [`crate::access::credentials`], as the pet store's are.
 //!
-//! What a request presents is checked once, by the rate-limit middleware
-//! (which needs to know whom to count), and left in its extensions as
-//! [`Presented`]; the extractors read it there. They take the headers
+//! What a request presents is checked once, by [`authenticate`], a step of
+//! its own at the service's edge before the rate limit (which counts the
+//! caller it found), and left in the request's extensions as [`Presented`]
+//! and [`KeyName`]; the extractors read it there. They take the headers
 //! alone, so a request without the right credential is refused before its
 //! body is read.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::Response;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -95,6 +100,41 @@ impl Presented {
             _ => None,
         }
     }
+}
+
+/// Whom a request counts as (rate limits, analytics): the name of its valid
+/// key, or `client:<id>` for a valid token (`None`: anonymous), left in its
+/// extensions by [`authenticate`].
+#[derive(Debug, Clone)]
+pub struct KeyName(pub Option<String>);
+
+/// What the authentication step needs.
+#[derive(Debug, Clone)]
+pub struct Authentication {
+    pub access: Arc<Access>,
+    pub db: Database,
+}
+
+/// The portfolio's authentication step: checks what `request` presents,
+/// once, and leaves it ([`Presented`], [`KeyName`]) in its extensions for
+/// the rate limit, the extractors and analytics; then `next`. It refuses
+/// nothing: each operation's extractor decides what it needs.
+pub async fn authenticate<Answer: Future<Output = Response>>(
+    authentication: &Authentication,
+    mut request: Request,
+    next: impl FnOnce(Request) -> Answer,
+) -> Response {
+    let presented = Presented::check(
+        &authentication.access,
+        &authentication.db,
+        request.headers(),
+        request.uri(),
+    )
+    .await;
+    let key_name = KeyName(presented.identity());
+    request.extensions_mut().insert(presented);
+    request.extensions_mut().insert(key_name);
+    next(request).await
 }
 
 /// Which credentials an operation takes.
@@ -322,8 +362,8 @@ pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
     }
 }
 
-/// What the request presented: from the extensions (the rate-limit
-/// middleware checked it), or checked now.
+/// What the request presented: from the extensions (the authentication
+/// step checked it), or checked now.
 async fn presented(parts: &Parts, state: &PortfolioState) -> Presented {
     match parts.extensions.get::<Presented>() {
         Some(presented) => presented.clone(),

@@ -3,7 +3,7 @@
 //! carries the limit's headers; a request over the limit is `429
 //! RATE_LIMITED` with `Retry-After`.
 //!
-//! The counters are [`crate::limits::Limiter`]'s fixed one-minute windows,
+//! The counters are [`crate::limits::Limiter`]'s sliding one-minute windows,
 //! in Redis with `--redis-url` (shared by every replica), else in memory
 //! (each server process counts on its own). A client's address is the TCP
 //! peer's, or behind a trusted proxy the one it forwards
@@ -14,45 +14,33 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 
-use super::auth::Presented;
-use crate::access::Access;
+use super::auth::KeyName;
 use crate::config::RateLimitConfig;
 use crate::limits::{self, Limiter};
-use crate::storage::Database;
-
-/// The name of the known API key a request carries (`None`: no known key),
-/// left in the request's extensions by [`limit_requests`].
-#[derive(Debug, Clone)]
-pub struct KeyName(pub Option<String>);
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
-    pub access: Arc<Access>,
-    pub db: Database,
     pub config: RateLimitConfig,
 }
 
-/// Counts `request` against its caller's quota (its API key's, or its
-/// address's): over it, a 429; within it, `next`'s answer; the limit's
-/// headers on both. The health checks count but are never refused: a load
+/// Counts `request` against its caller's quota (its API key's or token's,
+/// as [`super::auth::authenticate`] found it before, or its address's):
+/// over it, a 429; within it, `next`'s answer; the limit's headers on both. The health checks count but are never refused: a load
 /// balancer checking N replicas spends its address's budget N times as fast
 /// (the counters are shared), and a 429 there would take every replica out
 /// of service at once.
 pub async fn limit_requests<Answer: Future<Output = Response>>(
     limits: &RateLimits,
-    mut request: Request,
+    request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
     let now = chrono::Utc::now().timestamp();
-    // Checked once per request; the access checks and analytics read it
-    // from the extensions.
-    let presented =
-        Presented::check(&limits.access, &limits.db, request.headers(), request.uri()).await;
-    let key_name = presented.identity();
-    request.extensions_mut().insert(presented);
-    request.extensions_mut().insert(KeyName(key_name.clone()));
+    let key_name = request
+        .extensions()
+        .get::<KeyName>()
+        .and_then(|KeyName(name)| name.clone());
     let (caller, limit) = match key_name {
         Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),
         None => {

@@ -472,23 +472,24 @@ mod tests {
         assert_eq!(later.remaining, 0);
     }
 
-    /// A burst across what was a calendar minute's boundary: a fixed window
-    /// let twice the limit through in two seconds; a sliding one never lets
-    /// more than the limit through in any window-long span.
-    #[tokio::test]
-    async fn no_window_long_span_passes_more_than_the_limit() {
-        let limiter = Limiter::default();
-        let boundary = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS + WINDOW_SECS;
-        let mut passed: Vec<i64> = Vec::new();
-        // Ten calls a second for three minutes around the boundary.
-        for second in boundary - 90..boundary + 90 {
-            for _ in 0..10 {
+    /// Sends `per_second` hits of one caller every second from `from` to
+    /// `to`; the seconds of those that passed.
+    async fn burst(limiter: &Limiter, from: i64, to: i64, per_second: usize) -> Vec<i64> {
+        let mut passed = Vec::new();
+        for second in from..to {
+            for _ in 0..per_second {
                 if limiter.hit("k", 100, second).await.allowed {
                     passed.push(second);
                 }
             }
         }
-        for start in boundary - 150..boundary + 90 {
+        passed
+    }
+
+    /// No window-long span starting in `starts` holds more than 100 of
+    /// `passed`, and the limit was used, not starved.
+    fn assert_the_limit_held(passed: &[i64], starts: std::ops::Range<i64>) {
+        for start in starts {
             let in_span = passed
                 .iter()
                 .filter(|at| (start..start + WINDOW_SECS).contains(at))
@@ -498,11 +499,18 @@ mod tests {
                 "{in_span} passed in the minute from {start}"
             );
         }
-        assert!(
-            passed.len() >= 200,
-            "the limit is used, not starved: {}",
-            passed.len()
-        );
+        assert!(passed.len() >= 200, "the limit is used: {}", passed.len());
+    }
+
+    /// A burst across what was a calendar minute's boundary: a fixed window
+    /// let twice the limit through in two seconds; a sliding one never lets
+    /// more than the limit through in any window-long span.
+    #[tokio::test]
+    async fn no_window_long_span_passes_more_than_the_limit() {
+        let limiter = Limiter::default();
+        let boundary = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS + WINDOW_SECS;
+        let passed = burst(&limiter, boundary - 90, boundary + 90, 10).await;
+        assert_the_limit_held(&passed, boundary - 150..boundary + 90);
     }
 
     /// The same burst on counters in Redis (the replicas' Lua script), when
@@ -521,29 +529,10 @@ mod tests {
         let shared = Arc::new(SharedCounters::new(&url, &prefix).unwrap_or_else(|e| panic!("{e}")));
         let limiter = Limiter::default().shared_as(Some(&shared), "unit");
         let boundary = 1_800_000_000 - 1_800_000_000 % WINDOW_SECS + WINDOW_SECS;
-        let mut passed: Vec<i64> = Vec::new();
-        for second in boundary - 70..boundary + 70 {
-            for _ in 0..3 {
-                let quota = limiter.hit("k", 100, second).await;
-                if quota.allowed {
-                    passed.push(second);
-                }
-            }
-        }
+        let passed = burst(&limiter, boundary - 70, boundary + 70, 3).await;
         assert!(shared.problem().is_none(), "{:?}", shared.problem());
-        for start in boundary - 130..boundary + 70 {
-            let in_span = passed
-                .iter()
-                .filter(|at| (start..start + WINDOW_SECS).contains(at))
-                .count();
-            assert!(
-                in_span <= 100,
-                "{in_span} passed in the minute from {start}"
-            );
-        }
-        let peeked = limiter.peek("k", 100, boundary + 69).await;
-        assert_eq!(peeked.remaining, 0);
-        assert!(passed.len() >= 200, "{}", passed.len());
+        assert_the_limit_held(&passed, boundary - 130..boundary + 70);
+        assert_eq!(limiter.peek("k", 100, boundary + 69).await.remaining, 0);
     }
 
     /// With Redis unreachable, requests are counted here: answered, and

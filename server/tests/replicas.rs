@@ -623,6 +623,73 @@ async fn a_session_ended_on_one_replica_is_refused_by_all() {
     stop(replicas, database).await;
 }
 
+/// A new password set on one replica ends the user's other sessions and
+/// the Basic credentials every replica remembered (each had checked them,
+/// and cached them), within a second; the new password works everywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_password_changed_on_one_replica_is_the_only_one_all_accept() {
+    const TEST: &str = "replicas::a_password_changed_on_one_replica_is_the_only_one_all_accept";
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let replicas = start_replicas(
+        &database,
+        &[("PETSTORE_PORTFOLIO_PETSTORE__AUTH_MODE", "enforce")],
+    );
+    let (writer, readers) = (&replicas[0], &replicas[1..]);
+    let client = http();
+    let login = async || {
+        let (status, _, session) =
+            send_json(client.get(writer.at("/v2/user/login?username=user1&password=XXXXXXXXXXX")))
+                .await;
+        assert_eq!(status, 200, "{session}");
+        session.as_str().unwrap().to_owned()
+    };
+    let (this, other) = (login().await, login().await);
+    let find = async |replica: &ServerProcess, authorization: &str| {
+        send(
+            client
+                .get(replica.at("/v2/pet/findByStatus"))
+                .header("authorization", authorization),
+        )
+        .await
+        .0
+    };
+    let old_basic = format!("Basic {}", base64_of("user1:XXXXXXXXXXX"));
+    let other_bearer = format!("Bearer {other}");
+    for reader in readers {
+        assert_eq!(find(reader, &old_basic).await, 200, "remembered there now");
+        assert_eq!(find(reader, &other_bearer).await, 200, "cached there now");
+    }
+    let (changed, _, _) = send(
+        client
+            .put(writer.at("/v2/user/user1"))
+            .bearer_auth(&this)
+            .json(&serde_json::json!({"username": "user1", "password": "a-new-password"})),
+    )
+    .await;
+    assert_eq!(changed, 200);
+    seen_by_every_replica(
+        readers,
+        "the old password and the other session are refused on every replica",
+        async |reader| {
+            find(reader, &old_basic).await == 401 && find(reader, &other_bearer).await == 401
+        },
+    )
+    .await;
+    let new_basic = format!("Basic {}", base64_of("user1:a-new-password"));
+    for reader in readers {
+        assert_eq!(find(reader, &new_basic).await, 200);
+        assert_eq!(find(reader, &format!("Bearer {this}")).await, 200);
+    }
+    stop(replicas, database).await;
+}
+
+fn base64_of(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
 /// The sample data restored by one replica's periodic reset (the demo's
 /// `petstore.demo_reset_interval_secs`) is what the others serve next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,10 +11,19 @@ use crate::auth::fragment;
 const USER: &str = "signer";
 const PASSWORD: &str = "pw-signer-1";
 
+end_to_end_tests::on_every_database!(a_sign_in_not_from_the_page_is_refused);
+
 async fn server_with_user(
     adjust: impl FnOnce(&mut petstore_portfolio_server::Config),
 ) -> TestServer {
-    let server = TestServer::start_with(Db::Sqlite, |c| {
+    server_with_user_on(Db::Sqlite, adjust).await
+}
+
+async fn server_with_user_on(
+    db: Db,
+    adjust: impl FnOnce(&mut petstore_portfolio_server::Config),
+) -> TestServer {
+    let server = TestServer::start_with(db, |c| {
         c.petstore.auth_mode = AuthMode::Enforce;
         adjust(c);
     })
@@ -232,9 +241,8 @@ async fn only_the_registered_redirect_uris_are_used() {
 /// name and password, to sign the victim's browser in as the attacker) has
 /// neither the page's cookie (`SameSite=Strict`) nor its token: 403, and no
 /// token is made.
-#[tokio::test]
-async fn a_sign_in_not_from_the_page_is_refused() {
-    let server = server_with_user(|_| {}).await;
+async fn a_sign_in_not_from_the_page_is_refused(db: Db) {
+    let server = server_with_user_on(db, |_| {}).await;
     let fields = [
         ("response_type", "token"),
         ("client_id", "app"),

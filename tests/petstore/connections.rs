@@ -155,9 +155,10 @@ async fn body_that_drips(server: &TestServer, path: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
-#[tokio::test]
-async fn a_body_still_dripping_at_the_request_timeout_is_408_not_503() {
-    let server = start_with(|c| {
+end_to_end_tests::on_every_database!(a_body_still_dripping_at_the_request_timeout_is_408_not_503);
+
+async fn a_body_still_dripping_at_the_request_timeout_is_408_not_503(db: end_to_end_tests::Db) {
+    let server = TestServer::start_with(db, |c| {
         c.http.request_timeout_secs = 2;
         c.http.body_read_timeout_secs = 5;
     })

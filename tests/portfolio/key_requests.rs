@@ -16,6 +16,7 @@ on_every_database!(
     a_rejected_request_is_told_and_stays_decided,
     bad_requests_are_422_and_store_nothing,
     every_request_gets_the_same_kind_of_answer,
+    a_crowd_of_requests_sends_the_owner_a_digest_and_each_address_waits_its_turn,
 );
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -247,9 +248,8 @@ async fn too_many_pending_requests_is_503() {
 /// at once and one digest when the quiet period ends, and each address may
 /// have only so many requests waiting (429 past them), so a crowd cannot
 /// fill the global cap.
-#[tokio::test]
-async fn a_crowd_of_requests_sends_the_owner_a_digest_and_each_address_waits_its_turn() {
-    let server = TestServer::start_with(Db::Sqlite, |c| {
+async fn a_crowd_of_requests_sends_the_owner_a_digest_and_each_address_waits_its_turn(db: Db) {
+    let server = TestServer::start_with(db, |c| {
         c.portfolio.key_requests.per_address_per_hour = 100;
         c.portfolio.key_requests.max_pending_per_address = 2;
         c.portfolio.key_requests.max_pending = 50;

@@ -175,13 +175,16 @@ async fn health_checks_are_never_refused() {
     server.stop().await;
 }
 
+end_to_end_tests::on_every_database!(
+    a_burst_across_a_minute_boundary_passes_no_more_than_the_limit
+);
+
 /// A burst that crosses a calendar minute's boundary: with fixed windows
 /// the limit came twice within two seconds (5 before, 5 after); with the
 /// sliding window the limit holds across it. Waits for second 58 of a
 /// minute (at most a minute), then sends 10 calls over about three seconds.
-#[tokio::test]
-async fn a_burst_across_a_minute_boundary_passes_no_more_than_the_limit() {
-    let server = TestServer::start_with(Db::Sqlite, |c| {
+async fn a_burst_across_a_minute_boundary_passes_no_more_than_the_limit(db: Db) {
+    let server = TestServer::start_with(db, |c| {
         c.portfolio.rate_limit.per_key_per_minute = 5;
     })
     .await;

@@ -9,6 +9,7 @@
 //! other replicas) bump the access version when they change something;
 //! [`Access::refresh`], run every second, notices and reloads.
 
+pub mod challenges;
 pub mod credentials;
 pub mod db;
 pub mod keys;

@@ -24,19 +24,20 @@
 use std::marker::PhantomData;
 
 use axum::extract::FromRequestParts;
+use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
 use chrono::Utc;
 
 use super::PetstoreState;
 use super::db;
 use crate::access::Service;
+use crate::access::challenges::{self, Challenge};
 use crate::access::credentials::{self, Authorization};
 use crate::access::keys::Verdict;
 use crate::access::sessions::{CachedSession, Known};
 use crate::config::{AuthMode, Scope};
 use crate::error::{Error, ErrorCode};
-use crate::extract::{client_address, sent_by_a_script};
+use crate::extract::client_address;
 use crate::limits::Limiter;
 use crate::secret;
 
@@ -203,29 +204,22 @@ impl FromRequestParts<PetstoreState> for Viewer {
 
 /// A 401 (any other error as it is) with a challenge for each scheme `S`
 /// takes.
-fn with_challenges<S: Security>(mut error: Error, headers: &HeaderMap) -> Error {
+fn with_challenges<S: Security>(error: Error, headers: &HeaderMap) -> Error {
     if error.code() != ErrorCode::Unauthorized {
         return error;
     }
     let mut challenges = Vec::new();
     if S::OAUTH.is_some() {
-        challenges.push(format!("Bearer realm=\"{REALM}\""));
-        // A browser would ask for a password in a dialog of its own.
-        if !sent_by_a_script(headers) {
-            challenges.push(format!("Basic realm=\"{REALM}\""));
-        }
+        challenges.push(Challenge::bearer(REALM));
+        challenges.push(Challenge::Basic { realm: REALM });
     }
     if S::API_KEY {
-        challenges.push(format!(
-            "ApiKey realm=\"{REALM}\", header=\"{API_KEY_HEADER}\""
-        ));
+        challenges.push(Challenge::ApiKey {
+            realm: REALM,
+            header: API_KEY_HEADER,
+        });
     }
-    for challenge in challenges {
-        if let Ok(value) = HeaderValue::from_str(&challenge) {
-            error = error.with_header(header::WWW_AUTHENTICATE, value);
-        }
-    }
-    error
+    challenges::challenge(error, &challenges, headers)
 }
 
 fn unauthorized(message: impl Into<String>) -> Error {

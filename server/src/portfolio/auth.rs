@@ -29,9 +29,10 @@ use axum::response::Response;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::http::{HeaderMap, Uri, header};
 
 use super::PortfolioState;
+use crate::access::challenges::{self, Challenge};
 use crate::access::credentials::{self, Authorization, header_text};
 use crate::access::keys::Verdict;
 use crate::access::tokens::TokenVerdict;
@@ -170,29 +171,26 @@ impl Level {
     fn unauthorized(self, message: impl Into<String>, bearer_error: Option<&str>) -> Error {
         let message = message.into();
         let headers = self.headers();
-        let mut error = Error::new(ErrorCode::Unauthorized, message.clone())
+        let error = Error::new(ErrorCode::Unauthorized, message.clone())
             .with_detail("required_header", headers[0])
             .with_detail("accepted_headers", headers.to_vec());
-        if self.takes_keys()
-            && let Ok(challenge) = HeaderValue::from_str(&format!(
-                "ApiKey realm=\"{REALM}\", header=\"{API_KEY_HEADER}\""
-            ))
-        {
-            error = error.with_header(header::WWW_AUTHENTICATE, challenge);
+        let mut challenges = Vec::new();
+        if self.takes_keys() {
+            challenges.push(Challenge::ApiKey {
+                realm: REALM,
+                header: API_KEY_HEADER,
+            });
         }
         if self.takes_tokens() {
-            let challenge = match bearer_error {
-                Some(code) => format!(
-                    "Bearer realm=\"{REALM}\", error=\"{code}\", error_description=\"{}\"",
-                    message.replace('"', "'")
-                ),
-                None => format!("Bearer realm=\"{REALM}\""),
-            };
-            if let Ok(challenge) = HeaderValue::from_str(&challenge) {
-                error = error.with_header(header::WWW_AUTHENTICATE, challenge);
-            }
+            challenges.push(Challenge::Bearer {
+                realm: REALM,
+                error: bearer_error,
+                description: bearer_error.map(|_| message.as_str()),
+                scope: None,
+            });
         }
-        error
+        // No Basic challenge here, so no request to tell a script by.
+        challenges::challenge(error, &challenges, &HeaderMap::new())
     }
 
     /// The caller, if `presented` has a credential this level takes, in
@@ -217,19 +215,24 @@ impl Level {
             _ => return Err(self.missing(presented)),
         };
         if !scope.granted_by(&caller.scopes) {
-            let mut error = Error::new(
+            let error = Error::new(
                 ErrorCode::Forbidden,
                 format!("the {} lacks the scope {scope}", caller.credential.what()),
             )
             .with_detail("required_scope", scope.as_str());
-            if let Credential::Bearer { .. } = caller.credential
-                && let Ok(challenge) = HeaderValue::from_str(&format!(
-                    "Bearer realm=\"{REALM}\", error=\"insufficient_scope\", scope=\"{scope}\""
-                ))
-            {
-                error = error.with_header(header::WWW_AUTHENTICATE, challenge);
-            }
-            return Err(error);
+            return Err(match caller.credential {
+                Credential::Bearer { .. } => challenges::challenge(
+                    error,
+                    &[Challenge::Bearer {
+                        realm: REALM,
+                        error: Some("insufficient_scope"),
+                        description: None,
+                        scope: Some(scope.as_str()),
+                    }],
+                    &HeaderMap::new(),
+                ),
+                Credential::ApiKey { .. } => error,
+            });
         }
         Ok(caller)
     }
@@ -471,6 +474,7 @@ mod tests {
     use crate::access::keys;
     use crate::access::tokens;
     use crate::config::ConfiguredApiKey;
+    use axum::http::HeaderValue;
 
     async fn access() -> (Access, Database) {
         let db = Database::connect("sqlite::memory:").await.unwrap();

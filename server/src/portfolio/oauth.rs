@@ -21,11 +21,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use crate::access::challenges::{self, Challenge};
 use crate::access::db::{self as access_db, StoredClient};
 use crate::access::tokens::{self, TokenVerdict};
 use crate::config::Scope;
 use crate::error::{Error, ErrorCode};
-use crate::extract::{ClientAddress, sent_by_a_script};
+use crate::extract::ClientAddress;
 use crate::limits::Limiter;
 
 /// The longest client id and secret worth comparing.
@@ -95,13 +96,13 @@ impl IntoResponse for OAuthError {
 /// of its own and hold the request, so the page would never see the error.
 fn answer(result: Result<Response, Refusal>, headers: &HeaderMap) -> Response {
     let mut response = result.into_response();
-    if response.status() == StatusCode::UNAUTHORIZED
-        && !sent_by_a_script(headers)
-        && let Ok(challenge) = HeaderValue::from_str(&format!("Basic realm=\"{REALM}\""))
-    {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, challenge);
+    if response.status() == StatusCode::UNAUTHORIZED {
+        let basic = [Challenge::Basic { realm: REALM }];
+        for challenge in challenges::values(&basic, headers) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+        }
     }
     response
 }

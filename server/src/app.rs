@@ -300,13 +300,14 @@ pub fn build_router(
     let authorize_routes = petstore::authorize::router(petstore_state.clone())
         .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
     let (petstore_routes, _) = petstore::router(&petstore_state.config)
-        .with_state(petstore_state)
+        .with_state(petstore_state.clone())
         .split_for_parts();
     let petstore_routes = petstore_routes
         .fallback(petstore_no_route)
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(
-            Edge {
+            PetstoreEdge {
+                state: petstore_state,
                 limit: request_limit,
                 timeout,
             },
@@ -407,37 +408,42 @@ pub fn build_router(
     Ok(HttpService::new(service))
 }
 
-/// What a service's edge needs: its rate limit, and the request timeout.
+/// What the pet store's edge needs: the service (for authentication), its
+/// rate limit, and the request timeout.
 #[derive(Debug, Clone)]
-struct Edge<L> {
-    limit: L,
+struct PetstoreEdge {
+    state: PetstoreState,
+    limit: petstore::rate_limit::RequestLimit,
     timeout: Duration,
 }
 
 /// What every pet store request passes before its route and after its
-/// answer, outermost first: its errors rendered as `ApiResponse`, the rate
-/// limit (outside the timeout, so that every answer carries its headers), a
-/// malformed request (its host named wrongly, a NUL byte in the URI)
-/// refused, the request timeout ([`deadline`]). One middleware rather than
-/// four: each `from_fn` layer costs every request a clone of the whole
-/// stack inside it and two allocations.
+/// answer, outermost first: its errors rendered as `ApiResponse`;
+/// authentication (what the request presents, checked once, in `enforce`
+/// mode); the rate limit (outside the timeout, so that every answer carries
+/// its headers); a malformed request (its host named wrongly, a NUL byte in
+/// the URI) refused; the request timeout ([`deadline`]). One middleware
+/// rather than five: each `from_fn` layer costs every request a clone of
+/// the whole stack inside it and two allocations.
 async fn petstore_edge(
-    State(edge): State<Edge<petstore::rate_limit::RequestLimit>>,
+    State(edge): State<PetstoreEdge>,
     request: Request<Body>,
     next: Next,
 ) -> Response {
     render_errors_around::<PetstoreErrors, _>(request, |request| {
-        petstore::rate_limit::limit_requests(&edge.limit, request, |request| {
-            refuse_malformed(request, |request| {
-                deadline::answer_within(edge.timeout, request, |request| next.run(request))
+        petstore::auth::authenticate(&edge.state, request, |request| {
+            petstore::rate_limit::limit_requests(&edge.limit, request, |request| {
+                refuse_malformed(request, |request| {
+                    deadline::answer_within(edge.timeout, request, |request| next.run(request))
+                })
             })
         })
     })
     .await
 }
 
-/// What the portfolio's edge needs: [`Edge`]'s, and the authentication
-/// step's.
+/// What the portfolio's edge needs: the authentication step's, its rate
+/// limit, and the request timeout.
 #[derive(Debug, Clone)]
 struct PortfolioEdge {
     authentication: portfolio::auth::Authentication,

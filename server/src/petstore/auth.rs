@@ -17,9 +17,12 @@
 //!
 //! A missing or bad credential is 401 with a `WWW-Authenticate` challenge
 //! for each scheme the operation takes; a token without the scope 403.
-//! Credentials in the query string are refused. Sessions and verified
-//! passwords are cached ([`crate::access::sessions`]): a request with
-//! either costs no database query or password hash once seen.
+//! Credentials in the query string are refused. What a request presents is
+//! checked once, by [`authenticate`], a step of its own at the service's
+//! edge before the rate limit, and left in its extensions as [`Presented`];
+//! the extractors judge it against what their operation takes. Sessions and
+//! verified passwords are cached ([`crate::access::sessions`]): a request
+//! with either costs no database query or password hash once seen.
 
 use std::marker::PhantomData;
 
@@ -236,31 +239,91 @@ fn accepted<S: Security>() -> &'static str {
     }
 }
 
-/// The principal of a request's credential, if it presents one that `S`
-/// takes (`None`: nothing at all); an error for a credential refused.
+/// What a pet store request presents, checked once by [`authenticate`]
+/// (in `enforce` mode), for the extractors to judge against what each
+/// operation takes.
+#[derive(Debug, Clone)]
+pub struct Presented {
+    /// A query parameter that carries a credential (refused).
+    in_query: Option<String>,
+    /// What `Authorization` (Bearer or Basic) names, if it was sent.
+    user: Option<Result<Principal, Error>>,
+    /// What `api_key` names, if it was sent.
+    key: Option<Result<Principal, Error>>,
+}
+
+impl Presented {
+    /// Reads and checks what a request presents: the session or implicit
+    /// token (from the cache, or looked up once), the Basic pair
+    /// (remembered, or verified under the failed-login limits), the key.
+    async fn check(parts: &Parts, state: &PetstoreState) -> Presented {
+        let user = match credentials::authorization(&parts.headers) {
+            Some(authorization) => {
+                let address = client_address(&parts.extensions);
+                Some(user(authorization, state, address).await)
+            }
+            None => None,
+        };
+        let key = credentials::header_text(&parts.headers, API_KEY_HEADER)
+            .map(|key| key_principal(key, state));
+        Presented {
+            in_query: credentials::secret_in_query(&parts.uri),
+            user,
+            key,
+        }
+    }
+
+    /// The principal of the credential `S` takes, if the request presents
+    /// one (`None`: nothing at all); an error for a credential refused.
+    fn principal<S: Security>(&self) -> Result<Option<Principal>, Error> {
+        if let Some(name) = &self.in_query {
+            return Err(unauthorized(format!(
+                "credentials are refused in the query string ({name}=...): send {}",
+                accepted::<S>()
+            )));
+        }
+        match (&self.user, &self.key) {
+            (Some(user), _) if S::OAUTH.is_some() => user.clone().map(Some),
+            (_, Some(key)) if S::API_KEY => key.clone().map(Some),
+            (None, None) => Ok(None),
+            _ => Err(unauthorized(format!(
+                "this operation takes {}",
+                accepted::<S>()
+            ))),
+        }
+    }
+}
+
+/// The pet store's authentication step, at the service's edge before the
+/// rate limit: in `enforce` mode, checks what `request` presents, once, and
+/// leaves it ([`Presented`]) in its extensions for the extractors. It
+/// refuses nothing: each operation's extractor decides what it needs. In
+/// `open` mode credentials are not looked at.
+pub async fn authenticate<Answer: Future<Output = axum::response::Response>>(
+    state: &PetstoreState,
+    request: axum::extract::Request,
+    next: impl FnOnce(axum::extract::Request) -> Answer,
+) -> axum::response::Response {
+    if state.config.auth_mode == AuthMode::Open {
+        return next(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let presented = Presented::check(&parts, state).await;
+    let mut request = axum::extract::Request::from_parts(parts, body);
+    request.extensions_mut().insert(presented);
+    next(request).await
+}
+
+/// The principal of a request's credential that `S` takes: from what the
+/// authentication step found (or checked now, for a request that did not
+/// pass it).
 async fn identify<S: Security>(
     parts: &Parts,
     state: &PetstoreState,
 ) -> Result<Option<Principal>, Error> {
-    if let Some(name) = credentials::secret_in_query(&parts.uri) {
-        return Err(unauthorized(format!(
-            "credentials are refused in the query string ({name}=...): send {}",
-            accepted::<S>()
-        )));
-    }
-    let authorization = credentials::authorization(&parts.headers);
-    let api_key = credentials::header_text(&parts.headers, API_KEY_HEADER);
-    match (authorization, api_key) {
-        (Some(authorization), _) if S::OAUTH.is_some() => {
-            let address = client_address(&parts.extensions);
-            user(authorization, state, address).await.map(Some)
-        }
-        (_, Some(key)) if S::API_KEY => key_principal(key, state).map(Some),
-        (None, None) => Ok(None),
-        _ => Err(unauthorized(format!(
-            "this operation takes {}",
-            accepted::<S>()
-        ))),
+    match parts.extensions.get::<Presented>() {
+        Some(presented) => presented.principal::<S>(),
+        None => Presented::check(parts, state).await.principal::<S>(),
     }
 }
 
@@ -280,6 +343,7 @@ fn has_scopes<S: Security>(principal: Principal) -> Result<Principal, Error> {
 }
 
 fn key_principal(key: Option<&str>, state: &PetstoreState) -> Result<Principal, Error> {
+    // A header that is there but not text matches nothing.
     let verdict = key.map_or(Verdict::Unknown, |key| {
         state.access.keys.verify(key, Service::Petstore)
     });

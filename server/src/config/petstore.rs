@@ -27,10 +27,11 @@ pub struct PetstoreConfig {
     pub demo_reset_interval_secs: Option<u64>,
     /// How long a `loginUser` session lasts (seconds).
     pub session_ttl_secs: u64,
-    /// Failed `loginUser` attempts allowed per minute, for each username and
-    /// for each client address; beyond them it answers 429 until the minute
-    /// ends. Successful logins do not count. `X-Rate-Limit` announces the
-    /// hourly rate (60 times this).
+    /// Failed logins (`loginUser`, HTTP Basic, the sign-in page) allowed in
+    /// any minute for each username from each client address, and ten times
+    /// as many for each username and for each address; beyond them the
+    /// answer is 429 until failures leave the window. Successful logins do
+    /// not count. `X-Rate-Limit` announces the hourly rate (60 times this).
     pub failed_logins_per_minute: u32,
     /// Threads that hash passwords (argon2id, 19 MiB each); 0: one per core.
     pub password_hash_threads: usize,

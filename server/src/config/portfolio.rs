@@ -51,9 +51,10 @@ impl Default for PortfolioConfig {
 pub struct OAuthConfig {
     /// How long a token lasts (seconds).
     pub token_ttl_secs: u64,
-    /// Failed client authentications allowed per minute, for each client id
-    /// and for each client address; beyond them the token and revocation
-    /// endpoints answer 429 until the minute ends.
+    /// Failed client authentications allowed in any minute for each client
+    /// id from each client address, and ten times as many for each client id
+    /// and for each address; beyond them the token and revocation endpoints
+    /// answer 429 until failures leave the window.
     pub failed_client_auth_per_minute: u32,
 }
 

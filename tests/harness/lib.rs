@@ -651,3 +651,46 @@ pub async fn raw_exchange(server: &TestServer, request: &[u8]) -> String {
     let _ = read.await;
     String::from_utf8_lossy(&answer).into_owned()
 }
+
+/// What the sign-in page at `/oauth/authorize` hands a browser for its form:
+/// the cookie (`name=value`) and the hidden token that must come back with it.
+/// `base` is the server's URL (`http://127.0.0.1:<port>`).
+pub async fn sign_in_form(base: &str) -> (String, String) {
+    let response = http()
+        .get(format!("{base}/oauth/authorize"))
+        .query(&[("response_type", "token"), ("client_id", "tests")])
+        .send()
+        .await
+        .expect("the sign-in page");
+    assert_eq!(response.status().as_u16(), 200);
+    let cookie = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let html = response.text().await.unwrap();
+    let marker = "name=\"csrf_token\" value=\"";
+    let start = html.find(marker).expect("the form's token") + marker.len();
+    let token = html[start..].split('"').next().unwrap().to_owned();
+    (cookie, token)
+}
+
+/// Posts the sign-in form with `fields`, as the page's browser would (its
+/// cookie and token added); redirects are not followed.
+pub async fn post_sign_in(base: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+    let (cookie, token) = sign_in_form(base).await;
+    let mut fields = fields.to_vec();
+    fields.push(("csrf_token", &token));
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .post(format!("{base}/oauth/authorize"))
+        .header("cookie", cookie)
+        .form(&fields)
+        .send()
+        .await
+        .unwrap()
+}

@@ -41,8 +41,8 @@ async fn log_in(server: &TestServer) -> String {
 
 /// A token of the implicit flow with `scope`, by the sign-in page.
 async fn implicit_token(server: &TestServer, scope: &str) -> String {
-    let response = crate::support::post_sign_in(
-        server,
+    let response = end_to_end_tests::post_sign_in(
+        &server.url,
         &[
             ("response_type", "token"),
             ("client_id", "tests"),

@@ -41,7 +41,7 @@ fn swagger_redirect(server: &TestServer) -> String {
 }
 
 async fn sign_in(server: &TestServer, fields: &[(&str, &str)]) -> reqwest::Response {
-    crate::support::post_sign_in(server, fields).await
+    end_to_end_tests::post_sign_in(&server.url, fields).await
 }
 
 #[tokio::test]
@@ -250,7 +250,7 @@ async fn a_sign_in_not_from_the_page_is_refused(db: Db) {
         ("password", PASSWORD),
         ("action", "sign_in"),
     ];
-    let (cookie, token) = crate::support::sign_in_form(&server).await;
+    let (cookie, token) = end_to_end_tests::sign_in_form(&server.url).await;
     let page = http()
         .get(server.at("/oauth/authorize?response_type=token&client_id=app"))
         .send()

@@ -30,7 +30,7 @@ async fn server_with_user(db: Db, public_url: Option<&str>) -> TestServer {
 /// The sign-in form posted with `Host: <host>` and a redirect URI on it
 /// (with the form's cookie and token, as from the page).
 async fn sign_in_as_host(server: &TestServer, host: &str, redirect_uri: &str) -> String {
-    let (cookie, token) = crate::support::sign_in_form(server).await;
+    let (cookie, token) = end_to_end_tests::sign_in_form(&server.url).await;
     let body = form_urlencoded::Serializer::new(String::new())
         .append_pair("csrf_token", &token)
         .append_pair("response_type", "token")

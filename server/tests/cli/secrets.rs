@@ -293,22 +293,18 @@ async fn no_secret_reaches_the_logs_the_database_or_the_emails(db: Db) {
     assert_eq!(status, 200, "{body}");
     let (status, _, body) = send(get(pets).basic_auth(user, Some(&wrong_password))).await;
     assert_eq!(status, 401, "{body}");
-    let signed_in = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-        .post(server.at("/oauth/authorize"))
-        .form(&[
+    let signed_in = end_to_end_tests::post_sign_in(
+        &server.url,
+        &[
             ("response_type", "token"),
             ("client_id", "tests"),
             ("scope", "read:pets write:pets"),
             ("username", user),
             ("password", password),
             ("action", "sign_in"),
-        ])
-        .send()
-        .await
-        .unwrap();
+        ],
+    )
+    .await;
     assert_eq!(signed_in.status().as_u16(), 303);
     let location = signed_in.headers()[LOCATION].to_str().unwrap().to_owned();
     let implicit_token = location

@@ -38,14 +38,28 @@ pub fn problem(text: &str, multi_line: bool) -> Option<String> {
     None
 }
 
+/// Refuses one field's text (a query parameter, a form part) that breaks
+/// the policy: 422 naming it, as [`check`] does for a body.
+pub fn check_field(field: &str, text: &str) -> Result<(), Error> {
+    let multi_line = MULTI_LINE_FIELDS.contains(&field);
+    match problem(text, multi_line) {
+        None => Ok(()),
+        Some(problem) => Err(refused(field, problem)),
+    }
+}
+
+fn refused(field: &str, problem: String) -> Error {
+    Error::validation(format!("{field} {problem}"))
+        .with_detail("fields", serde_json::json!({ field: problem }))
+}
+
 /// Refuses the first field of `value` (a body as read, under its wire
 /// names) whose text breaks the policy: 422 naming it, as
 /// `details.fields` too.
 pub fn check(value: &serde_json::Value) -> Result<(), Error> {
     match first_problem(value, &mut Vec::new(), false) {
         None => Ok(()),
-        Some((field, problem)) => Err(Error::validation(format!("{field} {problem}"))
-            .with_detail("fields", serde_json::json!({ field: problem }))),
+        Some((field, problem)) => Err(refused(&field, problem)),
     }
 }
 

@@ -5,7 +5,10 @@
 use end_to_end_tests::{Db, TestServer, http, on_every_database, send, send_json};
 use serde_json::json;
 
-on_every_database!(control_characters_are_422_in_every_format_and_change_nothing);
+on_every_database!(
+    control_characters_are_422_in_every_format_and_change_nothing,
+    text_from_a_query_follows_the_policy_too,
+);
 
 async fn control_characters_are_422_in_every_format_and_change_nothing(db: Db) {
     let server = TestServer::start(db).await;
@@ -64,5 +67,48 @@ async fn control_characters_are_422_in_every_format_and_change_nothing(db: Db) {
     ))
     .await;
     assert_eq!(status, 422, "a pet's name is one line");
+    server.stop().await;
+}
+
+/// updatePetWithForm takes a name from the query (official v3), and
+/// uploadFile its metadata: the same policy, the field named.
+async fn text_from_a_query_follows_the_policy_too(db: Db) {
+    let server = TestServer::start(db).await;
+    let (status, _, pet) =
+        send_json(server.post_json("/v2/pet", json!({"name": "Rex", "photoUrls": []}))).await;
+    assert_eq!(status, 200, "{pet}");
+    let id = pet["id"].as_i64().unwrap();
+    let (status, _, refused) =
+        send_json(http().post(server.at(&format!("/v2/pet/{id}?name=Max%1B%5B2J")))).await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("name holds"),
+        "{refused}"
+    );
+    let (status, _, refused) = send_json(
+        http()
+            .post(server.at(&format!(
+                "/v2/pet/{id}/uploadImage?additionalMetadata=a%07b"
+            )))
+            .header("content-type", "application/octet-stream")
+            .body(end_to_end_tests::TINY_PNG.to_vec()),
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("additionalMetadata holds"),
+        "{refused}"
+    );
+    let (_, _, stored) = send_json(http().get(server.at(&format!("/v2/pet/{id}")))).await;
+    assert_eq!(
+        (stored["name"].clone(), stored["photoUrls"].clone()),
+        (json!("Rex"), json!([]))
+    );
     server.stop().await;
 }

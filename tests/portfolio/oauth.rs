@@ -17,6 +17,7 @@ on_every_database!(
     a_revoked_token_or_client_stops_working_at_once,
     tokens_expire_and_the_sdk_fetches_new_ones,
     the_metadata_names_the_endpoints,
+    guessing_client_secrets_is_limited,
 );
 
 /// `POST /api/oauth/token` with `form`, authenticated by Basic if given.
@@ -383,9 +384,8 @@ async fn the_metadata_names_the_endpoints(db: Db) {
 /// address: past the limit even the right secret is refused from there
 /// until the minute ends. One address cannot lock a client out for
 /// everyone: the client, and the address, have ten times higher ceilings.
-#[tokio::test]
-async fn guessing_client_secrets_is_limited() {
-    let server = TestServer::start_with(Db::Sqlite, |c| {
+async fn guessing_client_secrets_is_limited(db: Db) {
+    let server = TestServer::start_with(db, |c| {
         c.portfolio.oauth.failed_client_auth_per_minute = 3;
     })
     .await;

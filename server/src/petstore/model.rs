@@ -122,6 +122,9 @@ pub fn check_pet_name(field: &str, name: &str) -> Result<(), Error> {
     if name.is_empty() {
         return Err(Error::validation(format!("{field} must not be empty")));
     }
+    // A name may also come from a query (updatePetWithForm), which no
+    // body check sees.
+    crate::text_policy::check_field(field, name)?;
     check_length(field, name, MAX_NAME_CHARS)
 }
 

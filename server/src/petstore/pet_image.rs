@@ -149,6 +149,9 @@ pub async fn upload_file(
     if metadata.as_ref().is_some_and(|m| m.contains('\0')) {
         return Err(Error::bad_request(crate::strict_json::NUL_MESSAGE));
     }
+    if let Some(metadata) = &metadata {
+        crate::text_policy::check_field("additionalMetadata", metadata)?;
+    }
     if metadata
         .as_ref()
         .is_some_and(|m| m.chars().count() > MAX_METADATA_CHARS)

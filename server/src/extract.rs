@@ -163,9 +163,10 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
 
 /// Why a request names its host wrongly, if it does: two `Host` headers, a
 /// `Host` that disagrees with the request's authority (HTTP/2's
-/// `:authority`, or an absolute URI), or no host at all. Such a request is
-/// ambiguous about which site it is for, so it is refused (RFC 9112 section
-/// 3.2: 400) rather than read one way here and another by a proxy.
+/// `:authority`, or an absolute URI), or (HTTP/1.1 and later) no host at
+/// all. Such a request is ambiguous about which site it is for, so it is
+/// refused (RFC 9112 section 3.2: 400) rather than read one way here and
+/// another by a proxy.
 pub fn host_problem(request: &Request) -> Option<&'static str> {
     let mut hosts = request.headers().get_all(axum::http::header::HOST).iter();
     let host = hosts.next();
@@ -180,7 +181,12 @@ pub fn host_problem(request: &Request) -> Option<&'static str> {
         {
             Some("the Host header and the request's authority name different hosts")
         }
-        (None, None) => Some("the request names no host: send a Host header"),
+        // HTTP/1.0 has no Host requirement, and load balancers' health
+        // checks send none (HAProxy's `option httpchk`): refusing them
+        // would take every replica out of service.
+        (None, None) if request.version() != axum::http::Version::HTTP_10 => {
+            Some("the request names no host: send a Host header")
+        }
         _ => None,
     }
 }

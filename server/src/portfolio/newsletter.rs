@@ -117,7 +117,9 @@ pub async fn subscribe_newsletter(
         Some(known) => known,
         None => {
             let unsubscribe_token = secret::token::<24>();
-            let id = db::subscribers::insert(tx.conn(), &email, &unsubscribe_token).await?;
+            let mailbox = crate::mail::address::mailbox_key(&email);
+            let id =
+                db::subscribers::insert(tx.conn(), &email, &mailbox, &unsubscribe_token).await?;
             Subscriber {
                 id,
                 email,

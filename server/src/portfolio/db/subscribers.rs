@@ -60,30 +60,18 @@ pub async fn find_by_email(
 }
 
 /// When a subscription email last went to the mailbox `mailbox` (an
-/// address without its `+tag`, [`crate::mail::address::mailbox_key`]):
-/// to it, or to any tagged address of it (`local+...@domain`).
+/// address without its `+tag`, [`crate::mail::address::mailbox_key`]): to
+/// any subscriber of it.
 pub async fn last_emailed_mailbox(
     conn: &mut AnyConnection,
     mailbox: &str,
 ) -> Result<Option<i64>, StoreError> {
-    let Some((local, domain)) = mailbox.rsplit_once('@') else {
-        return Ok(None);
-    };
-    let like = |text: &str| {
-        text.replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_")
-    };
-    let tagged = format!("{}+%@{}", like(local), like(domain));
-    let last: Option<i64> = sqlx::query_scalar(
-        "SELECT MAX(last_emailed_at_ms) FROM subscribers \
-         WHERE email = $1 OR email LIKE $2 ESCAPE '\\'",
+    Ok(
+        sqlx::query_scalar("SELECT MAX(last_emailed_at_ms) FROM subscribers WHERE mailbox = $1")
+            .bind(mailbox)
+            .fetch_one(conn)
+            .await?,
     )
-    .bind(mailbox)
-    .bind(tagged)
-    .fetch_one(conn)
-    .await?;
-    Ok(last)
 }
 
 /// The subscriber a confirmation link was sent to.
@@ -99,16 +87,18 @@ pub async fn find_by_confirm_token(
 pub async fn insert(
     conn: &mut AnyConnection,
     email: &str,
+    mailbox: &str,
     unsubscribe_token: &str,
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar(
-        "INSERT INTO subscribers (email, status, unsubscribe_token, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $4) RETURNING id",
+        "INSERT INTO subscribers (email, status, unsubscribe_token, created_at, updated_at, \
+         mailbox) VALUES ($1, $2, $3, $4, $4, $5) RETURNING id",
     )
     .bind(email)
     .bind(SubscriberStatus::Pending.as_str())
     .bind(unsubscribe_token)
     .bind(clock::now_timestamp())
+    .bind(mailbox)
     .fetch_one(conn)
     .await?)
 }

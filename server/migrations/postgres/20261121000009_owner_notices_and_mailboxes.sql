@@ -7,6 +7,14 @@ CREATE INDEX key_requests_requester ON key_requests (requester, status);
 
 CREATE TABLE owner_notices (
     kind          TEXT PRIMARY KEY,
-    last_sent_ms  INTEGER NOT NULL,
+    last_sent_ms  BIGINT NOT NULL,
     follow_up_due INTEGER NOT NULL
 );
+
+-- Newsletter subscribers by mailbox: the address without its `+tag`, in
+-- lower case, so that the resend guard counts `victim+1@` and `victim+2@`
+-- as one inbox with an indexed lookup. Rows from before are their own
+-- mailbox.
+ALTER TABLE subscribers ADD COLUMN mailbox TEXT;
+UPDATE subscribers SET mailbox = email;
+CREATE INDEX subscribers_mailbox ON subscribers (mailbox);

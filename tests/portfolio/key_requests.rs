@@ -108,7 +108,8 @@ async fn an_approved_request_emails_a_key_that_works(db: Db) {
             == 1
     })
     .await;
-    let secret = approved.key.rsplit_once('_').map(|(_, s)| s).unwrap();
+    // `pk_<id>_<secret>`: the secret may hold `_` itself.
+    let secret = approved.key.splitn(3, '_').nth(2).unwrap();
     assert_eq!(
         server
             .count_where("outbox", &format!("body LIKE '%{secret}%'"))

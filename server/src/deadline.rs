@@ -30,6 +30,14 @@ pub async fn answer_within<Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
+    // No body (most reads): nothing can still be arriving, and nothing to
+    // watch.
+    if http_body::Body::is_end_stream(request.body()) {
+        return match tokio::time::timeout(limit, next(request)).await {
+            Ok(response) => response,
+            Err(_) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+        };
+    }
     let reading = Arc::new(AtomicU8::new(NOT_READ));
     let request = request.map(|body| {
         Body::new(WatchedBody {

@@ -17,8 +17,7 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> 
     let invalid = |e: &dyn std::fmt::Display| Error::bad_request(format!("invalid JSON body: {e}"));
     // serde_json keeps the last of a property given twice; which one a
     // proxy or another parser in front keeps is anyone's guess, so neither.
-    serde_json::from_slice::<NoDuplicates>(bytes).map_err(|e| invalid(&e))?;
-    let input: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
+    let StrictValue(input) = serde_json::from_slice(bytes).map_err(|e| invalid(&e))?;
     let mut ignored: Vec<Vec<String>> = Vec::new();
     let value: T = serde_ignored::deserialize(&input, |path| ignored.push(segments(&path)))
         .map_err(|e| invalid(&e))?;
@@ -46,64 +45,73 @@ pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> 
     Ok(value)
 }
 
-/// JSON read only to find a property given twice in one object.
-struct NoDuplicates;
+/// JSON as a `serde_json::Value`, but a property given twice in one
+/// object is an error (one pass: the value is built as it is checked).
+struct StrictValue(serde_json::Value);
 
-impl<'de> serde::Deserialize<'de> for NoDuplicates {
+impl<'de> serde::Deserialize<'de> for StrictValue {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NoDuplicatesVisitor)
+        deserializer.deserialize_any(StrictVisitor).map(StrictValue)
     }
 }
 
-struct NoDuplicatesVisitor;
+struct StrictVisitor;
 
-impl<'de> serde::de::Visitor<'de> for NoDuplicatesVisitor {
-    type Value = NoDuplicates;
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = serde_json::Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("JSON")
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
-        let mut seen = std::collections::HashSet::new();
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            map.next_value::<NoDuplicates>()?;
-            if !seen.insert(key.clone()) {
+            let StrictValue(value) = map.next_value()?;
+            if object.contains_key(&key) {
                 return Err(serde::de::Error::custom(format!(
                     "the property {key:?} is given twice in one object"
                 )));
             }
+            object.insert(key, value);
         }
-        Ok(NoDuplicates)
+        Ok(serde_json::Value::Object(object))
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
-        while seq.next_element::<NoDuplicates>()?.is_some() {}
-        Ok(NoDuplicates)
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_bool<E>(self, value: bool) -> Result<Self::Value, E> {
+        Ok(value.into())
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_i64<E>(self, value: i64) -> Result<Self::Value, E> {
+        Ok(value.into())
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_u64<E>(self, value: u64) -> Result<Self::Value, E> {
+        Ok(value.into())
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_f64<E>(self, value: f64) -> Result<Self::Value, E> {
+        Ok(value.into())
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_str<E>(self, value: &str) -> Result<Self::Value, E> {
+        Ok(value.into())
     }
 
-    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
-        Ok(NoDuplicates)
+    fn visit_string<E>(self, value: String) -> Result<Self::Value, E> {
+        Ok(value.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
     }
 }
 
@@ -240,6 +248,14 @@ mod tests {
         );
         assert!(parse::<serde_json::Value>(br#"{"x": [{"a": 1, "a": 2}]}"#).is_err());
         assert!(parse::<serde_json::Value>(br#"{"x": [{"a": 1}, {"a": 2}]}"#).is_ok());
+        let read: serde_json::Value = parse(
+            br#"{"s": "a\u00e9", "n": [-1, 2, 1.5, true, {"k": "v"}], "z": 18446744073709551615}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            read,
+            serde_json::json!({"s": "a\u{e9}", "n": [-1, 2, 1.5, true, {"k": "v"}], "z": 18446744073709551615_u64})
+        );
     }
 
     #[test]

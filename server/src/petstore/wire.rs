@@ -266,7 +266,7 @@ pub trait WireBody: Sized + DeserializeOwned + Serialize {
     const FORMATS: &'static [BodyFormat];
 
     fn from_json(bytes: &[u8]) -> Result<Self, Error> {
-        parse_json(bytes)
+        crate::strict_json::parse(bytes)
     }
 
     fn from_xml(text: &str) -> Result<Self, Error> {
@@ -289,11 +289,6 @@ fn unsupported_body(formats: &[BodyFormat]) -> Error {
         ErrorCode::UnsupportedMediaType,
         format!("the request body must be one of: {}", accepted.join(", ")),
     )
-}
-
-/// Reads JSON as strictly as the schemas are written (see [`crate::strict_json`]).
-pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
-    crate::strict_json::parse(bytes)
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.

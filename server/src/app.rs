@@ -10,7 +10,7 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, Request, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use ipnet::IpNet;
@@ -31,6 +31,7 @@ use crate::config::{Config, redact_url};
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors_around, render_now};
 use crate::extract::{self, refuse_malformed};
+use crate::idempotency::{self, Idempotency};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::password::Hasher;
@@ -159,7 +160,13 @@ impl Server {
             pet_lists: ReadCache::new(&db, 14),
             new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
         });
-        let mut background = vec![access.spawn_refresh(db.clone())];
+        let mut background = vec![
+            access.spawn_refresh(db.clone()),
+            idempotency::spawn_sweeper(
+                db.clone(),
+                Duration::from_secs(config.http.idempotency_keys_kept_secs.max(1)),
+            ),
+        ];
         // Replicas starting at once fill empty tables one at a time.
         let startup = db
             .lock_for_startup()
@@ -299,10 +306,30 @@ pub fn build_router(
     };
     let authorize_routes = petstore::authorize::router(petstore_state.clone())
         .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
-    let (petstore_routes, _) = petstore::router(&petstore_state.config)
+    let kept = Duration::from_secs(config.http.idempotency_keys_kept_secs.max(1));
+    let db = petstore_state.db.clone();
+    let (petstore_routes, petstore_api) = petstore::router(&petstore_state.config)
         .with_state(petstore_state.clone())
         .split_for_parts();
+    let petstore_keys = Idempotency::new(
+        db.clone(),
+        &petstore_api,
+        "/v2",
+        &PETSTORE_CREDENTIALS,
+        timeout,
+        kept,
+        config
+            .http
+            .max_body_bytes
+            .max(petstore::max_upload_body(&config.petstore)),
+    );
     let petstore_routes = petstore_routes
+        // Once the route is known, and inside the edge: keys are checked
+        // after the credentials and the rate limit.
+        .route_layer(middleware::from_fn_with_state(
+            petstore_keys,
+            idempotency::replay_or_run,
+        ))
         .fallback(petstore_no_route)
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(
@@ -322,10 +349,23 @@ pub fn build_router(
         access: portfolio_state.access.clone(),
         db: portfolio_state.db.clone(),
     };
-    let (portfolio_routes, _) = portfolio::router()
+    let (portfolio_routes, portfolio_api) = portfolio::router()
         .with_state(portfolio_state)
         .split_for_parts();
+    let portfolio_keys = Idempotency::new(
+        db,
+        &portfolio_api,
+        "",
+        &PORTFOLIO_CREDENTIALS,
+        timeout,
+        kept,
+        config.http.max_body_bytes,
+    );
     let portfolio_routes = portfolio_routes
+        .route_layer(middleware::from_fn_with_state(
+            portfolio_keys,
+            idempotency::replay_or_run,
+        ))
         // A route layer: it runs once the route is known (MatchedPath).
         .route_layer(middleware::from_fn_with_state(
             counting,
@@ -407,6 +447,13 @@ pub fn build_router(
         .service(router);
     Ok(HttpService::new(service))
 }
+
+/// The headers that carry each service's credentials: who a caller is, for
+/// idempotency keys.
+static PETSTORE_CREDENTIALS: [HeaderName; 2] =
+    [header::AUTHORIZATION, HeaderName::from_static("api_key")];
+static PORTFOLIO_CREDENTIALS: [HeaderName; 2] =
+    [header::AUTHORIZATION, HeaderName::from_static("x-api-key")];
 
 /// What the pet store's edge needs: the service (for authentication), its
 /// rate limit, and the request timeout.

@@ -13,6 +13,7 @@ mod docs;
 mod example;
 mod hardening;
 mod hosts;
+mod idempotency;
 mod images;
 mod login_limits;
 mod negotiation;

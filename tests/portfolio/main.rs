@@ -9,6 +9,7 @@ mod content;
 mod docs;
 mod example;
 mod hardening;
+mod idempotency;
 mod key_requests;
 mod mail;
 mod oauth;

@@ -171,6 +171,10 @@ pub struct HttpConfig {
     /// address in that header that is not a trusted proxy. Empty (the
     /// default): the header is ignored, and the client is the TCP peer.
     pub trusted_proxies: Vec<String>,
+    /// Seconds the answer to a request sent with an `Idempotency-Key` is
+    /// kept, to be replayed to a retry with the same key. Default 86400
+    /// (24 hours).
+    pub idempotency_keys_kept_secs: u64,
 }
 
 impl Default for HttpConfig {
@@ -185,6 +189,7 @@ impl Default for HttpConfig {
             max_connections: None,
             cors_allowed_origins: vec!["*".to_owned()],
             trusted_proxies: Vec::new(),
+            idempotency_keys_kept_secs: 24 * 60 * 60,
         }
     }
 }

@@ -295,10 +295,15 @@ fn document_errors(openapi: &mut OpenApiDoc) {
     .apply(openapi);
 }
 
+/// The largest body the image upload accepts: the image, and a little for
+/// multipart framing.
+pub fn max_upload_body(config: &PetstoreConfig) -> usize {
+    config.max_upload_bytes.saturating_add(64 * 1024)
+}
+
 /// The pet store's routes and their documentation, before state is given.
 pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
-    // Multipart framing adds a little to the image itself.
-    let upload_limit = config.max_upload_bytes.saturating_add(64 * 1024);
+    let upload_limit = max_upload_body(config);
     OpenApiRouter::with_openapi(PetstoreDoc::openapi())
         .routes(routes!(pet::update_pet, pet::add_pet))
         .routes(routes!(pet::find_pets_by_status))

@@ -186,11 +186,13 @@ fn not_found(id: i64) -> Error {
     path = "/pet",
     operation_id = "addPet",
     tag = "pet",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content = Pet, description = "Create a new pet in the store"),
     responses(
         (status = 200, description = "Successful operation", body = Pet),
         (status = 400, description = "Invalid input"),
         (status = 422, description = "Validation exception"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

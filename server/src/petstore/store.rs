@@ -72,6 +72,7 @@ pub async fn get_inventory(
     path = "/store/order",
     operation_id = "placeOrder",
     tag = "store",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body = Order,
     responses(
         (status = 200, description = "successful operation", body = Order),

@@ -99,6 +99,7 @@ fn username_taken(user: &User) -> Error {
     path = "/user",
     operation_id = "createUser",
     tag = "user",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content = User, description = "Created user object"),
     responses(
         (status = 200, description = "successful operation", body = User),
@@ -127,6 +128,7 @@ pub async fn create_user(
     path = "/user/createWithList",
     operation_id = "createUsersWithListInput",
     tag = "user",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((inline(UserList) = "application/json"))),
     responses(
         (status = 200, description = "Successful operation", body = User),

@@ -184,11 +184,13 @@ pub struct PageView {
     path = "/api/analytics/pageview",
     operation_id = "recordPageView",
     tag = "analytics",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((PageView = "application/json"))),
     responses(
         (status = 202, description = "Counted"),
         (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "The path is not a site path"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub async fn record_page_view(

@@ -43,6 +43,7 @@ pub struct ContactReceipt {
     path = "/api/contact",
     operation_id = "submitContact",
     tag = "contact",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((ContactRequest = "application/json"))),
     responses(
         (status = 201, description = "Stored; the site owner is notified", body = ContactReceipt),
@@ -50,6 +51,7 @@ pub struct ContactReceipt {
         (status = 401, description = "No valid API key"),
         (status = 403, description = "The key lacks contact:write"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("api_key" = [])),
 )]

@@ -52,11 +52,13 @@ pub struct KeyRequestAccepted {
     path = "/api/key-requests",
     operation_id = "requestApiKey",
     tag = "keys",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((KeyRequestForm = "application/json"))),
     responses(
         (status = 202, description = "Recorded; the key is emailed to the technical contact once the operator approves", body = KeyRequestAccepted),
         (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub async fn request_api_key(

@@ -93,11 +93,13 @@ async fn send_subscription_email(
     path = "/api/newsletter",
     operation_id = "subscribeNewsletter",
     tag = "newsletter",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((SubscribeRequest = "application/json"))),
     responses(
         (status = 202, description = "Accepted; the same answer for every address", body = SubscribeAccepted),
         (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "Not an email address"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub async fn subscribe_newsletter(

@@ -39,6 +39,7 @@ pub struct NotifyResult {
     path = "/api/notify-subscribers",
     operation_id = "notifySubscribers",
     tag = "newsletter",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((NotifyRequest = "application/json"))),
     responses(
         (status = 202, description = "Queued (or queued before)", body = NotifyResult),
@@ -46,6 +47,8 @@ pub struct NotifyResult {
         (status = 401, description = "No valid API key or bearer token"),
         (status = 403, description = "The key lacks subscribers:notify"),
         (status = 404, description = "No such post"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
+        (status = 422, description = "A field breaks its rule, or this Idempotency-Key was used with a different request"),
     ),
     security(("api_key" = []), ("oauth" = ["subscribers:notify"])),
 )]

@@ -107,6 +107,7 @@ pub async fn list_api_keys(
     path = "/api/admin/api-keys",
     operation_id = "createApiKey",
     tag = "admin",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((ApiKeySpec = "application/json"))),
     responses(
         (status = 201, description = "Made; the key is shown this once", body = IssuedApiKey),
@@ -114,6 +115,7 @@ pub async fn list_api_keys(
         (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -145,13 +147,15 @@ pub async fn create_api_key(
     path = "/api/admin/api-keys/{id}/rotate",
     operation_id = "rotateApiKey",
     tag = "admin",
-    params(("id" = String, Path, description = "The key's id."), RotationQuery),
+    params(crate::idempotency::IdempotencyKeyHeader, ("id" = String, Path, description = "The key's id."), RotationQuery),
     responses(
         (status = 200, description = "Rotated; the new key is shown this once", body = RotatedApiKey),
         (status = 400, description = "A malformed number of hours"),
         (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope of the key"),
         (status = 404, description = "No such key in force (or it was rotated already)"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
+        (status = 422, description = "A field breaks its rule, or this Idempotency-Key was used with a different request"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]

@@ -200,6 +200,7 @@ pub async fn replace_site_info(
     path = "/api/admin/projects",
     operation_id = "createProject",
     tag = "admin",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((Project = "application/json"))),
     responses(
         (status = 201, description = "Added", body = Project),
@@ -294,6 +295,7 @@ pub async fn delete_project(
     path = "/api/admin/achievements",
     operation_id = "createAchievement",
     tag = "admin",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((Achievement = "application/json"))),
     responses(
         (status = 201, description = "Added", body = Achievement),
@@ -388,6 +390,7 @@ pub async fn delete_achievement(
     path = "/api/admin/posts",
     operation_id = "createPost",
     tag = "admin",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((Post = "application/json"))),
     responses(
         (status = 201, description = "Published", body = Post),

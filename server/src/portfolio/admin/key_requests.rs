@@ -235,7 +235,7 @@ pub async fn list_key_requests(
     path = "/api/admin/key-requests/{id}/approve",
     operation_id = "approveKeyRequest",
     tag = "admin",
-    params(("id" = String, Path, description = "The request's id.")),
+    params(crate::idempotency::IdempotencyKeyHeader, ("id" = String, Path, description = "The request's id.")),
     request_body(content((Approval = "application/json"))),
     responses(
         (status = 200, description = "Approved; the key is shown this once", body = ApprovedKeyRequest),

@@ -87,6 +87,7 @@ pub async fn list_oauth_clients(
     path = "/api/admin/oauth-clients",
     operation_id = "createOauthClient",
     tag = "admin",
+    params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((OAuthClientSpec = "application/json"))),
     responses(
         (status = 201, description = "Registered; the secret is shown this once", body = IssuedOAuthClient),
@@ -94,6 +95,7 @@ pub async fn list_oauth_clients(
         (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
+        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]

@@ -1,0 +1,163 @@
+//! Every SQL string of the idempotency keys (table `idempotency_keys`).
+
+use sqlx::Row as _;
+
+use crate::storage::{Database, StoreError};
+
+/// Which request a key belongs to, and how long it is kept.
+#[derive(Debug, Clone)]
+pub struct Claim<'a> {
+    pub caller: &'a str,
+    pub key: &'a str,
+    pub fingerprint: &'a str,
+    /// Until when the request that holds the key may run.
+    pub lease_until_ms: i64,
+    pub expires_ms: i64,
+}
+
+/// A key as stored.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub fingerprint: String,
+    pub state: State,
+    pub expires_ms: i64,
+}
+
+/// Where the request that first used a key is.
+#[derive(Debug, Clone)]
+pub enum State {
+    /// Still running (or died, once its lease is over).
+    Running { lease_until_ms: i64 },
+    /// Answered; the answer is kept.
+    Done(StoredAnswer),
+}
+
+/// A kept answer: its status, the headers that matter (JSON pairs) and its
+/// sealed body.
+#[derive(Debug, Clone)]
+pub struct StoredAnswer {
+    pub status: u16,
+    pub headers: String,
+    pub sealed_body: Vec<u8>,
+}
+
+/// The key, if some request used it: one read by the primary key.
+pub async fn find(db: &Database, caller: &str, key: &str) -> Result<Option<Stored>, StoreError> {
+    let mut conn = db.conn().await?;
+    let row = sqlx::query(
+        "SELECT fingerprint, lease_until_ms, status, headers, body, expires_ms \
+         FROM idempotency_keys WHERE caller = $1 AND idem_key = $2",
+    )
+    .bind(caller)
+    .bind(key)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let status: Option<i32> = row.try_get("status")?;
+    let state = match status {
+        Some(status) => State::Done(StoredAnswer {
+            status: u16::try_from(status)
+                .map_err(|_| StoreError::corrupt(format!("idempotency status {status}")))?,
+            headers: row
+                .try_get::<Option<String>, _>("headers")?
+                .unwrap_or_default(),
+            sealed_body: row
+                .try_get::<Option<Vec<u8>>, _>("body")?
+                .unwrap_or_default(),
+        }),
+        None => State::Running {
+            lease_until_ms: row
+                .try_get::<Option<i64>, _>("lease_until_ms")?
+                .unwrap_or(0),
+        },
+    };
+    Ok(Some(Stored {
+        fingerprint: row.try_get("fingerprint")?,
+        state,
+        expires_ms: row.try_get("expires_ms")?,
+    }))
+}
+
+/// Takes the key for a request: `true` if it was free (or expired, or held
+/// by a request whose lease is over at `now_ms`), `false` if another
+/// request holds or answered it.
+pub async fn claim(db: &Database, claim: &Claim<'_>, now_ms: i64) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    // A key past its expiry, or abandoned by a request that died, is free.
+    sqlx::query(
+        "DELETE FROM idempotency_keys WHERE caller = $1 AND idem_key = $2 \
+         AND (expires_ms <= $3 OR (status IS NULL AND lease_until_ms <= $3))",
+    )
+    .bind(claim.caller)
+    .bind(claim.key)
+    .bind(now_ms)
+    .execute(tx.conn())
+    .await?;
+    let taken = sqlx::query(
+        "INSERT INTO idempotency_keys \
+         (caller, idem_key, fingerprint, lease_until_ms, expires_ms) \
+         VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (caller, idem_key) DO NOTHING",
+    )
+    .bind(claim.caller)
+    .bind(claim.key)
+    .bind(claim.fingerprint)
+    .bind(claim.lease_until_ms)
+    .bind(claim.expires_ms)
+    .execute(tx.conn())
+    .await?
+    .rows_affected()
+        == 1;
+    tx.commit().await?;
+    Ok(taken)
+}
+
+/// Keeps the answer of the request that holds the key.
+pub async fn complete(
+    db: &Database,
+    caller: &str,
+    key: &str,
+    answer: &StoredAnswer,
+) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3, lease_until_ms = NULL \
+         WHERE caller = $4 AND idem_key = $5",
+    )
+    .bind(i32::from(answer.status))
+    .bind(&answer.headers)
+    .bind(&answer.sealed_body)
+    .bind(caller)
+    .bind(key)
+    .execute(tx.conn())
+    .await?;
+    tx.commit().await
+}
+
+/// Frees a key whose request did not complete (an error answer, which
+/// changed nothing): the next request with it runs.
+pub async fn release(db: &Database, caller: &str, key: &str) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "DELETE FROM idempotency_keys WHERE caller = $1 AND idem_key = $2 AND status IS NULL",
+    )
+    .bind(caller)
+    .bind(key)
+    .execute(tx.conn())
+    .await?;
+    tx.commit().await
+}
+
+/// Forgets every key that expired by `now_ms`; returns how many.
+pub async fn sweep(db: &Database, now_ms: i64) -> Result<u64, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let swept = sqlx::query("DELETE FROM idempotency_keys WHERE expires_ms <= $1")
+        .bind(now_ms)
+        .execute(tx.conn())
+        .await?
+        .rows_affected();
+    tx.commit().await?;
+    Ok(swept)
+}

@@ -13,6 +13,7 @@ on_every_database!(
     users_speak_xml,
     malformed_xml_pets_are_400,
     a_pet_can_be_posted_as_a_form,
+    a_pet_form_may_send_arrays_in_bracket_notation,
     an_order_can_be_posted_as_a_form,
     a_user_can_be_posted_as_a_form,
     a_pet_form_without_a_name_is_400,
@@ -164,6 +165,33 @@ async fn a_pet_can_be_posted_as_a_form(db: Db) {
     assert_eq!(pet["photoUrls"], serde_json::json!(["a.png", "b.png"]));
     assert_eq!(pet["tags"][1]["name"], "blue");
     assert_eq!(pet["category"]["name"], "Dogs");
+    server.stop().await;
+}
+
+/// Some generated clients send form arrays as `photoUrls[0]=a` or
+/// `photoUrls[]=a`; both read as the repeated fields, for addPet and
+/// updatePet alike.
+async fn a_pet_form_may_send_arrays_in_bracket_notation(db: Db) {
+    let server = TestServer::start(db).await;
+    let indexed = "name=Rex&photoUrls%5B0%5D=a.png&photoUrls%5B1%5D=b.png&tags%5B0%5D=red";
+    let (status, _, text) = send(post_form(&server, "/v2/pet", indexed)).await;
+    assert_eq!(status, 200, "{text}");
+    let pet: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(pet["photoUrls"], serde_json::json!(["a.png", "b.png"]));
+    assert_eq!(pet["tags"][0]["name"], "red");
+    let id = pet["id"].as_i64().unwrap_or_default();
+    let empty = format!("id={id}&name=Rex&photoUrls[]=c.png&status=sold");
+    let (status, _, text) = send(
+        http()
+            .put(server.at("/v2/pet"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(empty),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let pet: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    assert_eq!(pet["photoUrls"], serde_json::json!(["c.png"]));
+    assert_eq!(pet["status"], "sold");
     server.stop().await;
 }
 

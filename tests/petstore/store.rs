@@ -206,7 +206,7 @@ async fn the_inventory_refuses_other_formats_in_json(db: Db) {
         insta::assert_json_snapshot!(body, @r#"
         {
           "code": 406,
-          "message": "this operation answers in application/json",
+          "message": "Accept: text/html allows none of the formats this operation answers in (application/json)",
           "type": "NOT_ACCEPTABLE"
         }
         "#);

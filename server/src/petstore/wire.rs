@@ -130,10 +130,7 @@ impl<S: Send + Sync> FromRequestParts<S> for JsonOnly {
         if accept_weights(&parts.headers).0 > 0.0 {
             Ok(JsonOnly)
         } else {
-            Err(Error::new(
-                ErrorCode::NotAcceptable,
-                "this operation answers in application/json",
-            ))
+            Err(not_acceptable(&parts.headers, "application/json"))
         }
     }
 }
@@ -142,14 +139,25 @@ impl<S: Send + Sync> FromRequestParts<S> for Format {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
-        Format::negotiate(&parts.headers).ok_or_else(not_acceptable)
+        Format::negotiate(&parts.headers)
+            .ok_or_else(|| not_acceptable(&parts.headers, "application/json or application/xml"))
     }
 }
 
-fn not_acceptable() -> Error {
+/// 406, saying what the request's `Accept` asked for and what the
+/// operation can answer in.
+fn not_acceptable(headers: &HeaderMap, offered: &str) -> Error {
+    let asked: String = headers
+        .get(header::ACCEPT)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(100)
+        .collect();
     Error::new(
         ErrorCode::NotAcceptable,
-        "this operation answers in application/json or application/xml",
+        format!("Accept: {asked} allows none of the formats this operation answers in ({offered})"),
     )
 }
 
@@ -304,9 +312,36 @@ pub fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
 pub fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<Error>>>(
     bytes: &[u8],
 ) -> Result<T, Error> {
-    let form: F = serde_html_form::from_bytes(bytes)
+    let bytes = without_array_brackets(bytes);
+    let form: F = serde_html_form::from_bytes(&bytes)
         .map_err(|e| Error::bad_request(format!("invalid form body: {e}")))?;
     T::try_from(form).map_err(Into::into)
+}
+
+/// Form arrays as some generated clients send them, in bracket notation
+/// (`photoUrls[0]=a&photoUrls[1]=b`, or `photoUrls[]=a`), as the documented
+/// repeated fields (`photoUrls=a&photoUrls=b`), in the order given. Other
+/// brackets (`category[name]`) are left as they are.
+fn without_array_brackets(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let has_bracket = bytes
+        .windows(3)
+        .any(|w| w[0] == b'[' || w.eq_ignore_ascii_case(b"%5b"))
+        || bytes.last() == Some(&b'[');
+    if !has_bracket {
+        return std::borrow::Cow::Borrowed(bytes);
+    }
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in form_urlencoded::parse(bytes) {
+        let base = name
+            .strip_suffix(']')
+            .and_then(|n| n.rsplit_once('['))
+            .filter(|(base, index)| {
+                !base.is_empty() && !base.contains('[') && index.bytes().all(|b| b.is_ascii_digit())
+            })
+            .map(|(base, _)| base);
+        out.append_pair(base.unwrap_or(&name), &value);
+    }
+    std::borrow::Cow::Owned(out.finish().into_bytes())
 }
 
 /// A request body in any of the media types its type accepts, read and validated.
@@ -467,5 +502,27 @@ mod tests {
         assert_eq!(accept("*/*"), Some(Format::Json));
         assert_eq!(accept("text/html"), None);
         assert_eq!(accept("application/json;q=0"), None);
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::without_array_brackets;
+
+    fn normalised(form: &str) -> String {
+        String::from_utf8(without_array_brackets(form.as_bytes()).into_owned()).unwrap()
+    }
+
+    #[test]
+    fn bracketed_form_arrays_read_as_repeated_fields() {
+        assert_eq!(
+            normalised("name=Rex&photoUrls%5B0%5D=a&photoUrls%5B1%5D=b"),
+            "name=Rex&photoUrls=a&photoUrls=b"
+        );
+        assert_eq!(normalised("photoUrls[]=a&tags[]=x"), "photoUrls=a&tags=x");
+        // Plain forms pass untouched; other brackets are left alone.
+        assert_eq!(normalised("name=Rex&photoUrls=a"), "name=Rex&photoUrls=a");
+        assert_eq!(normalised("category[name]=Dogs"), "category%5Bname%5D=Dogs");
+        assert_eq!(normalised("[]=a"), "%5B%5D=a");
     }
 }

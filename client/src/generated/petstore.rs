@@ -9,7 +9,7 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 #[doc = r" Types used as operation parameters and responses."]
 #[allow(clippy::all)]
 pub mod types {
-    #[doc = "`ApiResponse`"]
+    #[doc = "The answer to every request that fails, and to `uploadFile`. `code` is the\nHTTP status, `type` an upper-case code, `message` says what happened, for\npeople: its wording may change, so a program should look at `code` and\n`type`."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -19,10 +19,13 @@ pub mod types {
         schemars :: JsonSchema,
     )]
     pub struct ApiResponse {
+        #[doc = "The HTTP status of the answer."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub code: ::std::option::Option<i32>,
+        #[doc = "What happened, in a sentence for people; it names the field or id at fault."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub message: ::std::option::Option<::std::string::String>,
+        #[doc = "What happened, in upper case: an error code (`BAD_REQUEST`,\n`VALIDATION_FAILED`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`,\n`METHOD_NOT_ALLOWED`, `CONFLICT`, `PAYLOAD_TOO_LARGE`,\n`UNSUPPORTED_MEDIA_TYPE`, `NOT_ACCEPTABLE`, `REQUEST_TIMEOUT`,\n`RATE_LIMITED`, `INTERNAL_ERROR`, `SERVICE_UNAVAILABLE`), or `OK` for an\nimage stored by `uploadFile`."]
         #[serde(
             rename = "type",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -34,7 +37,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`Category`"]
+    #[doc = "The group a pet belongs to, such as Dogs or Cats. Stored with each pet as\ngiven: categories are not a resource of their own, and the server does not\ncheck that one id always goes with one name."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -44,8 +47,10 @@ pub mod types {
         schemars :: JsonSchema,
     )]
     pub struct Category {
+        #[doc = "The category's id, chosen by the client (any integer)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
+        #[doc = "The category's name, one line of text of at most 255 characters."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<CategoryName>,
     }
@@ -54,7 +59,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`CategoryName`"]
+    #[doc = "The category's name, one line of text of at most 255 characters."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -114,7 +119,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`Order`"]
+    #[doc = "A purchase order for a pet. Placing one changes the pet's status (see\n`placeOrder`); the order keeps the status it was placed with, since no\noperation changes an order."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
@@ -122,18 +127,22 @@ pub mod types {
         #[doc = "True once the order is delivered (derived from `status`; ignored on input)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub complete: ::std::option::Option<bool>,
-        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
+        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1). An id already in\nuse is a 409."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
+        #[doc = "The id of the pet ordered. It must name an existing pet whose status is\n`available`, else the order is refused with a 422."]
         #[serde(rename = "petId")]
         pub pet_id: ::std::num::NonZeroU64,
+        #[doc = "How many are ordered; 1 when left out. A pet is one animal whatever the\nquantity: the order changes its status, not a count."]
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU32, 1>")]
         pub quantity: ::std::num::NonZeroU32,
+        #[doc = "When the order ships, an RFC 3339 date-time (answered in UTC, with `Z`).\nOptional and stored as given; the server does not compare it with today."]
         #[serde(
             rename = "shipDate",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub ship_date: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "The order's status, `placed` when left out."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<OrderStatus>,
     }
@@ -142,7 +151,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Order Status"]
+    #[doc = "Where an order stands. `placed` (the default) and `approved` reserve the pet:\nplacing such an order makes it `pending`, and deleting the order makes it\n`available` again. `delivered` sells it: the pet becomes `sold` for good."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -198,21 +207,26 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`Pet`"]
+    #[doc = "A pet in the store. In XML the element is `pet` and the lists are wrapped:\n`photoUrls` holds `photoUrl` elements, `tags` holds `tag` elements."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Pet {
+        #[doc = "The pet's category, if it has one."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub category: ::std::option::Option<Category>,
-        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
+        #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1). `addPet` with the\nid of an existing pet replaces it; `updatePet` needs one."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
+        #[doc = "The pet's name, 1 to 255 characters of one line of text."]
         pub name: PetName,
+        #[doc = "URLs of photos of the pet, stored as given (the server neither fetches\nnor checks them); required, but may be empty. `uploadFile` appends the\nURL of each image it stores."]
         #[serde(rename = "photoUrls")]
         pub photo_urls: ::std::vec::Vec<::std::string::String>,
+        #[doc = "The pet's status, `available` when left out. Orders change it (see\n`placeOrder` and `deleteOrder`)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<PetStatus>,
+        #[doc = "Labels that `findPetsByTags` finds the pet by; none when left out."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub tags: ::std::vec::Vec<Tag>,
     }
@@ -221,7 +235,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`PetName`"]
+    #[doc = "The pet's name, 1 to 255 characters of one line of text."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -284,7 +298,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "pet status in the store"]
+    #[doc = "A pet's status in the store. Only an `available` pet can be ordered; an order\nmakes it `pending` (placed or approved) or `sold` (delivered)."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -340,7 +354,7 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`Tag`"]
+    #[doc = "A label on a pet; `findPetsByTags` finds pets by tag `name`. Stored with\neach pet as given, like a category."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -350,8 +364,10 @@ pub mod types {
         schemars :: JsonSchema,
     )]
     pub struct Tag {
+        #[doc = "The tag's id, chosen by the client (any integer)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
+        #[doc = "The tag's name, one line of text of at most 255 characters; what\n`findPetsByTags` matches (exactly)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<TagName>,
     }
@@ -360,7 +376,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`TagName`"]
+    #[doc = "The tag's name, one line of text of at most 255 characters; what\n`findPetsByTags` matches (exactly)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -543,13 +559,15 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`User`"]
+    #[doc = "A user of the store. `password` is write-only: it is stored as an argon2id\nhash and never returned. In auth mode `enforce` the names, email and phone\nare shown only to the user and to an `api_key` with the scope `admin`."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct User {
+        #[doc = "The user's email address, at most 255 characters, stored as given (the\nserver sends it nothing and does not check its form)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub email: ::std::option::Option<UserEmail>,
+        #[doc = "The user's first name, one line of text of at most 255 characters."]
         #[serde(
             rename = "firstName",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -558,23 +576,25 @@ pub mod types {
         #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub id: ::std::option::Option<i64>,
+        #[doc = "The user's last name, one line of text of at most 255 characters."]
         #[serde(
             rename = "lastName",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub last_name: ::std::option::Option<UserLastName>,
-        #[doc = "At least 8 characters. Stored as an argon2id hash; never returned."]
+        #[doc = "At least 8 characters (at most 255). Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub password: ::std::option::Option<UserPassword>,
+        #[doc = "The user's phone number, free text of at most 64 characters."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub phone: ::std::option::Option<UserPhone>,
-        #[doc = "User Status"]
+        #[doc = "A number for the client's own use (the sample users have 1 and 2); the\nserver stores it and gives it no meaning."]
         #[serde(
             rename = "userStatus",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub user_status: ::std::option::Option<i32>,
-        #[doc = "ASCII letters, digits and `. _ @ + -`: one script, no spaces or control characters, nothing that looks like another name."]
+        #[doc = "The name the user logs in with and the `{username}` of their URL:\nunique (a taken one is a 409), 1 to 64 ASCII letters, digits and\n`. _ @ + -` (one script, no spaces or control characters, nothing that\nlooks like another name)."]
         pub username: UserUsername,
     }
     impl User {
@@ -582,7 +602,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`UserEmail`"]
+    #[doc = "The user's email address, at most 255 characters, stored as given (the\nserver sends it nothing and does not check its form)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -642,7 +662,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`UserFirstName`"]
+    #[doc = "The user's first name, one line of text of at most 255 characters."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -702,7 +722,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`UserLastName`"]
+    #[doc = "The user's last name, one line of text of at most 255 characters."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -762,7 +782,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "At least 8 characters. Stored as an argon2id hash; never returned."]
+    #[doc = "At least 8 characters (at most 255). Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -825,7 +845,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`UserPhone`"]
+    #[doc = "The user's phone number, free text of at most 64 characters."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -885,7 +905,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "ASCII letters, digits and `. _ @ + -`: one script, no spaces or control characters, nothing that looks like another name."]
+    #[doc = "The name the user logs in with and the `{username}` of their URL:\nunique (a taken one is a 409), 1 to 64 ASCII letters, digits and\n`. _ @ + -` (one script, no spaces or control characters, nothing that\nlooks like another name)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1566,7 +1586,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nRequest bodies are checked against the schemas as written: an optional property\nis left out, not sent as `null`, and a property that is an object is an object.\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `type` is an upper-case\n  error code (`BAD_REQUEST`, `VALIDATION_FAILED`, `NOT_FOUND`, `CONFLICT`,\n  `NOT_ACCEPTABLE`, `UNSUPPORTED_MEDIA_TYPE`, `PAYLOAD_TOO_LARGE`,\n  `METHOD_NOT_ALLOWED`, `INTERNAL_ERROR`, `SERVICE_UNAVAILABLE`), in JSON or XML\n  as the `Accept` header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nVersion: 1.0.27"]
+#[doc = "Client for Swagger Petstore - OpenAPI 3.0\n\nA persistent, stricter re-implementation of the Swagger Petstore, wire-compatible\nwith the official OpenAPI 3.0 document (version 1.0.27).\n\nRequest bodies are checked against the schemas as written: an optional property\nis left out, not sent as `null`, and a property that is an object is an object.\nText in any field is one line without control characters (a 422 names the\nfield); a NUL byte is a 400. A body may be at most 1 MiB\n(`http.max_body_bytes`), an uploaded image 5 MiB (`petstore.max_upload_bytes`).\n\nWhat this server adds to the official behaviour:\n- Data is stored (SQLite by default, PostgreSQL on request) and survives restarts.\n- Placing an order requires the pet to exist and be `available`; a `placed` or\n  `approved` order makes the pet `pending`, a `delivered` order makes it `sold`,\n  and deleting an order that was not delivered makes the pet `available` again.\n- Passwords are stored as argon2id hashes and never returned.\n- Every answer other than 2xx is an `ApiResponse` whose `code` is the HTTP status\n  and whose `type` is an upper-case error code (`BAD_REQUEST`,\n  `VALIDATION_FAILED`, `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`,\n  `METHOD_NOT_ALLOWED`, `CONFLICT`, `PAYLOAD_TOO_LARGE`,\n  `UNSUPPORTED_MEDIA_TYPE`, `NOT_ACCEPTABLE`, `REQUEST_TIMEOUT`, `RATE_LIMITED`,\n  `INTERNAL_ERROR`, `SERVICE_UNAVAILABLE`), in JSON or XML as the `Accept`\n  header asks.\n- Uploaded images are checked (PNG, JPEG, GIF or WebP, sniffed from the bytes),\n  stored, and served back from the URL that is appended to the pet's `photoUrls`.\n\nCredentials are checked only when the operator runs the server with auth mode\n`enforce`; in the default mode `open` every operation is served without them,\nas the official demo does.\n\nThe server starts with the official sample data: pets 1 to 10 (Cat 1 to 3,\nDog 1 to 3, Lion 1 to 3, Rabbit 1), users `user1` to `user10` (password\n`XXXXXXXXXXX`) and orders 1 to 3. The examples in this document are taken from\nit, so that trying an operation answers as shown (until the data changes).\n\nVersion: 1.0.27"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -1631,83 +1651,83 @@ const _: () = {
     }
 };
 impl Client {
-    #[doc = "Update an existing pet\n\nReplaces the pet with the body's `id`. The pet must exist: without an id\n(or with 0) there is none to replace, which is a 404.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: Update an existent pet in the store\n```text\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update an existing pet\n\nReplaces, as a whole, the pet whose `id` the body gives: a property left out\nis gone afterwards (no `category`, no `tags`, `status` back to `available`).\nThe pet must exist: without an id (or with 0) there is none to replace, which\nis a 404, as is an id no pet has. The body may be JSON, XML or an HTML form\n(`PetForm`); the answer is the pet as stored, in JSON or XML as `Accept` asks.\nIn auth mode `enforce` it takes a token with the scopes `write:pets` and\n`read:pets`, or HTTP Basic.\n\nSends a `PUT` request to `/pet`\n\nArguments:\n- `body`: The pet as it should be from now on, with the `id` of an existing pet.\n```text\nlet response = client.update_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_pet(&self) -> builder::UpdatePet<'_> {
         builder::UpdatePet::new(self)
     }
-    #[doc = "Add a new pet to the store\n\nAdds a pet. Without an `id` (or with `0`) the server assigns one; with the\n`id` of an existing pet, that pet is replaced. `status` defaults to `available`.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `body`: Create a new pet in the store\n```text\nlet response = client.add_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Add a new pet to the store\n\nAdds a pet and answers with it as stored, with its id. Without an `id` (or\nwith 0) the server assigns the next free one; an id no pet has is taken as\ngiven (at most 2^53 - 1), and the `id` of an existing pet replaces that pet,\nas upstream does. `status` defaults to `available`, `tags` to none. The body\nmay be JSON, XML or an HTML form (`PetForm`); the answer comes in JSON or XML\nas `Accept` asks. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `body`: The new pet. Leave `id` out to let the server choose one.\n```text\nlet response = client.add_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn add_pet(&self) -> builder::AddPet<'_> {
         builder::AddPet::new(self)
     }
-    #[doc = "Finds Pets by status\n\nMultiple status values can be given as repeated parameters\n(`?status=available&status=sold`) or comma separated (`?status=available,sold`).\nWithout `status`, the available pets are returned.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `status`: Status values that need to be considered for filter\n```text\nlet response = client.find_pets_by_status()\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by status\n\nReturns the pets that have any of the statuses, in id order. Multiple status\nvalues can be given as repeated parameters (`?status=available&status=sold`)\nor comma separated (`?status=available,sold`). Without `status`, the available\npets are returned; an unknown status is a 400. In auth mode `enforce` it takes\na token with the scopes `write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `status`: The statuses to look for: `available`, `pending` or `sold`, repeated or\ncomma separated. Left out, `available`.\n```text\nlet response = client.find_pets_by_status()\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_status(&self) -> builder::FindPetsByStatus<'_> {
         builder::FindPetsByStatus::new(self)
     }
-    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once. Tags can be given\nas repeated parameters (`?tags=a&tags=b`) or comma separated (`?tags=a,b`).\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `tags`: Tags to filter by\n```text\nlet response = client.find_pets_by_tags()\n    .tags(tags)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once, in id order. Tags\ncan be given as repeated parameters (`?tags=a&tags=b`) or comma separated\n(`?tags=a,b`); names match exactly (case matters, spaces around a comma are\ndropped). Leaving `tags` out is a 400; `tags=` names the empty tag, which no\npet has. In auth mode `enforce` it takes a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `tags`: Tag names to look for (a pet's `tags[].name`), repeated or comma separated.\n```text\nlet response = client.find_pets_by_tags()\n    .tags(tags)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_tags(&self) -> builder::FindPetsByTags<'_> {
         builder::FindPetsByTags::new(self)
     }
-    #[doc = "Find pet by ID\n\nReturns a single pet.\n\nSends a `GET` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet to return\n```text\nlet response = client.get_pet_by_id()\n    .pet_id(pet_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Find pet by ID\n\nReturns the pet with this id, in JSON or XML as `Accept` asks. In auth mode\n`enforce` it takes a pet store `api_key`, a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: The id of the pet to return (a positive integer; 0 or less is a 400).\n```text\nlet response = client.get_pet_by_id()\n    .pet_id(pet_id)\n    .send()\n    .await;\n```"]
     pub fn get_pet_by_id(&self) -> builder::GetPetById<'_> {
         builder::GetPetById::new(self)
     }
-    #[doc = "Updates a pet in the store with form data\n\nChanges the pet's `name` and/or `status`, given as query parameters or as an\n`application/x-www-form-urlencoded` body (the body wins where both are given).\n\nSends a `POST` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: ID of pet that needs to be updated\n- `name`: Name of pet that needs to be updated\n- `status`: Status of pet that needs to be updated\n```text\nlet response = client.update_pet_with_form()\n    .pet_id(pet_id)\n    .name(name)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Updates a pet in the store with form data\n\nChanges the pet's `name` and/or `status`, given as query parameters or as an\n`application/x-www-form-urlencoded` body (the body wins where both are given);\nnothing else of the pet changes, and with neither the pet stays as it is. An\nempty `name` is a 422, an unknown or empty `status` a 400. Answers with the\nwhole pet as stored. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: The id of the pet to change (a positive integer; 0 or less is a 400).\n- `name`: The pet's new name, 1 to 255 characters of one line of text.\n- `status`: The pet's new status.\n```text\nlet response = client.update_pet_with_form()\n    .pet_id(pet_id)\n    .name(name)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn update_pet_with_form(&self) -> builder::UpdatePetWithForm<'_> {
         builder::UpdatePetWithForm::new(self)
     }
-    #[doc = "Deletes a pet\n\nDeletes the pet and its images.\n\nSends a `DELETE` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: Pet id to delete\n- `api_key`: Accepted for compatibility with the official document.\n```text\nlet response = client.delete_pet()\n    .pet_id(pet_id)\n    .api_key(api_key)\n    .send()\n    .await;\n```"]
+    #[doc = "Deletes a pet\n\nDeletes the pet and the images uploaded for it; its orders are kept. In auth\nmode `enforce` it takes a token with the scopes `write:pets` and `read:pets`,\nor HTTP Basic.\n\nSends a `DELETE` request to `/pet/{petId}`\n\nArguments:\n- `pet_id`: The id of the pet to delete (a positive integer; 0 or less is a 400).\n- `api_key`: Ignored: accepted so that clients made from the official document, which\nsend it, keep working. The credential this operation takes is a token or\nHTTP Basic.\n```text\nlet response = client.delete_pet()\n    .pet_id(pet_id)\n    .api_key(api_key)\n    .send()\n    .await;\n```"]
     pub fn delete_pet(&self) -> builder::DeletePet<'_> {
         builder::DeletePet::new(self)
     }
-    #[doc = "Returns an uploaded image\n\nServes an image stored by `uploadFile`, with its sniffed content type.\n\nSends a `GET` request to `/pet/{petId}/images/{imageId}`\n\nArguments:\n- `pet_id`: ID of the pet the image belongs to\n- `image_id`: ID of the image\n```text\nlet response = client.get_pet_image()\n    .pet_id(pet_id)\n    .image_id(image_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Returns an uploaded image\n\nServes an image stored by `uploadFile`, as the bytes uploaded, with the\ncontent type sniffed from them (`image/png`, `image/jpeg`, `image/gif` or\n`image/webp`) whatever `Accept` says; the URL is the one `uploadFile` added to\nthe pet's `photoUrls`. An image never changes (ids are not reused), so it may\nbe cached for good. An image of another pet, or none, is a 404. In auth mode `enforce` it takes a\npet store `api_key`, a token with the scope `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/{petId}/images/{imageId}`\n\nArguments:\n- `pet_id`: The id of the pet the image belongs to (a positive integer).\n- `image_id`: The id of the image, as in the URL `uploadFile` answered with (image ids\ncount across all pets).\n```text\nlet response = client.get_pet_image()\n    .pet_id(pet_id)\n    .image_id(image_id)\n    .send()\n    .await;\n```"]
     pub fn get_pet_image(&self) -> builder::GetPetImage<'_> {
         builder::GetPetImage::new(self)
     }
-    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type) of at most the configured size (5 MiB by default), and\nappends the URL that serves it to the pet's `photoUrls`. The body is either\nthe raw image (`application/octet-stream`) or a `multipart/form-data` form\nwith a `file` part and an optional `additionalMetadata` part.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: ID of pet to update\n- `additional_metadata`: Additional Metadata\n- `body`\n```text\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type: anything else is a 415) of at most the configured size\n(`petstore.max_upload_bytes`, 5 MiB by default; larger is a 413), and appends\nthe URL that serves it (`getPetImage`) to the pet's `photoUrls`. The body is\neither the raw image (`application/octet-stream`) or a `multipart/form-data`\nform with a `file` part and an optional `additionalMetadata` part; an empty\nbody is a 400. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: The id of the pet the image shows (a positive integer; 0 or less is a 400).\n- `additional_metadata`: A note stored with the image and repeated in the answer's `message`: one\nline of text, at most 1,024 characters. A multipart body's\n`additionalMetadata` part wins over it.\n- `body`: The image, raw or as a multipart form.\n```text\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn upload_file(&self) -> builder::UploadFile<'_> {
         builder::UploadFile::new(self)
     }
-    #[doc = "Returns pet inventories by status\n\nReturns a map of pet status to the number of pets in it; every status is present.\n\nSends a `GET` request to `/store/inventory`\n\n```text\nlet response = client.get_inventory()\n    .send()\n    .await;\n```"]
+    #[doc = "Returns pet inventories by status\n\nReturns a map of pet status to the number of pets that have it; every status\nis present, with 0 where no pet has it. JSON only: an `Accept` that allows no\nJSON is a 406. In auth mode `enforce` it takes a pet store `api_key`.\n\nSends a `GET` request to `/store/inventory`\n\n```text\nlet response = client.get_inventory()\n    .send()\n    .await;\n```"]
     pub fn get_inventory(&self) -> builder::GetInventory<'_> {
         builder::GetInventory::new(self)
     }
-    #[doc = "Place an order for a pet\n\nThe pet must exist and be `available`. A `placed` (default) or `approved`\norder makes the pet `pending`; a `delivered` order makes it `sold`.\n\nSends a `POST` request to `/store/order`\n\n```text\nlet response = client.place_order()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Place an order for a pet\n\nPlaces an order and answers with it as stored, with its id, `status`\n(`placed` by default), `quantity` (1 by default) and `complete`. The pet must\nexist and be `available` (else 422, and nothing changes). A `placed` or\n`approved` order makes the pet `pending`; a `delivered` order makes it `sold`.\nWithout an `id` (or with 0) the server assigns one; an id in use is a 409.\nThe body may be JSON, XML or an HTML form. No credentials are needed.\n\nSends a `POST` request to `/store/order`\n\nArguments:\n- `body`: The order. Leave `id` out to let the server choose one.\n```text\nlet response = client.place_order()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn place_order(&self) -> builder::PlaceOrder<'_> {
         builder::PlaceOrder::new(self)
     }
-    #[doc = "Find purchase order by ID\n\nSends a `GET` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of order that needs to be fetched\n```text\nlet response = client.get_order_by_id()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Find purchase order by ID\n\nReturns the order with this id, in JSON or XML as `Accept` asks. Orders keep\nthe status they were placed with: no operation changes it. No credentials\nare needed.\n\nSends a `GET` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: The id of the order to return (a positive integer; 0 or less is a 400).\n```text\nlet response = client.get_order_by_id()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
     pub fn get_order_by_id(&self) -> builder::GetOrderById<'_> {
         builder::GetOrderById::new(self)
     }
-    #[doc = "Delete purchase order by identifier\n\nDeleting an order that was not delivered makes its pet `available` again.\n\nSends a `DELETE` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: ID of the order that needs to be deleted\n```text\nlet response = client.delete_order()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Delete purchase order by identifier\n\nDeletes the order. Deleting an order that was not delivered (`placed` or\n`approved`) makes its pet `available` again; a `sold` pet stays sold. No\ncredentials are needed.\n\nSends a `DELETE` request to `/store/order/{orderId}`\n\nArguments:\n- `order_id`: The id of the order to delete (a positive integer; 0 or less is a 400).\n```text\nlet response = client.delete_order()\n    .order_id(order_id)\n    .send()\n    .await;\n```"]
     pub fn delete_order(&self) -> builder::DeleteOrder<'_> {
         builder::DeleteOrder::new(self)
     }
-    #[doc = "Create user\n\nCreates a user. The username must be unique; the password is stored hashed.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `body`: Created user object\n```text\nlet response = client.create_user()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Create user\n\nCreates a user and answers with it as stored, with its id and without the\npassword. The username must be unique (else 409); the password, if given,\nis stored as an argon2id hash. Without an `id` (or with 0) the server\nassigns one. The body may be JSON, XML or an HTML form. No credentials are\nneeded.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `body`: The new user. Leave `id` out to let the server choose one.\n```text\nlet response = client.create_user()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_user(&self) -> builder::CreateUser<'_> {
         builder::CreateUser::new(self)
     }
-    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them. Answers with the last user created,\nas the official document does.\n\nSends a `POST` request to `/user/createWithList`\n\n```text\nlet response = client.create_users_with_list_input()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them: one transaction, and the first user\nthat breaks a rule (422, naming the user's index) or whose username is taken\nor repeated in the list (409) leaves the store as it was. Answers with the\nlast user created, as the official document does. JSON only. No credentials\nare needed.\n\nSends a `POST` request to `/user/createWithList`\n\nArguments:\n- `body`: The users, at least one, each as in `createUser`.\n```text\nlet response = client.create_users_with_list_input()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_users_with_list_input(&self) -> builder::CreateUsersWithListInput<'_> {
         builder::CreateUsersWithListInput::new(self)
     }
-    #[doc = "Logs user into the system\n\nChecks the credentials and answers with a session token, to be sent as\n`Authorization: Bearer <token>` (for example to `logoutUser`).\n\nSends a `GET` request to `/user/login`\n\nArguments:\n- `password`: The password for login in clear text\n- `username`: The user name for login\n```text\nlet response = client.login_user()\n    .password(password)\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Logs user into the system\n\nChecks the username and password and answers with a session token, to be\nsent as `Authorization: Bearer <token>` (to `logoutUser`, and to the user's\nown account in auth mode `enforce`); it lasts `petstore.session_ttl_secs`\n(an hour by default), as `X-Expires-After` says. A wrong pair is a 400.\nFailed logins are limited (`petstore.failed_logins_per_minute`, 10 by default,\nfor each username from each client address, and ten times as many for each\nusername and for each address); beyond the limit the answer is 429 with\n`Retry-After`. No credentials are needed.\n\nSends a `GET` request to `/user/login`\n\nArguments:\n- `password`: The user's password, in clear text (use HTTPS). The sample users'\npassword is `XXXXXXXXXXX`.\n- `username`: The username to log in as.\n```text\nlet response = client.login_user()\n    .password(password)\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn login_user(&self) -> builder::LoginUser<'_> {
         builder::LoginUser::new(self)
     }
-    #[doc = "Logs out current logged in user session\n\nEnds the session named by the bearer token, if any. Logging out twice, or\nwithout a session, is not an error.\n\nSends a `GET` request to `/user/logout`\n\n```text\nlet response = client.logout_user()\n    .send()\n    .await;\n```"]
+    #[doc = "Logs out current logged in user session\n\nEnds the session named by the bearer token from `loginUser`, if any. Logging\nout twice, or without a session, is not an error. No other credential is\nneeded.\n\nSends a `GET` request to `/user/logout`\n\n```text\nlet response = client.logout_user()\n    .send()\n    .await;\n```"]
     pub fn logout_user(&self) -> builder::LogoutUser<'_> {
         builder::LogoutUser::new(self)
     }
-    #[doc = "Get user by user name\n\nGet user detail based on username. The password is never returned. In auth mode\n`enforce` the names, email and phone are shown only to the user themselves (their\nsession, implicit-flow token or HTTP Basic) and to an `api_key` with the scope\n`admin`; anyone else sees the id, username and status. A credential is optional,\nbut one that is presented must be valid (401).\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be fetched. Use user1 for testing\n```text\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Get user by user name\n\nReturns the user with this username; the password is never returned. In auth\nmode `enforce` the names, email and phone are shown only to the user\nthemselves (their session, implicit-flow token or HTTP Basic) and to an\n`api_key` with the scope `admin`; anyone else sees the id, username and\n`userStatus`. A credential is optional, but one that is presented must be\nvalid (401).\n\nSends a `GET` request to `/user/{username}`\n\nArguments:\n- `username`: The username of the user to return (exact, case matters).\n```text\nlet response = client.get_user_by_name()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn get_user_by_name(&self) -> builder::GetUserByName<'_> {
         builder::GetUserByName::new(self)
     }
-    #[doc = "Update user resource\n\nReplaces the user. The body's `username` may rename the user (it must stay\nunique); without a `password` the old one is kept. A new password ends the user's\nother sessions (the one the request came with goes on) and the HTTP Basic\ncredentials the server remembered. In auth mode `enforce` only the user themselves\n(their session, implicit-flow token of any scope, or HTTP Basic) or an `api_key`\nwith the scope `admin` may do this (403 for anyone else).\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: name that need to be updated\n- `body`: Update an existent user in the store\n```text\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Update user resource\n\nReplaces the user, as a whole: a property left out is gone afterwards, except\nthe password, which is kept when none is given. The body's `username` may\nrename the user (it must stay unique: 409). A new password ends the user's\nother sessions (the one the request came with goes on) and the HTTP Basic\ncredentials the server remembered. In auth mode `enforce` only the user\nthemselves (their session, implicit-flow token of any scope, or HTTP Basic)\nor an `api_key` with the scope `admin` may do this (403 for anyone else).\n\nSends a `PUT` request to `/user/{username}`\n\nArguments:\n- `username`: The current username of the user to replace (exact, case matters).\n- `body`: The user as it should be from now on; its `id` is ignored.\n```text\nlet response = client.update_user()\n    .username(username)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn update_user(&self) -> builder::UpdateUser<'_> {
         builder::UpdateUser::new(self)
     }
-    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions. In auth mode `enforce` only the user\nthemselves (their session, implicit-flow token of any scope, or HTTP Basic) or an\n`api_key` with the scope `admin` may do this (403 for anyone else).\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The name that needs to be deleted\n```text\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
+    #[doc = "Delete user resource\n\nDeletes the user and ends their sessions. In auth mode `enforce` only the user\nthemselves (their session, implicit-flow token of any scope, or HTTP Basic) or\nan `api_key` with the scope `admin` may do this (403 for anyone else).\n\nSends a `DELETE` request to `/user/{username}`\n\nArguments:\n- `username`: The username of the user to delete (exact, case matters).\n```text\nlet response = client.delete_user()\n    .username(username)\n    .send()\n    .await;\n```"]
     pub fn delete_user(&self) -> builder::DeleteUser<'_> {
         builder::DeleteUser::new(self)
     }

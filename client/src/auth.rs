@@ -69,6 +69,16 @@ impl Credentials {
         Ok(())
     }
 
+    /// Gets a bearer token now, when the client uses client credentials
+    /// and holds none that is fresh: so that a failure to get one is told
+    /// as what it is.
+    pub(crate) async fn ready(&self, http: &reqwest::Client) -> Result<(), TokenError> {
+        if let Some(tokens) = &self.tokens {
+            tokens.token(http).await?;
+        }
+        Ok(())
+    }
+
     /// Sends `request`; with client credentials, a 401 (the token revoked or
     /// expired early) fetches a new token and sends the request once more.
     pub(crate) async fn execute(
@@ -326,16 +336,6 @@ impl Refusal {
             }),
             _ => None,
         }
-    }
-}
-
-/// How long the server asked to wait before trying again (`Retry-After` on
-/// a 429 or 503), if the error is such an answer.
-pub fn retry_after_of<E>(error: &progenitor_client::Error<E>) -> Option<Duration> {
-    match error {
-        progenitor_client::Error::ErrorResponse(response) => retry_after(response.headers()),
-        progenitor_client::Error::UnexpectedResponse(response) => retry_after(response.headers()),
-        _ => None,
     }
 }
 

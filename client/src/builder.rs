@@ -16,15 +16,22 @@ use std::time::Duration;
 use reqwest::header::{HeaderName, HeaderValue, InvalidHeaderValue};
 
 use crate::auth::{Credentials, TokenSource};
+use crate::retry::RetryPolicy;
+use crate::transport::Transport;
 
 /// A service the SDK has a client for.
 pub trait Service {
     /// The generated client.
     type Client;
-    /// Where the server mounts the service (`/v2`), or `""` when its paths
-    /// are absolute (`/api/...`).
+    /// Where the server mounts the service (`/v2`, `/api`).
     const BASE_PATH: &'static str;
-    fn client(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Self::Client;
+    /// The operations that take an `Idempotency-Key`.
+    const IDEMPOTENT_OPERATIONS: &'static [&'static str];
+    /// The client for the server whose root (without the service's path)
+    /// is `root_url`.
+    fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;
+    /// The client's base URL, HTTP client and transport.
+    fn parts(client: &Self::Client) -> (&str, &reqwest::Client, &Transport);
 }
 
 /// A client id, its secret, and the scopes to ask for.
@@ -39,6 +46,8 @@ struct ClientCredentials {
 pub struct ClientBuilder<S> {
     server_url: String,
     timeout: Duration,
+    connect_timeout: Duration,
+    retry: RetryPolicy,
     /// Header name and value; the values are secrets.
     credentials: Vec<(HeaderName, String)>,
     /// For bearer tokens fetched from the token endpoint.
@@ -53,6 +62,8 @@ impl<S> Clone for ClientBuilder<S> {
         Self {
             server_url: self.server_url.clone(),
             timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            retry: self.retry.clone(),
             credentials: self.credentials.clone(),
             client_credentials: self.client_credentials.clone(),
             roots: self.roots.clone(),
@@ -72,6 +83,8 @@ impl<S> fmt::Debug for ClientBuilder<S> {
         f.debug_struct("ClientBuilder")
             .field("server_url", &self.server_url)
             .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry", &self.retry)
             .field("credentials", &credentials)
             .field(
                 "client_id",
@@ -86,12 +99,15 @@ impl<S> fmt::Debug for ClientBuilder<S> {
 }
 
 impl<S: Service> ClientBuilder<S> {
-    /// `server_url` is the server's root, e.g. `http://127.0.0.1:8080`; the
-    /// service's base path is added.
+    /// `server_url` is the server's root, e.g. `http://127.0.0.1:8080`, or
+    /// the service's URL (`http://127.0.0.1:8080/v2` for the pet store,
+    /// `.../api` for the portfolio); a trailing `/` makes no difference.
     pub fn new(server_url: impl Into<String>) -> Self {
         Self {
             server_url: server_url.into(),
             timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
             credentials: Vec::new(),
             client_credentials: None,
             roots: Vec::new(),
@@ -106,10 +122,29 @@ impl<S: Service> ClientBuilder<S> {
         self
     }
 
-    /// Gives up on a request after this long (default 30 s).
+    /// Gives up on an attempt after this long, from connecting to the
+    /// answer's last byte (default 30 s). One call may override it:
+    /// [`with_timeout`].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// Gives up on connecting after this long (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How calls are retried (default: [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Never retries: every failure goes to the caller at once.
+    pub fn no_retries(self) -> Self {
+        self.retry(RetryPolicy::no_retries())
     }
 
     /// Sends `name: value` with every request, marked sensitive (kept out of
@@ -137,14 +172,11 @@ impl<S: Service> ClientBuilder<S> {
         self
     }
 
-    /// The client. Fails if the URL is not `http://` or `https://`, a
-    /// credential is not a valid header value, or a root certificate is not
-    /// PEM.
+    /// The client. Fails if the URL is not `http://` or `https://` with
+    /// the server's root or the service's path, a credential is not a
+    /// valid header value, or a root certificate is not PEM.
     pub fn build(self) -> Result<S::Client, BuildError> {
-        let scheme = self.server_url.split_once("://").map(|(scheme, _)| scheme);
-        if !matches!(scheme, Some("http" | "https")) {
-            return Err(BuildError::Url(self.server_url));
-        }
+        let root = root_url(&self.server_url, S::BASE_PATH)?;
         // reqwest's rustls takes the process's crypto provider: ring, unless
         // the program chose one already (then this does nothing).
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -156,9 +188,11 @@ impl<S: Service> ClientBuilder<S> {
         }
         let tokens = self
             .client_credentials
-            .map(|c| TokenSource::new(&self.server_url, c.client_id, c.client_secret, c.scope));
+            .map(|c| TokenSource::new(&root, c.client_id, c.client_secret, c.scope));
         let credentials = Credentials::new(headers, tokens);
-        let mut http = reqwest::Client::builder().timeout(self.timeout);
+        let mut http = reqwest::Client::builder()
+            .timeout(self.timeout)
+            .connect_timeout(self.connect_timeout);
         for pem in &self.roots {
             let certificates = reqwest::Certificate::from_pem_bundle(pem)
                 .map_err(|e| BuildError::Certificate(e.to_string()))?;
@@ -172,16 +206,55 @@ impl<S: Service> ClientBuilder<S> {
             }
         }
         let http = http.build().map_err(BuildError::Http)?;
-        let base = format!("{}{}", self.server_url.trim_end_matches('/'), S::BASE_PATH);
-        Ok(S::client(&base, http, credentials))
+        let transport = Transport::new(credentials, self.retry, S::IDEMPOTENT_OPERATIONS);
+        Ok(S::client(&root, http, transport))
     }
+}
+
+/// The server's root from a URL given as the root or as the service's URL:
+/// `http://host`, `http://host/`, `http://host/v2` and `http://host/v2/`
+/// give `http://host` for the pet store. A server behind a path
+/// (`https://example.com/pets/v2`) keeps it.
+fn root_url(given: &str, service_path: &str) -> Result<String, BuildError> {
+    let bad = |why: String| BuildError::Url {
+        url: given.to_owned(),
+        why,
+    };
+    let url = reqwest::Url::parse(given.trim())
+        .map_err(|e| bad(format!("it is not an http:// or https:// URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("it must start with http:// or https://".to_owned()));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("it must have no query (?) or fragment (#)".to_owned()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad(
+            "credentials do not go in the URL; use the builder's credential methods".to_owned(),
+        ));
+    }
+    let path = url.path().trim_end_matches('/');
+    let root_path = if path.is_empty() {
+        ""
+    } else if let Some(root) = path.strip_suffix(service_path) {
+        root
+    } else {
+        return Err(bad(format!(
+            "its path {path} is neither the server's root nor ends with this service's path {service_path}"
+        )));
+    };
+    let origin = url.origin().ascii_serialization();
+    Ok(format!("{origin}{root_path}"))
 }
 
 /// Why a client could not be built.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BuildError {
-    /// The server URL is not `http://...` or `https://...`.
-    Url(String),
+    /// The server URL is not one the SDK can use, and why.
+    Url { url: String, why: String },
+    /// An environment variable that `from_env` needs is not set (its name).
+    MissingVariable(&'static str),
     /// A credential is not a valid header value.
     Header(InvalidHeaderValue),
     /// A root certificate is not PEM (why).
@@ -193,10 +266,10 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::Url(url) => write!(
-                f,
-                "the server URL must start with http:// or https://, not {url:?}"
-            ),
+            BuildError::Url { url, why } => write!(f, "cannot use the server URL {url:?}: {why}"),
+            BuildError::MissingVariable(name) => {
+                write!(f, "the environment variable {name} is not set")
+            }
             BuildError::Header(_) => f.write_str("a credential is not a valid HTTP header value"),
             BuildError::Certificate(e) => write!(f, "a root certificate is not PEM: {e}"),
             BuildError::Http(e) => write!(f, "cannot build the HTTP client: {e}"),
@@ -207,13 +280,25 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BuildError::Url(_) => None,
             BuildError::Header(e) => Some(e),
-            BuildError::Certificate(_) => None,
             BuildError::Http(e) => Some(e),
+            _ => None,
         }
     }
 }
+
+/// An environment variable's value, if set and not empty.
+pub(crate) fn variable(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The server URL from `PETSTORE_PORTFOLIO_URL`.
+pub(crate) fn url_from_env() -> Result<String, BuildError> {
+    variable(SERVER_URL_VARIABLE).ok_or(BuildError::MissingVariable(SERVER_URL_VARIABLE))
+}
+
+/// The environment variable that names the server, for `from_env`.
+pub const SERVER_URL_VARIABLE: &str = "PETSTORE_PORTFOLIO_URL";
 
 #[cfg(test)]
 mod tests {
@@ -246,7 +331,7 @@ mod tests {
         assert!(
             error
                 .as_deref()
-                .is_some_and(|e| e.contains("http:// or https://")),
+                .is_some_and(|e| e.contains("http://") && e.contains("https://")),
             "{error:?}"
         );
         assert!(
@@ -262,5 +347,38 @@ mod tests {
             .add_root_certificate(b"not a certificate".to_vec())
             .build();
         assert!(matches!(built, Err(BuildError::Certificate(_))));
+    }
+
+    #[test]
+    fn the_server_url_may_name_the_service_or_not() {
+        use super::root_url;
+        for given in [
+            "http://pets.example",
+            "http://pets.example/",
+            "http://pets.example/v2",
+            "http://pets.example/v2/",
+        ] {
+            assert_eq!(root_url(given, "/v2").unwrap(), "http://pets.example");
+        }
+        assert_eq!(
+            root_url("https://h.example/api/", "/api").unwrap(),
+            "https://h.example"
+        );
+        assert_eq!(
+            root_url("https://h.example/pets/v2", "/v2").unwrap(),
+            "https://h.example/pets"
+        );
+        for (given, why) in [
+            (
+                "http://pets.example/api",
+                "ends with this service's path /v2",
+            ),
+            ("http://pets.example/v2?x=1", "no query"),
+            ("ftp://pets.example", "http://"),
+            ("http://u:p@pets.example", "credentials"),
+        ] {
+            let error = root_url(given, "/v2").unwrap_err().to_string();
+            assert!(error.contains(why), "{given}: {error}");
+        }
     }
 }

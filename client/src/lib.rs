@@ -21,14 +21,11 @@
 
 pub mod auth;
 pub mod builder;
+mod error;
 pub mod petstore;
 pub mod portfolio;
+mod retry;
+pub mod transport;
 
-/// The error body the server answered with (the pet store's `ApiResponse`,
-/// the portfolio's envelope), if it answered.
-pub fn error_body<E>(error: &progenitor_client::Error<E>) -> Option<&E> {
-    match error {
-        progenitor_client::Error::ErrorResponse(response) => Some(response.as_ref()),
-        _ => None,
-    }
-}
+pub use error::{ApiError, Error, TransportError};
+pub use retry::RetryPolicy;

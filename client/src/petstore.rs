@@ -15,12 +15,13 @@
 mod generated;
 
 pub use generated::*;
-pub use progenitor_client::{Error, ResponseValue};
+pub use progenitor_client::ResponseValue;
 
 use reqwest::header::{AUTHORIZATION, HeaderName};
 
 pub use crate::auth::Credentials;
 pub use crate::builder::BuildError;
+pub use crate::error::{ApiError, Error};
 
 /// The path under which the server mounts the pet store.
 pub const BASE_PATH: &str = "/v2";
@@ -32,23 +33,31 @@ pub struct Petstore;
 impl crate::builder::Service for Petstore {
     type Client = Client;
     const BASE_PATH: &'static str = BASE_PATH;
+    const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
 
-    fn client(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Client {
-        Client::new_with_client(base_url, http, credentials)
+    fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Client {
+        Client::new_with_client(&format!("{root_url}{BASE_PATH}"), http, transport)
+    }
+
+    fn parts(client: &Client) -> (&str, &reqwest::Client, &Transport) {
+        (client.baseurl(), client.client(), client.inner())
     }
 }
 
-/// Puts the builder's credentials on every request (see [`crate::auth`]).
-impl progenitor_client::ClientHooks<Credentials> for Client {
+use crate::transport::Transport;
+
+/// Puts the builder's credentials on every request and retries as its
+/// policy allows (see [`crate::transport`]).
+impl progenitor_client::ClientHooks<Transport> for Client {
     async fn pre<E>(
         &self,
         request: &mut reqwest::Request,
-        _info: &progenitor_client::OperationInfo,
-    ) -> Result<(), Error<E>> {
+        info: &progenitor_client::OperationInfo,
+    ) -> Result<(), progenitor_client::Error<E>> {
         self.inner
-            .apply(&self.client, request)
+            .prepare(&self.client, request, info.operation_id)
             .await
-            .map_err(|e| Error::Custom(e.to_string()))
+            .map_err(|e| progenitor_client::Error::Custom(e.to_string()))
     }
 
     async fn exec(
@@ -57,6 +66,36 @@ impl progenitor_client::ClientHooks<Credentials> for Client {
         _info: &progenitor_client::OperationInfo,
     ) -> reqwest::Result<reqwest::Response> {
         self.inner.execute(&self.client, request).await
+    }
+}
+
+impl Client {
+    /// A client like this one (the same connections and credentials) whose
+    /// calls give up on each attempt after `timeout`: a per-call time limit.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: &petstore_portfolio_client::petstore::Client) -> Result<(), petstore_portfolio_client::Error> {
+    /// use std::time::Duration;
+    /// use petstore_portfolio_client::RetryPolicy;
+    ///
+    /// let quick = client.with_timeout(Duration::from_millis(500));
+    /// let once = client.with_retry(RetryPolicy::no_retries());
+    /// # let _ = (quick, once);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_timeout(&self, timeout: std::time::Duration) -> Client {
+        self.with_transport(|transport| transport.timeout = Some(timeout))
+    }
+
+    /// A client like this one with another retry policy.
+    pub fn with_retry(&self, policy: crate::RetryPolicy) -> Client {
+        self.with_transport(|transport| transport.retry = policy)
+    }
+
+    fn with_transport(&self, change: impl FnOnce(&mut Transport)) -> Client {
+        let mut transport = self.inner.clone();
+        change(&mut transport);
+        Client::new_with_client(&self.baseurl, self.client.clone(), transport)
     }
 }
 
@@ -69,6 +108,35 @@ impl progenitor_client::ClientHooks<Credentials> for Client {
 pub type ClientBuilder = crate::builder::ClientBuilder<Petstore>;
 
 impl ClientBuilder {
+    /// A builder from the environment: the server from
+    /// `PETSTORE_PORTFOLIO_URL` (required; the root or the pet store's URL),
+    /// and whichever credentials are set: `PETSTORE_API_KEY`,
+    /// `PETSTORE_BEARER_TOKEN`, `PETSTORE_USERNAME` with
+    /// `PETSTORE_PASSWORD` (HTTP Basic). A missing variable is an error
+    /// that names it.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), petstore_portfolio_client::petstore::BuildError> {
+    /// let client = petstore_portfolio_client::petstore::ClientBuilder::from_env()?.build()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn from_env() -> Result<Self, BuildError> {
+        use crate::builder::variable;
+        let mut builder = ClientBuilder::new(crate::builder::url_from_env()?);
+        if let Some(key) = variable("PETSTORE_API_KEY") {
+            builder = builder.api_key(key);
+        }
+        if let Some(token) = variable("PETSTORE_BEARER_TOKEN") {
+            builder = builder.bearer_token(token);
+        }
+        if let Some(username) = variable("PETSTORE_USERNAME") {
+            let password = variable("PETSTORE_PASSWORD")
+                .ok_or(BuildError::MissingVariable("PETSTORE_PASSWORD"))?;
+            builder = builder.basic_auth(&username, &password);
+        }
+        Ok(builder)
+    }
+
     /// Sends `api_key: <key>` with every request.
     pub fn api_key(self, key: impl Into<String>) -> Self {
         self.credential(HeaderName::from_static("api_key"), key.into())
@@ -96,24 +164,16 @@ impl ClientBuilder {
     }
 }
 
-pub use crate::auth::{Refusal, retry_after_of as retry_after};
-pub use crate::error_body;
+pub use crate::auth::Refusal;
 
 /// Why the server refused a request (401, 403, 429), with what its
 /// `ApiResponse` says and how long to wait.
-pub fn refusal(error: &Error<types::ApiResponse>) -> Option<Refusal> {
-    let Error::ErrorResponse(response) = error else {
-        return None;
-    };
+pub fn refusal(error: &Error) -> Option<Refusal> {
+    let answer = error.api()?;
     Refusal::from_parts(
-        response.status(),
-        response.headers(),
-        response.message.clone().unwrap_or_default(),
+        answer.status(),
+        answer.headers(),
+        answer.message().to_owned(),
         |_| None,
     )
-}
-
-/// The HTTP status of an error, if the server answered.
-pub fn error_status(error: &Error<types::ApiResponse>) -> Option<reqwest::StatusCode> {
-    error.status()
 }

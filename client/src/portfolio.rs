@@ -12,15 +12,20 @@
 mod generated;
 
 pub use generated::*;
-pub use progenitor_client::{Error, ResponseValue};
+pub use progenitor_client::ResponseValue;
 
 use reqwest::header::{AUTHORIZATION, HeaderName};
 
 pub use crate::auth::Credentials;
 pub use crate::builder::BuildError;
+pub use crate::error::{ApiError, Error};
+use crate::transport::Transport;
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
+
+/// The path under which the server mounts the portfolio.
+pub const BASE_PATH: &str = "/api";
 
 /// The portfolio, as a service the SDK builds clients for.
 #[derive(Debug, Clone, Copy)]
@@ -28,25 +33,32 @@ pub struct Portfolio;
 
 impl crate::builder::Service for Portfolio {
     type Client = Client;
-    // The document's paths start with /api.
-    const BASE_PATH: &'static str = "";
+    const BASE_PATH: &'static str = BASE_PATH;
+    const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
 
-    fn client(base_url: &str, http: reqwest::Client, credentials: Credentials) -> Client {
-        Client::new_with_client(base_url, http, credentials)
+    // The document's paths start with /api: the client's base URL is the
+    // server's root.
+    fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Client {
+        Client::new_with_client(root_url, http, transport)
+    }
+
+    fn parts(client: &Client) -> (&str, &reqwest::Client, &Transport) {
+        (client.baseurl(), client.client(), client.inner())
     }
 }
 
-/// Puts the builder's credentials on every request (see [`crate::auth`]).
-impl progenitor_client::ClientHooks<Credentials> for Client {
+/// Puts the builder's credentials on every request and retries as its
+/// policy allows (see [`crate::transport`]).
+impl progenitor_client::ClientHooks<Transport> for Client {
     async fn pre<E>(
         &self,
         request: &mut reqwest::Request,
-        _info: &progenitor_client::OperationInfo,
-    ) -> Result<(), Error<E>> {
+        info: &progenitor_client::OperationInfo,
+    ) -> Result<(), progenitor_client::Error<E>> {
         self.inner
-            .apply(&self.client, request)
+            .prepare(&self.client, request, info.operation_id)
             .await
-            .map_err(|e| Error::Custom(e.to_string()))
+            .map_err(|e| progenitor_client::Error::Custom(e.to_string()))
     }
 
     async fn exec(
@@ -55,6 +67,36 @@ impl progenitor_client::ClientHooks<Credentials> for Client {
         _info: &progenitor_client::OperationInfo,
     ) -> reqwest::Result<reqwest::Response> {
         self.inner.execute(&self.client, request).await
+    }
+}
+
+impl Client {
+    /// A client like this one (the same connections and credentials) whose
+    /// calls give up on each attempt after `timeout`: a per-call time limit.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: &petstore_portfolio_client::portfolio::Client) -> Result<(), petstore_portfolio_client::Error> {
+    /// use std::time::Duration;
+    /// use petstore_portfolio_client::RetryPolicy;
+    ///
+    /// let quick = client.with_timeout(Duration::from_millis(500));
+    /// let once = client.with_retry(RetryPolicy::no_retries());
+    /// # let _ = (quick, once);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_timeout(&self, timeout: std::time::Duration) -> Client {
+        self.with_transport(|transport| transport.timeout = Some(timeout))
+    }
+
+    /// A client like this one with another retry policy.
+    pub fn with_retry(&self, policy: crate::RetryPolicy) -> Client {
+        self.with_transport(|transport| transport.retry = policy)
+    }
+
+    fn with_transport(&self, change: impl FnOnce(&mut Transport)) -> Client {
+        let mut transport = self.inner.clone();
+        change(&mut transport);
+        Client::new_with_client(&self.baseurl, self.client.clone(), transport)
     }
 }
 
@@ -67,6 +109,38 @@ impl progenitor_client::ClientHooks<Credentials> for Client {
 pub type ClientBuilder = crate::builder::ClientBuilder<Portfolio>;
 
 impl ClientBuilder {
+    /// A builder from the environment: the server from
+    /// `PETSTORE_PORTFOLIO_URL` (required; the root or the portfolio's
+    /// `/api` URL), and whichever credentials are set: `PORTFOLIO_API_KEY`,
+    /// `PORTFOLIO_BEARER_TOKEN`, `PORTFOLIO_CLIENT_ID` with
+    /// `PORTFOLIO_CLIENT_SECRET` (and `PORTFOLIO_SCOPE`, to ask for fewer
+    /// scopes). A missing variable is an error that names it.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), petstore_portfolio_client::portfolio::BuildError> {
+    /// let client = petstore_portfolio_client::portfolio::ClientBuilder::from_env()?.build()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn from_env() -> Result<Self, BuildError> {
+        use crate::builder::variable;
+        let mut builder = ClientBuilder::new(crate::builder::url_from_env()?);
+        if let Some(key) = variable("PORTFOLIO_API_KEY") {
+            builder = builder.api_key(key);
+        }
+        if let Some(token) = variable("PORTFOLIO_BEARER_TOKEN") {
+            builder = builder.bearer_token(token);
+        }
+        if let Some(id) = variable("PORTFOLIO_CLIENT_ID") {
+            let secret = variable("PORTFOLIO_CLIENT_SECRET")
+                .ok_or(BuildError::MissingVariable("PORTFOLIO_CLIENT_SECRET"))?;
+            builder = match variable("PORTFOLIO_SCOPE") {
+                Some(scope) => builder.client_credentials_with_scope(id, secret, scope),
+                None => builder.client_credentials(id, secret),
+            };
+        }
+        Ok(builder)
+    }
+
     /// Sends `X-API-Key: <key>` with every request. Keep keys in the
     /// environment, not in code.
     pub fn api_key(self, key: impl Into<String>) -> Self {
@@ -108,27 +182,23 @@ impl ClientBuilder {
     }
 }
 
-pub use crate::auth::{Refusal, TokenError, retry_after_of as retry_after};
-pub use crate::error_body;
+pub use crate::auth::{Refusal, TokenError};
 
 /// Why the server refused a request (401, 403, 429), with what its
 /// envelope says: the header or scope it wants, how long to wait.
-pub fn refusal(error: &Error<types::ErrorBody>) -> Option<Refusal> {
-    let Error::ErrorResponse(response) = error else {
-        return None;
-    };
+pub fn refusal(error: &Error) -> Option<Refusal> {
+    let answer = error.api()?;
     let detail = |name: &str| {
-        response
-            .error
-            .details
+        answer
+            .details()
             .get(name)
             .and_then(|v| v.as_str())
             .map(str::to_owned)
     };
     Refusal::from_parts(
-        response.status(),
-        response.headers(),
-        response.error.message.clone(),
+        answer.status(),
+        answer.headers(),
+        answer.message().to_owned(),
         detail,
     )
 }

@@ -33,7 +33,7 @@ async fn upload(
     client: &Client,
     id: u64,
     bytes: Vec<u8>,
-) -> Result<ResponseValue<types::ApiResponse>, Error<types::ApiResponse>> {
+) -> Result<ResponseValue<types::ApiResponse>, Error> {
     client.upload_file().pet_id(id).body(bytes).send().await
 }
 

@@ -1,7 +1,7 @@
 //! Small helpers shared by the pet store tests.
 
 use end_to_end_tests::send;
-use petstore_portfolio_client::petstore::{Client, Error, error_body, types};
+use petstore_portfolio_client::petstore::{Client, Error, types};
 
 /// A pet with a name, a category, one photo URL, and the given tags.
 pub fn pet(name: &str, tags: &[&str]) -> types::Pet {
@@ -79,23 +79,28 @@ pub async fn inventory(client: &Client) -> std::collections::HashMap<String, i32
 }
 
 /// The status and `ApiResponse` of an error the server answered.
-pub fn api_error<T>(result: Result<T, Error<types::ApiResponse>>) -> (u16, types::ApiResponse) {
+pub fn api_error<T>(result: Result<T, Error>) -> (u16, types::ApiResponse) {
     match result {
         Ok(_) => panic!("expected an error, got a success"),
-        Err(error) => {
-            let status = error.status().map(|s| s.as_u16()).unwrap_or_default();
-            match error_body(&error) {
-                Some(body) => (status, body.clone()),
-                None => panic!("expected an ApiResponse, got {error:?}"),
-            }
-        }
+        Err(error) => match error.api() {
+            // The ApiResponse the server answered, as the SDK reads it.
+            Some(answer) => (
+                answer.status().as_u16(),
+                types::ApiResponse {
+                    code: Some(i32::from(answer.status().as_u16())),
+                    type_: Some(answer.code().to_owned()),
+                    message: Some(answer.message().to_owned()),
+                },
+            ),
+            None => panic!("expected an ApiResponse, got {error:?}"),
+        },
     }
 }
 
 /// Asserts that the SDK call failed with `status` and an `ApiResponse` of
 /// that code and `type` (`kind`), with a message; returns the `ApiResponse`.
 pub fn assert_api_error<T>(
-    result: Result<T, Error<types::ApiResponse>>,
+    result: Result<T, Error>,
     status: u16,
     kind: &str,
 ) -> types::ApiResponse {

@@ -79,7 +79,7 @@ async fn update_user(
     client: &Client,
     username: &str,
     user: types::User,
-) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+) -> Result<ResponseValue<types::User>, Error> {
     client
         .update_user()
         .username(username)

@@ -172,10 +172,7 @@ async fn malformed_slugs_are_400(db: Db) {
 }
 
 /// The LLM context as asked for with `key`.
-async fn llm_context(
-    server: &TestServer,
-    key: Option<&str>,
-) -> Result<types::LlmContext, Error<types::ErrorBody>> {
+async fn llm_context(server: &TestServer, key: Option<&str>) -> Result<types::LlmContext, Error> {
     let answer = server
         .portfolio_with_key(key)
         .get_llm_context()

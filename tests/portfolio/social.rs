@@ -43,10 +43,7 @@ async fn start_with_mastodon(
     TestServer::start_with(db, move |c| c.portfolio.mastodon = Some(config)).await
 }
 
-async fn publish(
-    client: &Client,
-    slug: &str,
-) -> Result<types::PublishResult, Error<types::ErrorBody>> {
+async fn publish(client: &Client, slug: &str) -> Result<types::PublishResult, Error> {
     let request = types::PublishRequest {
         post_slug: parse(slug),
     };

@@ -1,26 +1,31 @@
 //! Helpers shared by the portfolio tests.
 
 use end_to_end_tests::send_json;
-use petstore_portfolio_client::portfolio::{Error, error_body, types};
+use petstore_portfolio_client::portfolio::{Error, types};
 
 /// The status and envelope of an error the server answered.
-pub fn api_error<T>(result: Result<T, Error<types::ErrorBody>>) -> (u16, types::ErrorDetail) {
+pub fn api_error<T>(result: Result<T, Error>) -> (u16, types::ErrorDetail) {
     match result {
         Ok(_) => panic!("expected an error, got a success"),
-        Err(error) => {
-            let status = error.status().map(|s| s.as_u16()).unwrap_or_default();
-            match error_body(&error) {
-                Some(body) => (status, body.error.clone()),
-                None => panic!("expected the error envelope, got {error:?}"),
-            }
-        }
+        Err(error) => match error.api() {
+            // The envelope the server answered, as the SDK reads it.
+            Some(answer) => (
+                answer.status().as_u16(),
+                types::ErrorDetail {
+                    code: answer.code().to_owned(),
+                    message: answer.message().to_owned(),
+                    details: answer.details().clone(),
+                },
+            ),
+            None => panic!("expected the error envelope, got {error:?}"),
+        },
     }
 }
 
 /// Asserts that the SDK call failed with `status` and an envelope of `code`;
 /// returns the envelope's content.
 pub fn assert_api_error<T>(
-    result: Result<T, Error<types::ErrorBody>>,
+    result: Result<T, Error>,
     status: u16,
     code: &str,
 ) -> types::ErrorDetail {

@@ -74,12 +74,11 @@ pub fn generate(root: &Path, target: Target) -> anyhow::Result<String> {
         )
     })?;
     let mut settings = progenitor::GenerationSettings::new();
-    // Each client carries its credentials, which the SDK's hand-written hooks
-    // put on every request (a token fetched and refreshed, for client
-    // credentials).
-    let credentials: proc_macro2::TokenStream = "crate::auth::Credentials"
+    // Each client carries its transport (credentials, retry policy,
+    // timeouts), which the SDK's hand-written hooks use on every request.
+    let credentials: proc_macro2::TokenStream = "crate::transport::Transport"
         .parse()
-        .map_err(|e| anyhow::anyhow!("the credentials type: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("the transport type: {e}"))?;
     settings
         .with_interface(progenitor::InterfaceStyle::Builder)
         .with_tag(progenitor::TagStyle::Merged)
@@ -104,8 +103,112 @@ pub fn generate(root: &Path, target: Target) -> anyhow::Result<String> {
             .with_context(|| format!("progenitor rejected {}", target.document))?;
     // progenitor's usage sketches are `ignore` doctests; as `text` they are
     // still shown, and `cargo test` does not list 20 ignored tests.
-    let code = rustfmt(&tokens.to_string())?.replace("```ignore", "```text");
-    Ok(format!("{HEADER}// Source: {}\n\n{code}", target.document))
+    let code = rustfmt(&with_sdk_errors(&tokens.to_string())?)?.replace("```ignore", "```text");
+    let idempotent = idempotent_operations(&document);
+    Ok(format!(
+        "{HEADER}// Source: {}\n\n{code}\n\
+         /// The operations that take an `Idempotency-Key` (the SDK adds one to\n\
+         /// each call, the same across its retries).\n\
+         pub const IDEMPOTENT_OPERATIONS: &[&str] = &{idempotent:?};\n",
+        target.document
+    ))
+}
+
+/// Makes every operation's `send` return the SDK's own error: progenitor's
+/// `send` is renamed `send_generated`, and a new `send` runs it through
+/// `crate::transport::finish` (a token fetched first, errors converted).
+/// It works on the token stream's text, before rustfmt, whose spacing is
+/// the same for every operation.
+fn with_sdk_errors(code: &str) -> anyhow::Result<String> {
+    const SEND: &str = "pub async fn send (self) -> ";
+    let mut out = String::with_capacity(code.len() + code.len() / 8);
+    let mut rest = code;
+    while let Some(at) = rest.find(SEND) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + SEND.len()..];
+        let open = after
+            .find('{')
+            .context("a send() without a body in the generated code")?;
+        let returned: String = after[..open].split_whitespace().collect();
+        let (success, error) = returned
+            .strip_prefix("Result<")
+            .and_then(|r| r.strip_suffix('>'))
+            .map(|r| r.trim_end_matches(','))
+            .and_then(|r| r.rsplit_once(",Error<"))
+            .map(|(success, error)| (success, error.trim_end_matches('>')))
+            .with_context(|| format!("an unexpected send() signature: {returned}"))?;
+        let operation = after[open..]
+            .split_once("operation_id : \"")
+            .and_then(|(_, tail)| tail.split_once('"'))
+            .map(|(id, _)| id)
+            .context("a send() without an operation id")?;
+        out.push_str(&format!(
+            "pub async fn send(self) -> Result<{success}, crate::Error> {{\n\
+             let client = self.client;\n\
+             crate::transport::finish(&client.inner, &client.client, \"{operation}\", \
+             self.send_generated()).await\n\
+             }}\n\
+             async fn send_generated(self) -> Result<{success}, Error<{error}>> "
+        ));
+        rest = &after[open..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// progenitor's ids (snake case) of the operations that declare the
+/// `Idempotency-Key` header.
+fn idempotent_operations(document: &Value) -> Vec<String> {
+    let mut operations = Vec::new();
+    let Some(paths) = document.get("paths").and_then(Value::as_object) else {
+        return operations;
+    };
+    for item in paths.values() {
+        for method in crate::METHODS {
+            let Some(op) = item.get(method) else { continue };
+            let takes_key = op
+                .get("parameters")
+                .and_then(Value::as_array)
+                .is_some_and(|params| {
+                    params.iter().any(|param| {
+                        let param = match param.get("$ref").and_then(Value::as_str) {
+                            Some(r) => r
+                                .strip_prefix('#')
+                                .and_then(|p| document.pointer(p))
+                                .unwrap_or(param),
+                            None => param,
+                        };
+                        param.get("in").and_then(Value::as_str) == Some("header")
+                            && param
+                                .get("name")
+                                .and_then(Value::as_str)
+                                .is_some_and(|n| n.eq_ignore_ascii_case("idempotency-key"))
+                    })
+                });
+            if let (true, Some(id)) = (takes_key, op.get("operationId").and_then(Value::as_str)) {
+                operations.push(snake_case(id));
+            }
+        }
+    }
+    operations.sort();
+    operations
+}
+
+/// `createUsersWithListInput` -> `create_users_with_list_input`, as
+/// progenitor names operations.
+fn snake_case(id: &str) -> String {
+    let mut out = String::with_capacity(id.len() + 4);
+    for (i, c) in id.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn rustfmt(source: &str) -> anyhow::Result<String> {

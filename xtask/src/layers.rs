@@ -8,12 +8,13 @@ use anyhow::Context as _;
 
 /// Where SQL may be written, relative to the workspace root: the shared
 /// storage module and each service's storage (files or folders).
-pub const STORAGE_MODULES: [&str; 5] = [
+pub const STORAGE_MODULES: [&str; 6] = [
     "server/src/storage/",
     "server/src/access/db.rs",
     "server/src/petstore/db/",
     "server/src/portfolio/db/",
     "server/src/mail/outbox.rs",
+    "server/src/idempotency/db.rs",
 ];
 
 /// Words that start a SQL statement in a string literal.

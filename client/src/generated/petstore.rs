@@ -9,6 +9,69 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 #[doc = r" Types used as operation parameters and responses."]
 #[allow(clippy::all)]
 pub mod types {
+    #[doc = "`AddPetIdempotencyKey`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct AddPetIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for AddPetIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AddPetIdempotencyKey> for ::std::string::String {
+        fn from(value: AddPetIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AddPetIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AddPetIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AddPetIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AddPetIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "The answer to every request that fails, and to `uploadFile`. `code` is the\nHTTP status, `type` an upper-case code, `message` says what happened, for\npeople: its wording may change, so a program should look at `code` and\n`type`."]
     #[derive(
         :: serde :: Deserialize,
@@ -108,6 +171,132 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CategoryName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreateUserIdempotencyKey`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct CreateUserIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateUserIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateUserIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateUserIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateUserIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateUserIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateUserIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateUserIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreateUsersWithListInputIdempotencyKey`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct CreateUsersWithListInputIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateUsersWithListInputIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateUsersWithListInputIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateUsersWithListInputIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateUsersWithListInputIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateUsersWithListInputIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateUsersWithListInputIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateUsersWithListInputIdempotencyKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -354,6 +543,69 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "`PlaceOrderIdempotencyKey`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct PlaceOrderIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PlaceOrderIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PlaceOrderIdempotencyKey> for ::std::string::String {
+        fn from(value: PlaceOrderIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PlaceOrderIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PlaceOrderIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PlaceOrderIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PlaceOrderIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "A label on a pet; `findPetsByTags` finds pets by tag `name`. Stored with\neach pet as given, like a category."]
     #[derive(
         :: serde :: Deserialize,
@@ -548,6 +800,69 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for UploadFileAdditionalMetadata {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`UploadFileIdempotencyKey`"]
+    #[derive(
+        :: serde :: Serialize,
+        Clone,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd,
+        schemars :: JsonSchema,
+    )]
+    #[serde(transparent)]
+    pub struct UploadFileIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for UploadFileIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UploadFileIdempotencyKey> for ::std::string::String {
+        fn from(value: UploadFileIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UploadFileIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UploadFileIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UploadFileIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UploadFileIdempotencyKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -1590,7 +1905,7 @@ pub mod types {
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
-    pub(crate) inner: crate::auth::Credentials,
+    pub(crate) inner: crate::transport::Transport,
 }
 impl Client {
     #[doc = r" Create a new client."]
@@ -1598,7 +1913,7 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new(baseurl: &str, inner: crate::auth::Credentials) -> Self {
+    pub fn new(baseurl: &str, inner: crate::transport::Transport) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -1619,7 +1934,7 @@ impl Client {
     pub fn new_with_client(
         baseurl: &str,
         client: reqwest::Client,
-        inner: crate::auth::Credentials,
+        inner: crate::transport::Transport,
     ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
@@ -1628,7 +1943,7 @@ impl Client {
         }
     }
 }
-impl ClientInfo<crate::auth::Credentials> for Client {
+impl ClientInfo<crate::transport::Transport> for Client {
     fn api_version() -> &'static str {
         "1.0.27"
     }
@@ -1638,7 +1953,7 @@ impl ClientInfo<crate::auth::Credentials> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &crate::auth::Credentials {
+    fn inner(&self) -> &crate::transport::Transport {
         &self.inner
     }
 }
@@ -1646,7 +1961,7 @@ const _: () = {
     #[allow(dead_code)]
     fn assert_client_hooks()
     where
-        Client: ClientHooks<crate::auth::Credentials>,
+        Client: ClientHooks<crate::transport::Transport>,
     {
     }
 };
@@ -1655,7 +1970,7 @@ impl Client {
     pub fn update_pet(&self) -> builder::UpdatePet<'_> {
         builder::UpdatePet::new(self)
     }
-    #[doc = "Add a new pet to the store\n\nAdds a pet and answers with it as stored, with its id. Without an `id` (or\nwith 0) the server assigns the next free one; an id no pet has is taken as\ngiven (at most 2^53 - 1), and the `id` of an existing pet replaces that pet,\nas upstream does. `status` defaults to `available`, `tags` to none. The body\nmay be JSON, XML or an HTML form (`PetForm`); the answer comes in JSON or XML\nas `Accept` asks. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `body`: The new pet. Leave `id` out to let the server choose one.\n```text\nlet response = client.add_pet()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Add a new pet to the store\n\nAdds a pet and answers with it as stored, with its id. Without an `id` (or\nwith 0) the server assigns the next free one; an id no pet has is taken as\ngiven (at most 2^53 - 1), and the `id` of an existing pet replaces that pet,\nas upstream does. `status` defaults to `available`, `tags` to none. The body\nmay be JSON, XML or an HTML form (`PetForm`); the answer comes in JSON or XML\nas `Accept` asks. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP\nHeader Field\"): a key of the client's choosing, 1 to 255 printable ASCII\ncharacters (a random UUID is a good one; the draft's quoted form\n`\"...\"` is read too), sent again with every retry of the same request.\nThe first successful answer is kept for 24 hours per caller (the\ncredential, or the client's address without one) and replayed to a\nretry with the same key, with `Idempotency-Replayed: true`, so that the\npet, order or user is created once. The same key with another request\n(method, path, query or body) is 422; a retry while the first is still\nrunning is 409 with `Retry-After: 1`; an empty, too long or non-ASCII\nkey is 400. An error answer is not kept: a retry runs again. The Rust\nSDK adds a key to each call of these operations by itself.\n- `body`: The new pet. Leave `id` out to let the server choose one.\n```text\nlet response = client.add_pet()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn add_pet(&self) -> builder::AddPet<'_> {
         builder::AddPet::new(self)
     }
@@ -1683,7 +1998,7 @@ impl Client {
     pub fn get_pet_image(&self) -> builder::GetPetImage<'_> {
         builder::GetPetImage::new(self)
     }
-    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type: anything else is a 415) of at most the configured size\n(`petstore.max_upload_bytes`, 5 MiB by default; larger is a 413), and appends\nthe URL that serves it (`getPetImage`) to the pet's `photoUrls`. The body is\neither the raw image (`application/octet-stream`) or a `multipart/form-data`\nform with a `file` part and an optional `additionalMetadata` part; an empty\nbody is a 400. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: The id of the pet the image shows (a positive integer; 0 or less is a 400).\n- `additional_metadata`: A note stored with the image and repeated in the answer's `message`: one\nline of text, at most 1,024 characters. A multipart body's\n`additionalMetadata` part wins over it.\n- `body`: The image, raw or as a multipart form.\n```text\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Uploads an image\n\nStores a PNG, JPEG, GIF or WebP image (recognised from its bytes, whatever\nthe declared type: anything else is a 415) of at most the configured size\n(`petstore.max_upload_bytes`, 5 MiB by default; larger is a 413), and appends\nthe URL that serves it (`getPetImage`) to the pet's `photoUrls`. The body is\neither the raw image (`application/octet-stream`) or a `multipart/form-data`\nform with a `file` part and an optional `additionalMetadata` part; an empty\nbody is a 400. In auth mode `enforce` it takes a token with the scopes\n`write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `POST` request to `/pet/{petId}/uploadImage`\n\nArguments:\n- `pet_id`: The id of the pet the image shows (a positive integer; 0 or less is a 400).\n- `additional_metadata`: A note stored with the image and repeated in the answer's `message`: one\nline of text, at most 1,024 characters. A multipart body's\n`additionalMetadata` part wins over it.\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP\nHeader Field\"): a key of the client's choosing, 1 to 255 printable ASCII\ncharacters (a random UUID is a good one; the draft's quoted form\n`\"...\"` is read too), sent again with every retry of the same request.\nThe first successful answer is kept for 24 hours per caller (the\ncredential, or the client's address without one) and replayed to a\nretry with the same key, with `Idempotency-Replayed: true`, so that the\npet, order or user is created once. The same key with another request\n(method, path, query or body) is 422; a retry while the first is still\nrunning is 409 with `Retry-After: 1`; an empty, too long or non-ASCII\nkey is 400. An error answer is not kept: a retry runs again. The Rust\nSDK adds a key to each call of these operations by itself.\n- `body`: The image, raw or as a multipart form.\n```text\nlet response = client.upload_file()\n    .pet_id(pet_id)\n    .additional_metadata(additional_metadata)\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn upload_file(&self) -> builder::UploadFile<'_> {
         builder::UploadFile::new(self)
     }
@@ -1691,7 +2006,7 @@ impl Client {
     pub fn get_inventory(&self) -> builder::GetInventory<'_> {
         builder::GetInventory::new(self)
     }
-    #[doc = "Place an order for a pet\n\nPlaces an order and answers with it as stored, with its id, `status`\n(`placed` by default), `quantity` (1 by default) and `complete`. The pet must\nexist and be `available` (else 422, and nothing changes). A `placed` or\n`approved` order makes the pet `pending`; a `delivered` order makes it `sold`.\nWithout an `id` (or with 0) the server assigns one; an id in use is a 409.\nThe body may be JSON, XML or an HTML form. No credentials are needed.\n\nSends a `POST` request to `/store/order`\n\nArguments:\n- `body`: The order. Leave `id` out to let the server choose one.\n```text\nlet response = client.place_order()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Place an order for a pet\n\nPlaces an order and answers with it as stored, with its id, `status`\n(`placed` by default), `quantity` (1 by default) and `complete`. The pet must\nexist and be `available` (else 422, and nothing changes). A `placed` or\n`approved` order makes the pet `pending`; a `delivered` order makes it `sold`.\nWithout an `id` (or with 0) the server assigns one; an id in use is a 409.\nThe body may be JSON, XML or an HTML form. No credentials are needed.\n\nSends a `POST` request to `/store/order`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP\nHeader Field\"): a key of the client's choosing, 1 to 255 printable ASCII\ncharacters (a random UUID is a good one; the draft's quoted form\n`\"...\"` is read too), sent again with every retry of the same request.\nThe first successful answer is kept for 24 hours per caller (the\ncredential, or the client's address without one) and replayed to a\nretry with the same key, with `Idempotency-Replayed: true`, so that the\npet, order or user is created once. The same key with another request\n(method, path, query or body) is 422; a retry while the first is still\nrunning is 409 with `Retry-After: 1`; an empty, too long or non-ASCII\nkey is 400. An error answer is not kept: a retry runs again. The Rust\nSDK adds a key to each call of these operations by itself.\n- `body`: The order. Leave `id` out to let the server choose one.\n```text\nlet response = client.place_order()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn place_order(&self) -> builder::PlaceOrder<'_> {
         builder::PlaceOrder::new(self)
     }
@@ -1703,11 +2018,11 @@ impl Client {
     pub fn delete_order(&self) -> builder::DeleteOrder<'_> {
         builder::DeleteOrder::new(self)
     }
-    #[doc = "Create user\n\nCreates a user and answers with it as stored, with its id and without the\npassword. The username must be unique (else 409); the password, if given,\nis stored as an argon2id hash. Without an `id` (or with 0) the server\nassigns one. The body may be JSON, XML or an HTML form. No credentials are\nneeded.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `body`: The new user. Leave `id` out to let the server choose one.\n```text\nlet response = client.create_user()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Create user\n\nCreates a user and answers with it as stored, with its id and without the\npassword. The username must be unique (else 409); the password, if given,\nis stored as an argon2id hash. Without an `id` (or with 0) the server\nassigns one. The body may be JSON, XML or an HTML form. No credentials are\nneeded.\n\nSends a `POST` request to `/user`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP\nHeader Field\"): a key of the client's choosing, 1 to 255 printable ASCII\ncharacters (a random UUID is a good one; the draft's quoted form\n`\"...\"` is read too), sent again with every retry of the same request.\nThe first successful answer is kept for 24 hours per caller (the\ncredential, or the client's address without one) and replayed to a\nretry with the same key, with `Idempotency-Replayed: true`, so that the\npet, order or user is created once. The same key with another request\n(method, path, query or body) is 422; a retry while the first is still\nrunning is 409 with `Retry-After: 1`; an empty, too long or non-ASCII\nkey is 400. An error answer is not kept: a retry runs again. The Rust\nSDK adds a key to each call of these operations by itself.\n- `body`: The new user. Leave `id` out to let the server choose one.\n```text\nlet response = client.create_user()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_user(&self) -> builder::CreateUser<'_> {
         builder::CreateUser::new(self)
     }
-    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them: one transaction, and the first user\nthat breaks a rule (422, naming the user's index) or whose username is taken\nor repeated in the list (409) leaves the store as it was. Answers with the\nlast user created, as the official document does. JSON only. No credentials\nare needed.\n\nSends a `POST` request to `/user/createWithList`\n\nArguments:\n- `body`: The users, at least one, each as in `createUser`.\n```text\nlet response = client.create_users_with_list_input()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Creates list of users with given input array\n\nCreates all the users or none of them: one transaction, and the first user\nthat breaks a rule (422, naming the user's index) or whose username is taken\nor repeated in the list (409) leaves the store as it was. Answers with the\nlast user created, as the official document does. JSON only. No credentials\nare needed.\n\nSends a `POST` request to `/user/createWithList`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP\nHeader Field\"): a key of the client's choosing, 1 to 255 printable ASCII\ncharacters (a random UUID is a good one; the draft's quoted form\n`\"...\"` is read too), sent again with every retry of the same request.\nThe first successful answer is kept for 24 hours per caller (the\ncredential, or the client's address without one) and replayed to a\nretry with the same key, with `Idempotency-Replayed: true`, so that the\npet, order or user is created once. The same key with another request\n(method, path, query or body) is 422; a retry while the first is still\nrunning is 409 with `Retry-After: 1`; an empty, too long or non-ASCII\nkey is 400. An error answer is not kept: a retry runs again. The Rust\nSDK adds a key to each call of these operations by itself.\n- `body`: The users, at least one, each as in `createUser`.\n```text\nlet response = client.create_users_with_list_input()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_users_with_list_input(&self) -> builder::CreateUsersWithListInput<'_> {
         builder::CreateUsersWithListInput::new(self)
     }
@@ -1773,7 +2088,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/pet`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Pet>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "update_pet",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::Pet::try_from(v).map_err(|e| e.to_string()))
@@ -1848,14 +2175,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct AddPet<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::AddPetIdempotencyKey>, String>,
         body: Result<types::builder::Pet, String>,
     }
     impl<'a> AddPet<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::AddPetIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `AddPetIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -1876,17 +2214,37 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/pet`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
-            let Self { client, body } = self;
+        pub async fn send(self) -> Result<ResponseValue<types::Pet>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "add_pet",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Pet::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/pet", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -1920,6 +2278,9 @@ pub mod builder {
                     ResponseValue::from_response(response).await?,
                 )),
                 408u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
+                409u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
                 413u16 => Err(Error::ErrorResponse(
@@ -1968,6 +2329,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/pet/findByStatus`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "find_pets_by_status",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, Error<types::ApiResponse>> {
             let Self { client, status } = self;
@@ -2046,6 +2419,18 @@ pub mod builder {
         #[doc = "Sends a `GET` request to `/pet/findByTags`"]
         pub async fn send(
             self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "find_pets_by_tags",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, Error<types::ApiResponse>> {
             let Self { client, tags } = self;
             let tags = tags.map_err(Error::InvalidRequest)?;
@@ -2123,7 +2508,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/pet/{petId}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Pet>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_pet_by_id",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
             let Self { client, pet_id } = self;
             let pet_id = pet_id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -2230,7 +2627,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/pet/{petId}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Pet>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "update_pet_with_form",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Pet>, Error<types::ApiResponse>> {
             let Self {
                 client,
                 pet_id,
@@ -2345,7 +2754,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/pet/{petId}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_pet",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
             let Self {
                 client,
                 pet_id,
@@ -2447,7 +2866,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/pet/{petId}/images/{imageId}`"]
-        pub async fn send(self) -> Result<ResponseValue<ByteStream>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<ByteStream>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_pet_image",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<ByteStream>, Error<types::ApiResponse>> {
             let Self {
                 client,
                 pet_id,
@@ -2511,6 +2942,7 @@ pub mod builder {
         client: &'a super::Client,
         pet_id: Result<::std::num::NonZeroU64, String>,
         additional_metadata: Result<Option<types::UploadFileAdditionalMetadata>, String>,
+        idempotency_key: Result<Option<types::UploadFileIdempotencyKey>, String>,
         body: Result<reqwest::Body, String>,
     }
     impl<'a> UploadFile<'a> {
@@ -2519,6 +2951,7 @@ pub mod builder {
                 client: client,
                 pet_id: Err("pet_id was not initialized".to_string()),
                 additional_metadata: Ok(None),
+                idempotency_key: Ok(None),
                 body: Err("body was not initialized".to_string()),
             }
         }
@@ -2541,6 +2974,15 @@ pub mod builder {
             });
             self
         }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::UploadFileIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `UploadFileIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
+        }
         pub fn body<B>(mut self, value: B) -> Self
         where
             B: std::convert::TryInto<reqwest::Body>,
@@ -2551,28 +2993,43 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/pet/{petId}/uploadImage`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::ApiResponse>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "upload_file",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ApiResponse>, Error<types::ApiResponse>> {
             let Self {
                 client,
                 pet_id,
                 additional_metadata,
+                idempotency_key,
                 body,
             } = self;
             let pet_id = pet_id.map_err(Error::InvalidRequest)?;
             let additional_metadata = additional_metadata.map_err(Error::InvalidRequest)?;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body.map_err(Error::InvalidRequest)?;
             let url = format!(
                 "{}/pet/{}/uploadImage",
                 client.baseurl,
                 encode_path(&pet_id.to_string()),
             );
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -2619,6 +3076,9 @@ pub mod builder {
                 408u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
+                409u16 => Err(Error::ErrorResponse(
+                    ResponseValue::from_response(response).await?,
+                )),
                 413u16 => Err(Error::ErrorResponse(
                     ResponseValue::from_response(response).await?,
                 )),
@@ -2652,6 +3112,21 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/store/inventory`"]
         pub async fn send(
+            self,
+        ) -> Result<
+            ResponseValue<::std::collections::HashMap<::std::string::String, i32>>,
+            crate::Error,
+        > {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_inventory",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<
             ResponseValue<::std::collections::HashMap<::std::string::String, i32>>,
@@ -2706,14 +3181,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct PlaceOrder<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::PlaceOrderIdempotencyKey>, String>,
         body: Result<types::builder::Order, String>,
     }
     impl<'a> PlaceOrder<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::PlaceOrderIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `PlaceOrderIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -2734,17 +3220,37 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/store/order`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Order>, Error<types::ApiResponse>> {
-            let Self { client, body } = self;
+        pub async fn send(self) -> Result<ResponseValue<types::Order>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "place_order",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Order>, Error<types::ApiResponse>> {
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Order::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/store/order", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -2822,7 +3328,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/store/order/{orderId}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Order>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Order>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_order_by_id",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Order>, Error<types::ApiResponse>> {
             let Self { client, order_id } = self;
             let order_id = order_id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -2899,7 +3417,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/store/order/{orderId}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_order",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
             let Self { client, order_id } = self;
             let order_id = order_id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -2957,14 +3485,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateUser<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateUserIdempotencyKey>, String>,
         body: Result<types::builder::User, String>,
     }
     impl<'a> CreateUser<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateUserIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreateUserIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -2985,17 +3524,37 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/user`"]
-        pub async fn send(self) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
-            let Self { client, body } = self;
+        pub async fn send(self) -> Result<ResponseValue<types::User>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_user",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::User::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/user", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -3054,14 +3613,23 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateUsersWithListInput<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateUsersWithListInputIdempotencyKey>, String>,
         body: Result<::std::vec::Vec<types::User>, String>,
     }
     impl<'a> CreateUsersWithListInput<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Err("body was not initialized".to_string()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateUsersWithListInputIdempotencyKey>,
+        {
+            self . idempotency_key = value . try_into () . map (Some) . map_err (| _ | "conversion to `CreateUsersWithListInputIdempotencyKey` for idempotency_key failed" . to_string ()) ;
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -3073,15 +3641,35 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/user/createWithList`"]
-        pub async fn send(self) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
-            let Self { client, body } = self;
+        pub async fn send(self) -> Result<ResponseValue<types::User>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_users_with_list_input",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body.map_err(Error::InvalidRequest)?;
             let url = format!("{}/user/createWithList", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -3170,7 +3758,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/user/login`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<::std::string::String>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "login_user",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::string::String>, Error<types::ApiResponse>> {
             let Self {
@@ -3236,7 +3834,17 @@ pub mod builder {
             Self { client: client }
         }
         #[doc = "Sends a `GET` request to `/user/logout`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "logout_user",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
             let Self { client } = self;
             let url = format!("{}/user/logout", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -3302,7 +3910,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/user/{username}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::User>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_user_by_name",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
             let Self { client, username } = self;
             let username = username.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -3402,7 +4022,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/user/{username}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<types::User>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "update_user",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::User>, Error<types::ApiResponse>> {
             let Self {
                 client,
                 username,
@@ -3508,7 +4140,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/user/{username}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_user",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ApiResponse>> {
             let Self { client, username } = self;
             let username = username.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -3573,3 +4215,7 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
+
+/// The operations that take an `Idempotency-Key` (the SDK adds one to
+/// each call, the same across its retries).
+pub const IDEMPOTENT_OPERATIONS: &[&str] = &["add_pet", "create_user", "create_users_with_list_input", "place_order", "upload_file"];

@@ -9,15 +9,20 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 #[doc = r" Types used as operation parameters and responses."]
 #[allow(clippy::all)]
 pub mod types {
-    #[doc = "`Achievement`"]
+    #[doc = "Something the owner achieved (a talk, a release, a role), with the day it happened.\n`listAchievements` lists them newest first."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Achievement {
+        #[doc = "The day it happened (`YYYY-MM-DD`); the list is ordered by it, newest first."]
         pub date: ::chrono::naive::NaiveDate,
+        #[doc = "More about it (1 to 5,000 characters); tabs and newlines are allowed."]
         pub description: AchievementDescription,
+        #[doc = "Names the achievement in URLs; unique among achievements, and kept by a replacement."]
         pub slug: Slug,
+        #[doc = "What it was (1 to 200 characters, one line)."]
         pub title: AchievementTitle,
+        #[doc = "Where to read or watch more; absent when there is none."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub url: ::std::option::Option<HttpUrl>,
     }
@@ -26,7 +31,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`AchievementDescription`"]
+    #[doc = "More about it (1 to 5,000 characters); tabs and newlines are allowed."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -89,7 +94,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`AchievementTitle`"]
+    #[doc = "What it was (1 to 200 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -152,16 +157,22 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`AnalyticsSummary`"]
+    #[doc = "Analytics for a range of days (UTC): requests per day, route, method and status, requests\nper credential, and page views per day and path. Requests are written in batches about\nonce a second, so the last second may be missing."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct AnalyticsSummary {
+        #[doc = "Requests per credential in the range, by its name."]
         pub by_api_key: ::std::vec::Vec<KeyStats>,
+        #[doc = "The first day covered (UTC), inclusive."]
         pub from: ::chrono::naive::NaiveDate,
+        #[doc = "Page views per day and path, in that order."]
         pub page_views: ::std::vec::Vec<PageViewStats>,
+        #[doc = "Requests per day, route, method and status, in that order."]
         pub requests: ::std::vec::Vec<RequestStats>,
+        #[doc = "The last day covered (UTC), inclusive."]
         pub to: ::chrono::naive::NaiveDate,
+        #[doc = "Requests counted in the range, every route and status together."]
         pub total_requests: i64,
     }
     impl AnalyticsSummary {
@@ -169,29 +180,32 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "An API key as the operator sees it (never its secret)."]
+    #[doc = "An API key as the operator sees it; never its secret. Keys from the configuration file are\nnot among them."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ApiKey {
+        #[doc = "When it was made (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        #[doc = "When it stops working; none: never."]
+        #[doc = "When it stops working (UTC); absent: never. A rotated key's is when its grace ends."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        #[doc = "The public part of the key: `pk_<id>_...`."]
+        #[doc = "The key's id: the public part of the key, `pk_<id>_...`; the admin operations name the key\nby it."]
         pub id: ::std::string::String,
-        #[doc = "When it was last used (written a second or so late)."]
+        #[doc = "When it was last used (UTC, written a second or so late); absent if never."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub last_used_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        #[doc = "Who the key belongs to; shown in analytics."]
+        #[doc = "Who the key belongs to; analytics count requests under it."]
         pub name: ::std::string::String,
+        #[doc = "When it was revoked (UTC); absent while it is not."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        #[doc = "The key that replaced it, if it was rotated."]
+        #[doc = "The id of the key that replaced it, if it was rotated."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub rotated_to: ::std::option::Option<::std::string::String>,
-        #[doc = "What it may do (the portfolio's scopes; a pet store key none, or `admin`: it may act for any pet store user)."]
+        #[doc = "What it may do: the portfolio's scopes; for a pet store key none, or `admin` (it may then\nact for any pet store user)."]
         pub scopes: ::std::vec::Vec<::std::string::String>,
+        #[doc = "The service it opens."]
         pub service: Service,
     }
     impl ApiKey {
@@ -199,18 +213,20 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "A key to make."]
+    #[doc = "A key to make. The caller can hand out only scopes its own token holds."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ApiKeySpec {
-        #[doc = "It stops working after this many days (default: never)."]
+        #[doc = "It stops working after this many days, from 1 to 3,650; absent: never."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
+        #[doc = "Who the key is for; analytics count its requests under this name."]
         pub name: Name,
-        #[doc = "What it may do: at least one scope for a portfolio key, none for a\npet store key."]
+        #[doc = "What it may do: at least one scope for a portfolio key; none, or only `admin`, for a pet\nstore key (422 otherwise)."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub scopes: ::std::vec::Vec<Scope>,
+        #[doc = "The service it opens; default `portfolio`."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub service: ::std::option::Option<Service>,
     }
@@ -219,7 +235,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "How to approve a request."]
+    #[doc = "How to approve a request for a key: the key's scopes and lifetime. An empty body `{}`\ntakes the defaults."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -229,10 +245,10 @@ pub mod types {
         schemars :: JsonSchema,
     )]
     pub struct Approval {
-        #[doc = "It stops working after this many days (default: never)."]
+        #[doc = "It stops working after this many days, from 1 to 3,650; absent: never."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub expires_in_days: ::std::option::Option<::std::num::NonZeroU32>,
-        #[doc = "The key's scopes, at least one; default `context:read` and\n`contact:write`."]
+        #[doc = "The key's scopes, at least one, each held by the caller's token; default `context:read`\nand `contact:write`."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub scopes: ::std::vec::Vec<Scope>,
     }
@@ -241,14 +257,16 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "An approved request and its key, shown this once."]
+    #[doc = "An approved request and its key, shown this once. The key was also emailed to the\nrequest's technical contact."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ApprovedKeyRequest {
+        #[doc = "The key made for it, named after the requester and organisation."]
         pub api_key: ApiKey,
-        #[doc = "The key itself (`pk_<id>_<secret>`); it is not kept, and was emailed\nto the technical contact."]
+        #[doc = "The key itself (`pk_<id>_<secret>`), to send in `X-API-Key`. The server keeps only a hash\nof it; it was emailed to the technical contact."]
         pub key: ::std::string::String,
+        #[doc = "The request, now approved, with the id of its key."]
         pub request: KeyRequest,
     }
     impl ApprovedKeyRequest {
@@ -256,19 +274,26 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The authorization server's metadata (RFC 8414)."]
+    #[doc = "The authorization server's metadata (RFC 8414): where to get and revoke bearer tokens, and\nhow. URLs are absolute, from the server's public URL."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct AuthorizationServerMetadata {
+        #[doc = "Only `client_credentials`."]
         pub grant_types_supported: ::std::vec::Vec<::std::string::String>,
+        #[doc = "The server's public URL."]
         pub issuer: ::std::string::String,
-        #[doc = "None: there is no authorization endpoint (client credentials only)."]
+        #[doc = "Empty: there is no authorization endpoint (client credentials only)."]
         pub response_types_supported: ::std::vec::Vec<::std::string::String>,
+        #[doc = "Where to revoke one: `POST /api/oauth/revoke`."]
         pub revocation_endpoint: ::std::string::String,
+        #[doc = "The same at the revocation endpoint."]
         pub revocation_endpoint_auth_methods_supported: ::std::vec::Vec<::std::string::String>,
+        #[doc = "Every scope a token may carry."]
         pub scopes_supported: ::std::vec::Vec<::std::string::String>,
+        #[doc = "Where to get a token: `POST /api/oauth/token`."]
         pub token_endpoint: ::std::string::String,
+        #[doc = "How a client authenticates at the token endpoint: `client_secret_basic` (HTTP Basic) or\n`client_secret_post` (in the form)."]
         pub token_endpoint_auth_methods_supported: ::std::vec::Vec<::std::string::String>,
     }
     impl AuthorizationServerMetadata {
@@ -276,12 +301,14 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`Check`"]
+    #[doc = "The outcome of one readiness check."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Check {
+        #[doc = "What was found, in words. To a caller without an `admin` credential, only `ok` or\n`failing; an admin credential is shown why`."]
         pub detail: ::std::string::String,
+        #[doc = "Whether the check passed."]
         pub ok: bool,
     }
     impl Check {
@@ -357,12 +384,18 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ContactEntry {
+        #[doc = "Where to answer."]
         pub email: ::std::string::String,
+        #[doc = "The submission's number, counting from 1."]
         pub id: i64,
+        #[doc = "The message; absent when not given."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub message: ::std::option::Option<::std::string::String>,
+        #[doc = "Who wrote."]
         pub name: ::std::string::String,
+        #[doc = "When the server received it (UTC)."]
         pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "What it is about; absent when not given."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subject: ::std::option::Option<::std::string::String>,
     }
@@ -371,12 +404,14 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ContactReceipt`"]
+    #[doc = "The stored submission: its number and when the server received it."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ContactReceipt {
+        #[doc = "The submission's number, as `listContactSubmissions` shows it."]
         pub id: i64,
+        #[doc = "When the server received it (UTC)."]
         pub received_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
     impl ContactReceipt {
@@ -384,15 +419,19 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ContactRequest`"]
+    #[doc = "A message for the site owner. Leave out an optional property rather than sending `null`;\nproperties the schema does not name are ignored."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ContactRequest {
+        #[doc = "Where the owner can answer: at most 254 characters, and a domain that is a host name\n(`example.com`, not an address literal such as `[127.0.0.1]`)."]
         pub email: ContactRequestEmail,
+        #[doc = "The message (at most 5,000 characters; tabs and newlines are allowed); optional."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub message: ::std::option::Option<ContactRequestMessage>,
+        #[doc = "Who writes (1 to 100 characters, one line)."]
         pub name: ContactRequestName,
+        #[doc = "What it is about (at most 200 characters, one line); optional."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subject: ::std::option::Option<ContactRequestSubject>,
     }
@@ -401,7 +440,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ContactRequestEmail`"]
+    #[doc = "Where the owner can answer: at most 254 characters, and a domain that is a host name\n(`example.com`, not an address literal such as `[127.0.0.1]`)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -461,7 +500,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ContactRequestMessage`"]
+    #[doc = "The message (at most 5,000 characters; tabs and newlines are allowed); optional."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -521,7 +560,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ContactRequestName`"]
+    #[doc = "Who writes (1 to 100 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -584,7 +623,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ContactRequestSubject`"]
+    #[doc = "What it is about (at most 200 characters, one line); optional."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -649,10 +688,13 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ContactSubmissionPage {
+        #[doc = "The submissions on this page, newest first."]
         pub items: ::std::vec::Vec<ContactEntry>,
+        #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
+        #[doc = "Items per page, as asked (default 50)."]
         pub per_page: ::std::num::NonZeroU32,
-        #[doc = "How many items there are in all."]
+        #[doc = "How many submissions there are in all."]
         pub total: i64,
     }
     impl ContactSubmissionPage {
@@ -861,11 +903,12 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ErrorBody`"]
+    #[doc = "The error envelope: the body of every portfolio answer that is not 2xx (but the OAuth\ntoken and revocation endpoints' 400 and 401, which follow RFC 6749)."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ErrorBody {
+        #[doc = "What went wrong."]
         pub error: ErrorDetail,
     }
     impl ErrorBody {
@@ -873,15 +916,16 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ErrorDetail`"]
+    #[doc = "What went wrong: a code for programs, a message for people, and details for both."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ErrorDetail {
-        #[doc = "Upper case, e.g. `NOT_FOUND`, `UNAUTHORIZED`, `FORBIDDEN`."]
+        #[doc = "What went wrong, for programs; it follows the status: `BAD_REQUEST` (400), `UNAUTHORIZED`\n(401), `FORBIDDEN` (403), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT`\n(408), `CONFLICT` (409), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415),\n`VALIDATION_FAILED` (422), `RATE_LIMITED` (429), `INTERNAL_ERROR` (500),\n`SERVICE_UNAVAILABLE` (503)."]
         pub code: ::std::string::String,
-        #[doc = "More context; may be empty. `required_header` (401), `required_scope`\n(403), `fields` (422: field -> problem)."]
+        #[doc = "Context for programs; an empty object when there is none. `required_header` and\n`accepted_headers` (401: where to send a credential), `required_scope` (403), `fields`\n(422: each field at fault and its problem), `limit` and `retry_after_seconds` (429 of the\nrate limit), `checks` (503 of readiness), `upstream_status` (503 of a social network's\nrefusal)."]
         pub details: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        #[doc = "What went wrong, for people: one sentence that names the value or the rule at fault. Its\nwording may change; programs read `code` and `details`."]
         pub message: ::std::string::String,
     }
     impl ErrorDetail {
@@ -889,18 +933,22 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "An email the worker gave up on."]
+    #[doc = "An email the mail worker gave up on: the SMTP server refused it for good (a 5xx answer),\nor it could not be sent within its lifetime (three days by default)."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct FailedEmail {
+        #[doc = "How many times the worker tried to send it."]
         pub attempts: i32,
+        #[doc = "The email's id in the outbox; `requeueEmails` takes it."]
         pub id: i64,
-        #[doc = "Why the last attempt failed."]
+        #[doc = "Why the last attempt failed, as the mail server or transport said."]
         pub last_error: ::std::string::String,
-        #[doc = "When it was queued (or last requeued)."]
+        #[doc = "When it was queued, or last requeued (UTC)."]
         pub queued_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "To whom it was addressed."]
         pub recipient: ::std::string::String,
+        #[doc = "Its subject."]
         pub subject: ::std::string::String,
     }
     impl FailedEmail {
@@ -1102,13 +1150,16 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`Health`"]
+    #[doc = "The answer of `getHealth`: the process is up and serves requests. It checks nothing else;\n`getReadiness` checks the database and email."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Health {
+        #[doc = "Always `ok`: an answer at all means the process serves requests."]
         pub status: HealthStatus,
+        #[doc = "Seconds since the process started."]
         pub uptime_seconds: i64,
+        #[doc = "The server's version."]
         pub version: ::std::string::String,
     }
     impl Health {
@@ -1116,7 +1167,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`HealthStatus`"]
+    #[doc = "Always `ok`: an answer at all means the process serves requests."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -1164,7 +1215,7 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address, or a\nname whose last label starts with a letter), an optional port from 1 to 65535,\nthen no white space."]
+    #[doc = "An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address, or a name whose\nlast label starts with a letter), an optional port from 1 to 65535, then no white space;\nat most 2,000 characters. User names in the link and IPv6 hosts are refused."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1237,8 +1288,9 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct IssuedApiKey {
+        #[doc = "The key as `listApiKeys` will show it."]
         pub api_key: ApiKey,
-        #[doc = "The key itself (`pk_<id>_<secret>`); it is not kept."]
+        #[doc = "The key itself (`pk_<id>_<secret>`), to send in `X-API-Key`; the server keeps only a hash\nof it, so store it now."]
         pub key: ::std::string::String,
     }
     impl IssuedApiKey {
@@ -1251,8 +1303,9 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct IssuedOAuthClient {
+        #[doc = "The client as `listOauthClients` will show it."]
         pub client: OAuthClient,
-        #[doc = "Give it, with the client id, to `POST /api/oauth/token`; it is not kept."]
+        #[doc = "Give it, with the client id, to `POST /api/oauth/token`. The server keeps only a hash of\nit, so store it now."]
         pub client_secret: ::std::string::String,
     }
     impl IssuedOAuthClient {
@@ -1265,20 +1318,27 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct KeyRequest {
+        #[doc = "When it was made (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "When the operator approved or rejected it (UTC); absent while pending."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub decided_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[doc = "How many requests, roughly, and how often."]
         pub expected_volume: ::std::string::String,
+        #[doc = "The request's id (`kr_` and 16 hex digits); the admin operations name the request by it."]
         pub id: ::std::string::String,
+        #[doc = "What the key is for."]
         pub intended_use: ::std::string::String,
-        #[doc = "The key made for it, once approved."]
+        #[doc = "The id of the key made for it, once approved."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub key_id: ::std::option::Option<::std::string::String>,
         #[doc = "Who asks."]
         pub name: ::std::string::String,
+        #[doc = "For which organisation."]
         pub organisation: ::std::string::String,
+        #[doc = "Where the request stands."]
         pub status: KeyRequestStatus,
-        #[doc = "Where the key is sent once approved."]
+        #[doc = "Where the key is sent once approved (and the news of a rejection)."]
         pub technical_contact: ::std::string::String,
     }
     impl KeyRequest {
@@ -1286,12 +1346,14 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The answer to a request: recorded, waiting for the operator."]
+    #[doc = "The answer to a request for a key: recorded, and waiting for the operator. It is the same\nwhoever asks."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct KeyRequestAccepted {
+        #[doc = "The request's id, for the operator."]
         pub id: ::std::string::String,
+        #[doc = "Always `pending`."]
         pub status: KeyRequestStatus,
     }
     impl KeyRequestAccepted {
@@ -1299,19 +1361,20 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "What the seed asks of someone who wants a key."]
+    #[doc = "What someone who wants an API key tells the operator. Every field is required; no text may\nhold control characters, and all but `intended_use` are one line."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct KeyRequestForm {
-        #[doc = "How many requests, roughly, and how often."]
+        #[doc = "How many requests, roughly, and how often (1 to 200 characters)."]
         pub expected_volume: KeyRequestFormExpectedVolume,
-        #[doc = "What the key is for."]
+        #[doc = "What the key is for (1 to 2,000 characters); tabs and newlines are allowed."]
         pub intended_use: KeyRequestFormIntendedUse,
-        #[doc = "Who asks."]
+        #[doc = "Who asks (1 to 100 characters)."]
         pub name: KeyRequestFormName,
+        #[doc = "For which organisation (1 to 200 characters)."]
         pub organisation: KeyRequestFormOrganisation,
-        #[doc = "The address the key is sent to once approved."]
+        #[doc = "The address the key is sent to once approved: at most 254 characters, with a domain that\nis a host name."]
         pub technical_contact: KeyRequestFormTechnicalContact,
     }
     impl KeyRequestForm {
@@ -1319,7 +1382,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "How many requests, roughly, and how often."]
+    #[doc = "How many requests, roughly, and how often (1 to 200 characters)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1382,7 +1445,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "What the key is for."]
+    #[doc = "What the key is for (1 to 2,000 characters); tabs and newlines are allowed."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1445,7 +1508,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "Who asks."]
+    #[doc = "Who asks (1 to 100 characters)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1508,7 +1571,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`KeyRequestFormOrganisation`"]
+    #[doc = "For which organisation (1 to 200 characters)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1571,7 +1634,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "The address the key is sent to once approved."]
+    #[doc = "The address the key is sent to once approved: at most 254 characters, with a domain that\nis a host name."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1631,15 +1694,18 @@ pub mod types {
                 })
         }
     }
-    #[doc = "A page of key requests, oldest first."]
+    #[doc = "A page of requests for API keys, oldest first."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct KeyRequestPage {
+        #[doc = "The requests on this page, oldest first."]
         pub items: ::std::vec::Vec<KeyRequest>,
+        #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
+        #[doc = "Items per page, as asked (default 50)."]
         pub per_page: ::std::num::NonZeroU32,
-        #[doc = "How many items there are in all."]
+        #[doc = "How many requests match, in all."]
         pub total: i64,
     }
     impl KeyRequestPage {
@@ -1647,7 +1713,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Where a request for an API key stands."]
+    #[doc = "Where a request for an API key stands: `pending` (waiting for the operator), `approved` (a\nkey was made and sent to the technical contact) or `rejected`."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -1703,13 +1769,14 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`KeyStats`"]
+    #[doc = "Requests made with one credential in the range."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct KeyStats {
-        #[doc = "The key's name, or `anonymous`."]
+        #[doc = "The API key's name, `client:` and the client id for a bearer token, or `anonymous` for\nrequests without a valid credential."]
         pub api_key: ::std::string::String,
+        #[doc = "How many requests."]
         pub count: i64,
     }
     impl KeyStats {
@@ -1717,12 +1784,14 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`Link`"]
+    #[doc = "A labelled link to one of the owner's profiles elsewhere."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Link {
+        #[doc = "What the link says, e.g. `GitHub` (1 to 100 characters, one line)."]
         pub label: LinkLabel,
+        #[doc = "Where the link goes."]
         pub url: HttpUrl,
     }
     impl Link {
@@ -1730,7 +1799,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`LinkLabel`"]
+    #[doc = "What the link says, e.g. `GitHub` (1 to 100 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1793,15 +1862,20 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`LlmContext`"]
+    #[doc = "Everything about the site in one document, for a language model's context: the owner's\nprofile, every project and achievement, and the 10 most recent posts with their bodies.\nGenerated for each request."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct LlmContext {
+        #[doc = "Every achievement, newest first."]
         pub achievements: ::std::vec::Vec<Achievement>,
+        #[doc = "When the server put this document together (UTC)."]
         pub generated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "Every project: featured ones first, then by title."]
         pub projects: ::std::vec::Vec<Project>,
+        #[doc = "The 10 most recent posts, newest first, with their bodies."]
         pub recent_posts: ::std::vec::Vec<Post>,
+        #[doc = "The owner's profile."]
         pub site: SiteInfo,
     }
     impl LlmContext {
@@ -1809,7 +1883,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Who a key or a client is for: 1 to 100 characters, not only white space, no\ncontrol characters."]
+    #[doc = "Who a key or a client is for, as the operator and analytics show it: 1 to 100 characters,\nnot only white space, no control characters. Leading and trailing white space is removed\nfrom a client's name."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1880,12 +1954,12 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`NotifyRequest`"]
+    #[doc = "Which post to announce to the subscribers."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct NotifyRequest {
-        #[doc = "The post to announce."]
+        #[doc = "The slug of the post to announce. One that is not a slug is 400; an unknown post 404."]
         pub post_slug: NotifyRequestPostSlug,
     }
     impl NotifyRequest {
@@ -1893,7 +1967,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The post to announce."]
+    #[doc = "The slug of the post to announce. One that is not a slug is 400; an unknown post 404."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -1960,13 +2034,16 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`NotifyResult`"]
+    #[doc = "What a notification did: how many emails it queued, and whether an earlier call had done\nit already."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct NotifyResult {
+        #[doc = "True when an earlier call notified the subscribers already; nothing was queued again."]
         pub already_notified: bool,
+        #[doc = "The post announced."]
         pub post_slug: ::std::string::String,
+        #[doc = "How many emails were queued for this post, by this call or by the first one: one per\naddress that was subscribed then."]
         pub queued: i64,
     }
     impl NotifyResult {
@@ -1974,17 +2051,18 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "An OAuth client as the operator sees it (never its secret)."]
+    #[doc = "An OAuth client as the operator sees it; never its secret."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct OAuthClient {
-        #[doc = "What the client gives as `client_id`."]
+        #[doc = "What the client gives as `client_id` (`pc_` and 16 hex digits)."]
         pub client_id: ::std::string::String,
+        #[doc = "When it was registered (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        #[doc = "Who the client is; for the operator."]
+        #[doc = "Who the client is; for the operator, and in analytics as `client:<client_id>`."]
         pub name: ::std::string::String,
-        #[doc = "When it was revoked; its tokens ended then."]
+        #[doc = "When it was revoked (UTC); its tokens stopped working then. Absent while it is not."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub revoked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[doc = "The most its tokens may carry."]
@@ -1995,11 +2073,12 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "A client to register."]
+    #[doc = "A client to register. The caller can hand out only scopes its own token holds."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct OAuthClientSpec {
+        #[doc = "Who the client is, for the operator."]
         pub name: Name,
         #[doc = "The most its tokens may carry; at least one."]
         pub scopes: ::std::vec::Vec<Scope>,
@@ -2009,15 +2088,20 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`OutboxCheck`"]
+    #[doc = "The readiness check of the email outbox, with its counts."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct OutboxCheck {
+        #[doc = "What was found, in words (how many emails wait, how many failed and how to requeue them);\nto a caller without an `admin` credential only `ok` or `failing; an admin credential is\nshown why`."]
         pub detail: ::std::string::String,
+        #[doc = "Emails given up on for good (a permanent refusal, or three days of failed attempts by\ndefault); `listFailedEmails` shows why, `requeueEmails` sends them again."]
         pub failed: i64,
+        #[doc = "False when the oldest due email has waited over 15 minutes, or the outbox cannot be read."]
         pub ok: bool,
+        #[doc = "How long the oldest due email has waited, in seconds; 0 when none is due."]
         pub oldest_due_seconds: i64,
+        #[doc = "Emails waiting for delivery."]
         pub pending: i64,
     }
     impl OutboxCheck {
@@ -2025,12 +2109,12 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`PageView`"]
+    #[doc = "A view of one of the site's pages, as the page's beacon reports it."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct PageView {
-        #[doc = "The page's path on the site, e.g. `/posts/why-contract-first`."]
+        #[doc = "The page's path on the site, such as `/posts/why-contract-first`: it starts with `/`, at\nmost 512 characters, one line. Counted per day; no client address is stored."]
         pub path: PageViewPath,
     }
     impl PageView {
@@ -2038,7 +2122,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The page's path on the site, e.g. `/posts/why-contract-first`."]
+    #[doc = "The page's path on the site, such as `/posts/why-contract-first`: it starts with `/`, at\nmost 512 characters, one line. Counted per day; no client address is stored."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2103,13 +2187,16 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PageViewStats`"]
+    #[doc = "Views of one page on one day."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct PageViewStats {
+        #[doc = "How many views."]
         pub count: i64,
+        #[doc = "The day (UTC)."]
         pub day: ::chrono::naive::NaiveDate,
+        #[doc = "The page's path on the site."]
         pub path: ::std::string::String,
     }
     impl PageViewStats {
@@ -2117,17 +2204,22 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`Post`"]
+    #[doc = "A blog post, whole. Announce it with `notifySubscribers` (an email to every subscriber)\nand `socialPublish` (a status on the social network); each does so once per post, however\noften it is called."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Post {
-        #[doc = "Markdown."]
+        #[doc = "The text, in Markdown (1 to 200,000 characters); tabs and newlines are allowed."]
         pub body: PostBody,
+        #[doc = "When it was published (UTC, RFC 3339). Lists are ordered by it, newest first, and\n`getLlmContext` carries the 10 most recent posts."]
         pub published_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "Names the post in URLs (`/api/posts/{slug}`); unique among posts, and kept by a\nreplacement (notifications and publications are recorded under it)."]
         pub slug: Slug,
+        #[doc = "A sentence or two for lists, subscriber emails and the social network."]
         pub summary: PostSummaryText,
+        #[doc = "Its topics, at most 20, in the order given."]
         pub tags: ::std::vec::Vec<Tag>,
+        #[doc = "The post's title (1 to 200 characters, one line)."]
         pub title: PostTitle,
     }
     impl Post {
@@ -2135,7 +2227,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Markdown."]
+    #[doc = "The text, in Markdown (1 to 200,000 characters); tabs and newlines are allowed."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2198,15 +2290,20 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PostSummary`"]
+    #[doc = "A post as `listPosts` shows it: everything but the body, which `getPost` returns."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct PostSummary {
+        #[doc = "When it was published (UTC, RFC 3339); lists are ordered by it, newest first."]
         pub published_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "Names the post in URLs (`/api/posts/{slug}`); unique among posts."]
         pub slug: Slug,
+        #[doc = "A sentence or two for lists, subscriber emails and the social network."]
         pub summary: PostSummaryText,
+        #[doc = "Its topics, at most 20, in the order given."]
         pub tags: ::std::vec::Vec<Tag>,
+        #[doc = "The post's title (1 to 200 characters, one line)."]
         pub title: PostSummaryTitle,
     }
     impl PostSummary {
@@ -2214,7 +2311,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The summary of a post."]
+    #[doc = "The summary of a post: a sentence or two, 1 to 1,000 characters, one line. Subscriber\nemails carry it whole; a status on the social network shortens it (with `…`) to fit 500\ncharacters with the title and the link."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2277,7 +2374,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PostSummaryTitle`"]
+    #[doc = "The post's title (1 to 200 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2340,7 +2437,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PostTitle`"]
+    #[doc = "The post's title (1 to 200 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2403,19 +2500,27 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`Project`"]
+    #[doc = "A project the owner shows: a slug that names it in URLs, a title, a one-line summary for\nlists, a longer description, links and tags. `listProjects` lists the featured ones first,\nthen the others by title. Write them with `createProject` and `replaceProject`; text\nfields are one line but `description`, and none may hold control characters."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Project {
+        #[doc = "What the project is and does (1 to 20,000 characters); tabs and newlines are allowed."]
         pub description: ProjectDescription,
+        #[doc = "Whether the site shows it first: `listProjects` puts featured projects before the others."]
         pub featured: bool,
+        #[doc = "Where its source code is; absent when there is none."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub repository_url: ::std::option::Option<HttpUrl>,
+        #[doc = "Names the project in URLs (`/api/projects/{slug}`); unique among projects. A replacement\nkeeps it: to rename, create the project anew and delete the old one."]
         pub slug: Slug,
+        #[doc = "A sentence for lists (1 to 500 characters, one line)."]
         pub summary: ProjectSummary,
+        #[doc = "Its topics, at most 20, in the order given."]
         pub tags: ::std::vec::Vec<Tag>,
+        #[doc = "The project's name (1 to 200 characters, one line)."]
         pub title: ProjectTitle,
+        #[doc = "The project's page or demo; absent when there is none."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub url: ::std::option::Option<HttpUrl>,
     }
@@ -2424,7 +2529,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ProjectDescription`"]
+    #[doc = "What the project is and does (1 to 20,000 characters); tabs and newlines are allowed."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2487,7 +2592,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ProjectSummary`"]
+    #[doc = "A sentence for lists (1 to 500 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2550,7 +2655,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`ProjectTitle`"]
+    #[doc = "The project's name (1 to 200 characters, one line)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2613,12 +2718,12 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PublishRequest`"]
+    #[doc = "Which post to publish to the social network."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct PublishRequest {
-        #[doc = "The post to publish."]
+        #[doc = "The slug of the post to publish. One that is not a slug is 400; an unknown post 404."]
         pub post_slug: PublishRequestPostSlug,
     }
     impl PublishRequest {
@@ -2626,7 +2731,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "The post to publish."]
+    #[doc = "The slug of the post to publish. One that is not a slug is 400; an unknown post 404."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -2693,7 +2798,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`PublishResult`"]
+    #[doc = "What a publication did. A post is published once: later calls report the first\npublication. With no social network configured the call is a dry run that sends nothing\nand says so; a later call, once one is configured, publishes for real."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
@@ -2702,14 +2807,17 @@ pub mod types {
         pub already_published: bool,
         #[doc = "True when nothing was sent because no social network is configured."]
         pub dry_run: bool,
+        #[doc = "The post published."]
         pub post_slug: ::std::string::String,
-        #[doc = "The status on the social network."]
+        #[doc = "The status's id on the social network; absent in a dry run."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remote_id: ::std::option::Option<::std::string::String>,
+        #[doc = "Where the status can be seen; absent in a dry run, or when the network gives no link."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub remote_url: ::std::option::Option<::std::string::String>,
+        #[doc = "`published` (now or by an earlier call), or `dry_run` when no social network is\nconfigured."]
         pub status: PublishResultStatus,
-        #[doc = "The text that was (or, in a dry run, would have been) published."]
+        #[doc = "The text that was (or, in a dry run, would have been) published: the title, the summary\nshortened to fit 500 characters, and the post's link on this server."]
         pub text: ::std::string::String,
     }
     impl PublishResult {
@@ -2717,7 +2825,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`PublishResultStatus`"]
+    #[doc = "`published` (now or by an earlier call), or `dry_run` when no social network is\nconfigured."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -2769,12 +2877,14 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`ready`, or `degraded` when the service works but some emails failed for good (`checks.outbox` says how many and how to requeue them)."]
+    #[doc = "Whether the service can do its work. `ready`; or `degraded` when it works but some emails\nfailed for good (`checks.outbox` says how many) or Redis, configured for the rate limits,\ndoes not answer (`checks.rate_limits`). Not ready is a 503 instead."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Readiness {
+        #[doc = "One check per dependency."]
         pub checks: ReadinessChecks,
+        #[doc = "`ready`, or `degraded` (working, but something needs the operator)."]
         pub status: ReadinessStatus,
     }
     impl Readiness {
@@ -2782,14 +2892,18 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ReadinessChecks`"]
+    #[doc = "One check per dependency. Without an `admin` credential each `detail` only says `ok` or\n`failing; an admin credential is shown why`."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct ReadinessChecks {
+        #[doc = "Whether the database answers."]
         pub database: Check,
+        #[doc = "Whether email can leave: the SMTP server answers or, without one, the folder for `.eml`\nfiles is writable."]
         pub mail: Check,
+        #[doc = "The outbox: ok unless a due email has waited over 15 minutes."]
         pub outbox: OutboxCheck,
+        #[doc = "Where the rate limits are counted: in this process, or in Redis shared by the replicas.\nNot ok when Redis is configured and does not answer; requests are still answered, and\ncounted in the process meanwhile."]
         pub rate_limits: Check,
     }
     impl ReadinessChecks {
@@ -2797,7 +2911,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`ReadinessStatus`"]
+    #[doc = "`ready`, or `degraded` (working, but something needs the operator)."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3050,17 +3164,24 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`RequestStats`"]
+    #[doc = "Requests of one day, route, method and status, counted together."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct RequestStats {
+        #[doc = "Their average time to answer, in whole milliseconds."]
         pub average_ms: i64,
+        #[doc = "How many requests."]
         pub count: i64,
+        #[doc = "The day (UTC)."]
         pub day: ::chrono::naive::NaiveDate,
+        #[doc = "The longest time to answer, in whole milliseconds."]
         pub max_ms: i64,
+        #[doc = "The HTTP method, upper case."]
         pub method: ::std::string::String,
+        #[doc = "The route's path template, such as `/api/posts/{slug}`; `(no route)` for paths no route\nserves."]
         pub route: ::std::string::String,
+        #[doc = "The HTTP status of the answers."]
         pub status: i32,
     }
     impl RequestStats {
@@ -3068,7 +3189,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Which failed emails to requeue."]
+    #[doc = "Which failed emails to send again."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3078,7 +3199,7 @@ pub mod types {
         schemars :: JsonSchema,
     )]
     pub struct Requeue {
-        #[doc = "These ids; none or empty: every failed email."]
+        #[doc = "These emails, by id; absent or empty: every failed email."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub ids: ::std::vec::Vec<i64>,
     }
@@ -3087,14 +3208,14 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`Requeued`"]
+    #[doc = "What a requeue did."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct Requeued {
         #[doc = "Asked for, but not failed (sent, pending or unknown): left alone."]
         pub not_failed: ::std::vec::Vec<i64>,
-        #[doc = "Back in the queue: the worker sends them again."]
+        #[doc = "Back in the queue: the worker sends them again, with a new lifetime."]
         pub requeued: ::std::vec::Vec<i64>,
     }
     impl Requeued {
@@ -3102,13 +3223,16 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "A rotation: the replacement, shown once, and until when the old key works."]
+    #[doc = "A rotation: the replacement key, shown once, and until when the old key still works."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct RotatedApiKey {
+        #[doc = "The replacement: the same name, scopes, service and expiry; its key shown this once."]
         pub new: IssuedApiKey,
+        #[doc = "When the old key stops working (UTC)."]
         pub old_key_valid_until: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "The id of the old key."]
         pub replaced: ::std::string::String,
     }
     impl RotatedApiKey {
@@ -3116,7 +3240,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "What a credential may do; `admin` grants every scope."]
+    #[doc = "What a credential may do. Each operation that needs a credential names one scope\n(`x-required-scope`); `admin` grants every scope.\n\n- `context:read`: read the LLM context (`getLlmContext`);\n- `contact:write`: submit the contact form;\n- `analytics:read`: read analytics;\n- `social:publish`: publish posts to the social network;\n- `subscribers:notify`: email subscribers about a post;\n- `content:write`: create, replace and delete site content;\n- `subscribers:read`: list subscribers;\n- `subscribers:write`: erase subscribers;\n- `keys:manage`: manage API keys, key requests and OAuth clients (handing out only scopes\n  the caller holds itself);\n- `admin`: everything, including contact submissions and the outbox."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3200,7 +3324,7 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "The service a credential opens."]
+    #[doc = "The service a credential opens: `portfolio` (the `/api` operations) or `petstore` (the pet\nstore under `/v2`)."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3252,19 +3376,26 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`SiteInfo`"]
+    #[doc = "The site owner's profile: who they are, what they do and where to find them. `getSiteInfo`\nserves it to anyone; `replaceSiteInfo` replaces it whole. No text may hold control\ncharacters, and all but `bio` are one line (422 names the field that breaks a rule)."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SiteInfo {
+        #[doc = "A few paragraphs about the owner (1 to 5,000 characters); tabs and newlines are allowed."]
         pub bio: SiteInfoBio,
+        #[doc = "An address to write to, shown on the site (at most 254 characters; the domain must be a\nhost name such as `example.com`); absent when not given. The contact form does not use it:\nits notifications go to the address the operator configures."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub contact_email: ::std::option::Option<SiteInfoContactEmail>,
+        #[doc = "What the owner does, in one line under the name (1 to 200 characters)."]
         pub headline: SiteInfoHeadline,
+        #[doc = "Profiles elsewhere, in the order the site shows them (at most 20)."]
         pub links: ::std::vec::Vec<Link>,
+        #[doc = "Where the owner is, in words (at most 100 characters, one line); absent when not given."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub location: ::std::option::Option<SiteInfoLocation>,
+        #[doc = "The owner's name as the site shows it: 1 to 100 characters, one line."]
         pub name: SiteInfoName,
+        #[doc = "The owner's own site; absent when not given."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub website: ::std::option::Option<HttpUrl>,
     }
@@ -3273,7 +3404,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`SiteInfoBio`"]
+    #[doc = "A few paragraphs about the owner (1 to 5,000 characters); tabs and newlines are allowed."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3336,7 +3467,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`SiteInfoContactEmail`"]
+    #[doc = "An address to write to, shown on the site (at most 254 characters; the domain must be a\nhost name such as `example.com`); absent when not given. The contact form does not use it:\nits notifications go to the address the operator configures."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3396,7 +3527,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`SiteInfoHeadline`"]
+    #[doc = "What the owner does, in one line under the name (1 to 200 characters)."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3459,7 +3590,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`SiteInfoLocation`"]
+    #[doc = "Where the owner is, in words (at most 100 characters, one line); absent when not given."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3519,7 +3650,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`SiteInfoName`"]
+    #[doc = "The owner's name as the site shows it: 1 to 100 characters, one line."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3582,7 +3713,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "Lower-case letters and digits in dash-separated runs."]
+    #[doc = "A name for an item in URLs: lower-case letters and digits in runs joined by single dashes,\nsuch as `why-contract-first`; at most 100 characters."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3649,12 +3780,14 @@ pub mod types {
                 })
         }
     }
-    #[doc = "`SubscribeAccepted`"]
+    #[doc = "The answer to every subscription, whether the address was new, known or unsubscribed: it\ntells no one who subscribed."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SubscribeAccepted {
+        #[doc = "A sentence for the person who subscribed."]
         pub message: ::std::string::String,
+        #[doc = "Always `accepted`."]
         pub status: SubscribeAcceptedStatus,
     }
     impl SubscribeAccepted {
@@ -3662,7 +3795,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`SubscribeAcceptedStatus`"]
+    #[doc = "Always `accepted`."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3710,11 +3843,12 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`SubscribeRequest`"]
+    #[doc = "An address that wants the newsletter."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SubscribeRequest {
+        #[doc = "The address: at most 254 characters, with a domain that is a host name. Addresses are\ncompared without regard to case and stored in lower case."]
         pub email: SubscribeRequestEmail,
     }
     impl SubscribeRequest {
@@ -3722,7 +3856,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`SubscribeRequestEmail`"]
+    #[doc = "The address: at most 254 characters, with a domain that is a host name. Addresses are\ncompared without regard to case and stored in lower case."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -3782,15 +3916,20 @@ pub mod types {
                 })
         }
     }
-    #[doc = "A subscriber as the operator sees it (never the tokens of its links)."]
+    #[doc = "A subscriber as the operator sees it; never the tokens of its links."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SubscriberEntry {
+        #[doc = "When the address first subscribed (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[doc = "The address, in lower case."]
         pub email: ::std::string::String,
+        #[doc = "The subscriber's id; `eraseSubscriber` takes it."]
         pub id: i64,
+        #[doc = "Where the subscriber stands."]
         pub status: SubscriberStatus,
+        #[doc = "When its status last changed (UTC)."]
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
     impl SubscriberEntry {
@@ -3803,10 +3942,13 @@ pub mod types {
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SubscriberPage {
+        #[doc = "The subscribers on this page, in the order they came."]
         pub items: ::std::vec::Vec<SubscriberEntry>,
+        #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
+        #[doc = "Items per page, as asked (default 50)."]
         pub per_page: ::std::num::NonZeroU32,
-        #[doc = "How many items there are in all."]
+        #[doc = "How many subscribers match, in all."]
         pub total: i64,
     }
     impl SubscriberPage {
@@ -3814,7 +3956,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "Where a subscriber stands."]
+    #[doc = "Where a subscriber stands: `pending` (asked to subscribe, the confirmation link not\nfollowed yet: double opt-in only), `subscribed` (gets the newsletter) or `unsubscribed`."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3870,11 +4012,12 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "`SubscriptionState`"]
+    #[doc = "Where the subscription of a link's token stands after the request."]
     #[derive(
         :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
     )]
     pub struct SubscriptionState {
+        #[doc = "`subscribed` after a confirmation; `unsubscribed` after an unsubscription."]
         pub status: SubscriptionStateStatus,
     }
     impl SubscriptionState {
@@ -3882,7 +4025,7 @@ pub mod types {
             Default::default()
         }
     }
-    #[doc = "`SubscriptionStateStatus`"]
+    #[doc = "`subscribed` after a confirmation; `unsubscribed` after an unsubscription."]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3934,7 +4077,7 @@ pub mod types {
             value.parse()
         }
     }
-    #[doc = "A tag of a project or post."]
+    #[doc = "A topic of a project or post, such as `rust`: 1 to 50 characters, one line."]
     #[derive(
         :: serde :: Serialize,
         Clone,
@@ -8208,11 +8351,11 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Portfolio API\n\nThe portfolio service: site information, projects, achievements and posts;\nthe contact form; the newsletter, with email through a transactional outbox;\npublishing posts to a social network; analytics; health checks.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the\nservice catalogue lists) answer as deprecated aliases of their `/api/...` paths.\n\nAccess levels:\n- **public**: no credentials;\n- **protected** and **authenticated**: an API key in the `X-API-Key` header,\n  with the scope the operation names (keys are obtained from the operator);\n- **private** (admin operations): OAuth bearer tokens, which come with the\n  auth work (the `oauth` scheme lists the scopes).\n\nRate limits: 100 requests per minute per API key, and per client address\nwithout one (both configurable). Every answer carries `X-RateLimit-Limit`,\n`X-RateLimit-Remaining`, `X-RateLimit-Reset` and the IETF draft's\n`RateLimit-Policy` and `RateLimit`; over the limit, `429 RATE_LIMITED` with\n`Retry-After`.\n\nEvery answer other than 2xx is the error envelope\n`{\"error\": {\"code\": \"...\", \"message\": \"...\", \"details\": {...}}}`; a missing or\nunknown key is `401 UNAUTHORIZED` with `details.required_header`, a key\nwithout the scope `403 FORBIDDEN` with `details.required_scope`.\n\nVersion: 2.0"]
+#[doc = "Client for Portfolio API\n\nThe portfolio service: the site owner's profile, projects, achievements and posts; the\ncontact form; the newsletter, with email through a transactional outbox; publishing posts\nto a social network; analytics; health checks; and the API keys, key requests and OAuth\nclients the operator manages.\n\nThe examples are answers of the server with the sample content it loads on first start, so\nthat Swagger UI's \"Try it out\" answers as shown (ids, secrets and times differ).\n\n**Access levels.** Each operation says which it has:\n\n- public: no credentials;\n- protected: an API key in the `X-API-Key` header, with the scope the operation names\n  (`x-required-scope`); ask the operator for one with `POST /api/key-requests`;\n- authenticated (`socialPublish`, `notifySubscribers`): such an API key, or a bearer token\n  with the scope;\n- private (`/api/admin/...`): a bearer token (`Authorization: Bearer`) from `POST\n  /api/oauth/token`, for an OAuth client the operator registered.\n\n`admin` grants every scope. A credential in the query string is refused.\n\n**Rate limits.** 100 requests a minute per API key or OAuth client, and per client address\nwithout one (the operator may change both). Every answer carries `X-RateLimit-Limit`,\n`X-RateLimit-Remaining`, `X-RateLimit-Reset` and the IETF draft's `RateLimit-Policy` and\n`RateLimit`; over the limit the answer is `429 RATE_LIMITED` with `Retry-After`.\n\n**Errors.** Every answer other than 2xx is the error envelope `{\"error\": {\"code\": \"...\",\n\"message\": \"...\", \"details\": {...}}}` (but the OAuth endpoints' 400 and 401, in RFC 6749's\nformat). `code` follows the status and `details` says more: a missing or unknown\ncredential is `401 UNAUTHORIZED` with `details.required_header`, one without the scope\n`403 FORBIDDEN` with `details.required_scope`, a field that breaks its rule `422\nVALIDATION_FAILED` with `details.fields`, each field and its problem.\n\n**Bodies** are JSON, read strictly: a property may not be `null` (leave an optional one\nout) nor be given twice; properties a schema does not name are ignored. No text may hold a\nNUL (400) or another control character (422); only the prose fields (`body`, `bio`,\n`description`, `intended_use`, `message`) may hold tabs and newlines.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the service\ncatalogue lists) answer as deprecated aliases of their `/api/...` paths.\n\nVersion: 2.0"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
-    pub(crate) inner: crate::auth::Credentials,
+    pub(crate) inner: crate::transport::Transport,
 }
 impl Client {
     #[doc = r" Create a new client."]
@@ -8220,7 +8363,7 @@ impl Client {
     #[doc = r" `baseurl` is the base URL provided to the internal"]
     #[doc = r" `reqwest::Client`, and should include a scheme and hostname,"]
     #[doc = r" as well as port and a path stem if applicable."]
-    pub fn new(baseurl: &str, inner: crate::auth::Credentials) -> Self {
+    pub fn new(baseurl: &str, inner: crate::transport::Transport) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -8241,7 +8384,7 @@ impl Client {
     pub fn new_with_client(
         baseurl: &str,
         client: reqwest::Client,
-        inner: crate::auth::Credentials,
+        inner: crate::transport::Transport,
     ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
@@ -8250,7 +8393,7 @@ impl Client {
         }
     }
 }
-impl ClientInfo<crate::auth::Credentials> for Client {
+impl ClientInfo<crate::transport::Transport> for Client {
     fn api_version() -> &'static str {
         "2.0"
     }
@@ -8260,7 +8403,7 @@ impl ClientInfo<crate::auth::Credentials> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &crate::auth::Credentials {
+    fn inner(&self) -> &crate::transport::Transport {
         &self.inner
     }
 }
@@ -8268,204 +8411,204 @@ const _: () = {
     #[allow(dead_code)]
     fn assert_client_hooks()
     where
-        Client: ClientHooks<crate::auth::Credentials>,
+        Client: ClientHooks<crate::transport::Transport>,
     {
     }
 };
 impl Client {
-    #[doc = "Says where the token and revocation endpoints are and what they take\n\nSends a `GET` request to `/.well-known/oauth-authorization-server`\n\n```text\nlet response = client.get_authorization_server_metadata()\n    .send()\n    .await;\n```"]
+    #[doc = "The authorization server's metadata (RFC 8414)\n\nThe authorization server's metadata (RFC 8414): where the token and revocation endpoints\nare, the grant and client authentication methods they take, and the scopes. OAuth\nlibraries read it to configure themselves. Public.\n\nSends a `GET` request to `/.well-known/oauth-authorization-server`\n\n```text\nlet response = client.get_authorization_server_metadata()\n    .send()\n    .await;\n```"]
     pub fn get_authorization_server_metadata(&self) -> builder::GetAuthorizationServerMetadata<'_> {
         builder::GetAuthorizationServerMetadata::new(self)
     }
-    #[doc = "Lists the achievements\n\nNewest first.\n\nSends a `GET` request to `/api/achievements`\n\n```text\nlet response = client.list_achievements()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the achievements\n\nEvery achievement, newest first (by `date`). Public.\n\nSends a `GET` request to `/api/achievements`\n\n```text\nlet response = client.list_achievements()\n    .send()\n    .await;\n```"]
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
     }
-    #[doc = "Adds an achievement\n\nSends a `POST` request to `/api/admin/achievements`\n\n```text\nlet response = client.create_achievement()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Adds an achievement\n\nAdds an achievement; its slug must be free among achievements. Every field is checked\nfirst: 422 names each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/achievements`\n\nArguments:\n- `body`: The new achievement.\n```text\nlet response = client.create_achievement()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_achievement(&self) -> builder::CreateAchievement<'_> {
         builder::CreateAchievement::new(self)
     }
-    #[doc = "Replaces an achievement\n\nSends a `PUT` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_achievement()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Replaces an achievement\n\nReplaces an achievement whole; the body's slug must be the path's (to rename, add the\nachievement anew and delete the old one). Optional properties left out are removed.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `PUT` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The achievement's slug: lower-case letters and digits in runs joined by single dashes, at\nmost 100 characters. One that is not a slug is 400.\n- `body`: The achievement as it should be.\n```text\nlet response = client.replace_achievement()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn replace_achievement(&self) -> builder::ReplaceAchievement<'_> {
         builder::ReplaceAchievement::new(self)
     }
-    #[doc = "Deletes an achievement\n\nSends a `DELETE` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_achievement()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    #[doc = "Deletes an achievement\n\nDeletes an achievement.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `DELETE` request to `/api/admin/achievements/{slug}`\n\nArguments:\n- `slug`: The achievement's slug: lower-case letters and digits in runs joined by single dashes, at\nmost 100 characters. One that is not a slug is 400.\n```text\nlet response = client.delete_achievement()\n    .slug(slug)\n    .send()\n    .await;\n```"]
     pub fn delete_achievement(&self) -> builder::DeleteAchievement<'_> {
         builder::DeleteAchievement::new(self)
     }
-    #[doc = "Lists the API keys (never their secrets), newest first. Keys from the\nconfiguration file are not listed\n\nSends a `GET` request to `/api/admin/api-keys`\n\n```text\nlet response = client.list_api_keys()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the API keys\n\nEvery API key made through the API, the CLI or an approved request, newest first, revoked\nand rotated ones included; never their secrets. Keys from the configuration file are not\nlisted.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/api-keys`\n\n```text\nlet response = client.list_api_keys()\n    .send()\n    .await;\n```"]
     pub fn list_api_keys(&self) -> builder::ListApiKeys<'_> {
         builder::ListApiKeys::new(self)
     }
-    #[doc = "Makes an API key; it works at once and is shown this once\n\nSends a `POST` request to `/api/admin/api-keys`\n\n```text\nlet response = client.create_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Makes an API key\n\nMakes an API key. It works at once, on every replica within a second, and is shown this\nonce: the server keeps only a hash of it. The caller can hand out only scopes its own\ntoken holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys`\n\nArguments:\n- `body`: The key to make.\n```text\nlet response = client.create_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_api_key(&self) -> builder::CreateApiKey<'_> {
         builder::CreateApiKey::new(self)
     }
-    #[doc = "Revokes a key: it stops working at once\n\nSends a `POST` request to `/api/admin/api-keys/{id}/revoke`\n\nArguments:\n- `id`: The key's id.\n```text\nlet response = client.revoke_api_key()\n    .id(id)\n    .send()\n    .await;\n```"]
+    #[doc = "Revokes an API key\n\nRevokes a key: it stops working at once, on every replica within a second. The caller must\nhold every scope of the key.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys/{id}/revoke`\n\nArguments:\n- `id`: The key's id, from `listApiKeys`.\n```text\nlet response = client.revoke_api_key()\n    .id(id)\n    .send()\n    .await;\n```"]
     pub fn revoke_api_key(&self) -> builder::RevokeApiKey<'_> {
         builder::RevokeApiKey::new(self)
     }
-    #[doc = "Replaces a key with a new one of the same name, scopes, service and\nexpiry, shown this once; the old key keeps working for a while, so that\nits user can switch\n\nSends a `POST` request to `/api/admin/api-keys/{id}/rotate`\n\nArguments:\n- `id`: The key's id.\n- `old_key_valid_for_hours`: How long the old key keeps working, in hours (0: it stops now;\ndefault 24, at most 720).\n```text\nlet response = client.rotate_api_key()\n    .id(id)\n    .old_key_valid_for_hours(old_key_valid_for_hours)\n    .send()\n    .await;\n```"]
+    #[doc = "Rotates an API key\n\nReplaces a key with a new one of the same name, scopes, service and expiry, shown this\nonce. The old key keeps working for a while (24 hours by default), so that its user can\nswitch; then it stops. A key rotated already (or revoked, or expired) is not rotated\nagain: rotate its replacement. The caller must hold every scope of the key.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys/{id}/rotate`\n\nArguments:\n- `id`: The key's id (the `<id>` of `pk_<id>_<secret>`), from `listApiKeys`.\n- `old_key_valid_for_hours`: How long the old key keeps working, in hours: 0 stops it now; default 24, at most 720 (30\ndays).\n```text\nlet response = client.rotate_api_key()\n    .id(id)\n    .old_key_valid_for_hours(old_key_valid_for_hours)\n    .send()\n    .await;\n```"]
     pub fn rotate_api_key(&self) -> builder::RotateApiKey<'_> {
         builder::RotateApiKey::new(self)
     }
-    #[doc = "Lists the contact-form submissions, a page at a time\n\nSends a `GET` request to `/api/admin/contact-submissions`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n```text\nlet response = client.list_contact_submissions()\n    .page(page)\n    .per_page(per_page)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the contact-form submissions, a page at a time\n\nThe contact-form submissions, a page at a time, newest first.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/contact-submissions`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n```text\nlet response = client.list_contact_submissions()\n    .page(page)\n    .per_page(per_page)\n    .send()\n    .await;\n```"]
     pub fn list_contact_submissions(&self) -> builder::ListContactSubmissions<'_> {
         builder::ListContactSubmissions::new(self)
     }
-    #[doc = "Lists the requests for API keys, oldest first\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n- `status`: Only the requests with this status.\n```text\nlet response = client.list_key_requests()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the requests for API keys, oldest first\n\nThe requests for API keys, a page at a time, oldest first; optionally only those with one\nstatus (`pending`: waiting for a decision).\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the requests with this status; absent: all.\n```text\nlet response = client.list_key_requests()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn list_key_requests(&self) -> builder::ListKeyRequests<'_> {
         builder::ListKeyRequests::new(self)
     }
-    #[doc = "Approves a request: its key is made, shown here once, and emailed to\nthe technical contact\n\nSends a `POST` request to `/api/admin/key-requests/{id}/approve`\n\nArguments:\n- `id`: The request's id.\n- `body`\n```text\nlet response = client.approve_key_request()\n    .id(id)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Approves a request for an API key\n\nApproves a pending request: a portfolio key is made with the scopes chosen here (default\n`context:read` and `contact:write`), named after the requester and organisation, shown\nhere once and emailed to the technical contact, all in one transaction. The caller can\nhand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/key-requests/{id}/approve`\n\nArguments:\n- `id`: The request's id, from `listKeyRequests`.\n- `body`: The key's scopes and lifetime; `{}` takes the defaults.\n```text\nlet response = client.approve_key_request()\n    .id(id)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn approve_key_request(&self) -> builder::ApproveKeyRequest<'_> {
         builder::ApproveKeyRequest::new(self)
     }
-    #[doc = "Rejects a request; the technical contact is told\n\nSends a `POST` request to `/api/admin/key-requests/{id}/reject`\n\nArguments:\n- `id`: The request's id.\n```text\nlet response = client.reject_key_request()\n    .id(id)\n    .send()\n    .await;\n```"]
+    #[doc = "Rejects a request for an API key\n\nRejects a pending request; the technical contact is told by email.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/key-requests/{id}/reject`\n\nArguments:\n- `id`: The request's id, from `listKeyRequests`.\n```text\nlet response = client.reject_key_request()\n    .id(id)\n    .send()\n    .await;\n```"]
     pub fn reject_key_request(&self) -> builder::RejectKeyRequest<'_> {
         builder::RejectKeyRequest::new(self)
     }
-    #[doc = "Lists the OAuth clients (never their secrets), newest first\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_oauth_clients()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the OAuth clients\n\nEvery OAuth client, newest first, revoked ones included; never their secrets.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_oauth_clients()\n    .send()\n    .await;\n```"]
     pub fn list_oauth_clients(&self) -> builder::ListOauthClients<'_> {
         builder::ListOauthClients::new(self)
     }
-    #[doc = "Registers an OAuth client; its secret is shown this once\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.create_oauth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Registers an OAuth client\n\nRegisters an OAuth client, which gets bearer tokens from `POST /api/oauth/token` with its\nid and secret. The secret is shown this once: the server keeps only a hash of it. The\ncaller can hand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\nArguments:\n- `body`: The client to register.\n```text\nlet response = client.create_oauth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_oauth_client(&self) -> builder::CreateOauthClient<'_> {
         builder::CreateOauthClient::new(self)
     }
-    #[doc = "Revokes a client: its tokens stop working at once, and it gets no more\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`\n\nArguments:\n- `client_id`: The client's id.\n```text\nlet response = client.revoke_oauth_client()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
+    #[doc = "Revokes an OAuth client\n\nRevokes a client: its tokens stop working at once, and it gets no more. The caller must\nhold every scope of the client.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`\n\nArguments:\n- `client_id`: The client's id, from `listOauthClients`.\n```text\nlet response = client.revoke_oauth_client()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
     pub fn revoke_oauth_client(&self) -> builder::RevokeOauthClient<'_> {
         builder::RevokeOauthClient::new(self)
     }
-    #[doc = "Lists the emails that failed for good, newest first (at most 1000)\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\n```text\nlet response = client.list_failed_emails()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the emails that failed for good\n\nThe emails the mail worker gave up on, newest first, at most 1,000, with why the last\nattempt failed.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\n```text\nlet response = client.list_failed_emails()\n    .send()\n    .await;\n```"]
     pub fn list_failed_emails(&self) -> builder::ListFailedEmails<'_> {
         builder::ListFailedEmails::new(self)
     }
-    #[doc = "Puts failed emails back in the queue\n\nSends a `POST` request to `/api/admin/outbox/requeue`\n\n```text\nlet response = client.requeue_emails()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Puts failed emails back in the queue\n\nPuts failed emails back in the queue, with a new lifetime: the ones named, or every failed\nemail. Ids that are not failed emails are reported and left alone.\n\nPrivate: a bearer token with `admin`.\n\nSends a `POST` request to `/api/admin/outbox/requeue`\n\nArguments:\n- `body`: Which emails; `{}` requeues every failed email.\n```text\nlet response = client.requeue_emails()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn requeue_emails(&self) -> builder::RequeueEmails<'_> {
         builder::RequeueEmails::new(self)
     }
-    #[doc = "Publishes a post\n\nSends a `POST` request to `/api/admin/posts`\n\n```text\nlet response = client.create_post()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post\n\nPublishes a post: it shows in `listPosts` at once, ordered by its `published_at` (which\nmay be in the past or the future). Its slug must be free among posts. Every field is\nchecked first: 422 names each one at fault. Announcing it is separate: `notifySubscribers`\nand `socialPublish`.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/posts`\n\nArguments:\n- `body`: The new post.\n```text\nlet response = client.create_post()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_post(&self) -> builder::CreatePost<'_> {
         builder::CreatePost::new(self)
     }
-    #[doc = "Replaces a post\n\nSends a `PUT` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_post()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Replaces a post\n\nReplaces a post whole; the body's slug must be the path's (to rename, add the post anew\nand delete the old one). Optional properties left out are removed.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `PUT` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The post's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n- `body`: The post as it should be.\n```text\nlet response = client.replace_post()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn replace_post(&self) -> builder::ReplacePost<'_> {
         builder::ReplacePost::new(self)
     }
-    #[doc = "Deletes a post\n\nSends a `DELETE` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_post()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    #[doc = "Deletes a post\n\nDeletes a post.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `DELETE` request to `/api/admin/posts/{slug}`\n\nArguments:\n- `slug`: The post's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n```text\nlet response = client.delete_post()\n    .slug(slug)\n    .send()\n    .await;\n```"]
     pub fn delete_post(&self) -> builder::DeletePost<'_> {
         builder::DeletePost::new(self)
     }
-    #[doc = "Adds a project\n\nSends a `POST` request to `/api/admin/projects`\n\n```text\nlet response = client.create_project()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Adds a project\n\nAdds a project; its slug must be free among projects. Every field is checked first: 422\nnames each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/projects`\n\nArguments:\n- `body`: The new project.\n```text\nlet response = client.create_project()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_project(&self) -> builder::CreateProject<'_> {
         builder::CreateProject::new(self)
     }
-    #[doc = "Replaces a project\n\nSends a `PUT` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n- `body`\n```text\nlet response = client.replace_project()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Replaces a project\n\nReplaces a project whole; the body's slug must be the path's (to rename, add the project\nanew and delete the old one). Optional properties left out are removed.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `PUT` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The project's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n- `body`: The project as it should be.\n```text\nlet response = client.replace_project()\n    .slug(slug)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn replace_project(&self) -> builder::ReplaceProject<'_> {
         builder::ReplaceProject::new(self)
     }
-    #[doc = "Deletes a project\n\nSends a `DELETE` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.delete_project()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    #[doc = "Deletes a project\n\nDeletes a project.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `DELETE` request to `/api/admin/projects/{slug}`\n\nArguments:\n- `slug`: The project's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n```text\nlet response = client.delete_project()\n    .slug(slug)\n    .send()\n    .await;\n```"]
     pub fn delete_project(&self) -> builder::DeleteProject<'_> {
         builder::DeleteProject::new(self)
     }
-    #[doc = "Replaces the site information\n\nSends a `PUT` request to `/api/admin/site-info`\n\n```text\nlet response = client.replace_site_info()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Replaces the site information\n\nReplaces the site information whole: a property left out (`location`, `contact_email`,\n`website`) is removed. Every field is checked first: 422 names each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `PUT` request to `/api/admin/site-info`\n\nArguments:\n- `body`: The new site information.\n```text\nlet response = client.replace_site_info()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn replace_site_info(&self) -> builder::ReplaceSiteInfo<'_> {
         builder::ReplaceSiteInfo::new(self)
     }
-    #[doc = "Lists the subscribers, a page at a time\n\nSends a `GET` request to `/api/admin/subscribers`\n\nArguments:\n- `page`: The page, from 1 (default 1).\n- `per_page`: Items per page, from 1 to 100 (default 50).\n- `status`: Only the subscribers with this status.\n```text\nlet response = client.list_subscribers()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the subscribers, a page at a time\n\nThe newsletter's subscribers, a page at a time, in the order they came; optionally only\nthose with one status.\n\nPrivate: a bearer token with `subscribers:read` (or `admin`).\n\nSends a `GET` request to `/api/admin/subscribers`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the subscribers with this status; absent: all.\n```text\nlet response = client.list_subscribers()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn list_subscribers(&self) -> builder::ListSubscribers<'_> {
         builder::ListSubscribers::new(self)
     }
-    #[doc = "Erases a subscriber: the address and every email to it are deleted\n\nSends a `DELETE` request to `/api/admin/subscribers/{id}`\n\nArguments:\n- `id`: The subscriber's id.\n```text\nlet response = client.erase_subscriber()\n    .id(id)\n    .send()\n    .await;\n```"]
+    #[doc = "Erases a subscriber and every email to it\n\nErases a subscriber, as the right to erasure asks: the address and every email to it, sent\nor waiting, are deleted. It cannot be undone; the address may subscribe again.\n\nPrivate: a bearer token with `subscribers:write` (or `admin`).\n\nSends a `DELETE` request to `/api/admin/subscribers/{id}`\n\nArguments:\n- `id`: The subscriber's id, from `listSubscribers`.\n```text\nlet response = client.erase_subscriber()\n    .id(id)\n    .send()\n    .await;\n```"]
     pub fn erase_subscriber(&self) -> builder::EraseSubscriber<'_> {
         builder::EraseSubscriber::new(self)
     }
-    #[doc = "Counts a page view\n\nThe beacon the site's pages call. Public; counted per day and path, off\nthe request path. No client address is stored.\n\nSends a `POST` request to `/api/analytics/pageview`\n\n```text\nlet response = client.record_page_view()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Counts a page view\n\nThe beacon the site's pages call: counts one view of a page, per day (UTC) and path.\nCounted off the request path, in batches about once a second; no client address is stored.\nPublic.\n\nSends a `POST` request to `/api/analytics/pageview`\n\nArguments:\n- `body`: The page viewed.\n```text\nlet response = client.record_page_view()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn record_page_view(&self) -> builder::RecordPageView<'_> {
         builder::RecordPageView::new(self)
     }
-    #[doc = "Analytics for a date range\n\nRequest counts and latencies per day, route, method and status; counts per\nAPI key (by name; `anonymous` without one); page views per day and path.\nDays are UTC; a range covers at most 366 days.\n\nSends a `GET` request to `/api/analytics/summary`\n\nArguments:\n- `from`: First day (UTC), inclusive; default 30 days before `to`.\n- `to`: Last day (UTC), inclusive; default today.\n```text\nlet response = client.get_analytics_summary()\n    .from(from)\n    .to(to)\n    .send()\n    .await;\n```"]
+    #[doc = "Analytics for a date range\n\nRequest counts and latencies per day, route, method and status; counts per credential (an\nAPI key's name, `client:` and the client id for a bearer token, `anonymous` without one);\npage views per day and path. Days are UTC; a range covers at most 366 days.\n\nProtected: an API key with `analytics:read` in `X-API-Key`.\n\nSends a `GET` request to `/api/analytics/summary`\n\nArguments:\n- `from`: The first day (UTC, `YYYY-MM-DD`), inclusive; default 30 days before `to`.\n- `to`: The last day (UTC, `YYYY-MM-DD`), inclusive; default today.\n```text\nlet response = client.get_analytics_summary()\n    .from(from)\n    .to(to)\n    .send()\n    .await;\n```"]
     pub fn get_analytics_summary(&self) -> builder::GetAnalyticsSummary<'_> {
         builder::GetAnalyticsSummary::new(self)
     }
-    #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email (queued in the\nsame transaction, delivered by the mail worker).\n\nSends a `POST` request to `/api/contact`\n\n```text\nlet response = client.submit_contact()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email at the address the operator\nconfigures (queued in the same transaction, delivered by the mail worker, retried until it\nis sent). Every field is checked first: 422 names each one at fault.\n\nProtected: an API key with `contact:write` in `X-API-Key`.\n\nSends a `POST` request to `/api/contact`\n\nArguments:\n- `body`: The message for the site owner.\n```text\nlet response = client.submit_contact()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn submit_contact(&self) -> builder::SubmitContact<'_> {
         builder::SubmitContact::new(self)
     }
-    #[doc = "Liveness\n\nAnswers as long as the process serves requests.\n\nSends a `GET` request to `/api/health`\n\n```text\nlet response = client.get_health()\n    .send()\n    .await;\n```"]
+    #[doc = "Liveness\n\nAnswers as long as the process serves requests: for liveness probes. Public. It checks no\ndependency; `getReadiness` does.\n\nSends a `GET` request to `/api/health`\n\n```text\nlet response = client.get_health()\n    .send()\n    .await;\n```"]
     pub fn get_health(&self) -> builder::GetHealth<'_> {
         builder::GetHealth::new(self)
     }
-    #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers,\nor the `.eml` folder is writable) and no due email has waited over 15 minutes.\nAnyone sees whether each check is ok and the outbox's counts; the details (the\nmail server or folder, Redis, errors) only a caller with an `admin` API key or\nbearer token.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
+    #[doc = "Readiness\n\nReady when the database answers, email can leave (the SMTP server answers, or the `.eml`\nfolder is writable) and no due email has waited over 15 minutes: for readiness probes and\nload balancers. Emails that failed for good, or Redis not answering, make it `degraded`\n(200), not unready: everything else works.\n\nPublic: anyone sees whether each check is ok and the outbox's counts. The details (the\nmail server or folder, Redis, errors) only a caller with an `admin` API key or bearer\ntoken sees.\n\nSends a `GET` request to `/api/health/ready`\n\n```text\nlet response = client.get_readiness()\n    .send()\n    .await;\n```"]
     pub fn get_readiness(&self) -> builder::GetReadiness<'_> {
         builder::GetReadiness::new(self)
     }
-    #[doc = "Asks the operator for an API key\n\nSends a `POST` request to `/api/key-requests`\n\n```text\nlet response = client.request_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Asks the operator for an API key\n\nAsks the operator for an API key. The request is stored and the site owner told by email\n(at most one email every 10 minutes by default: the first at once, then a digest). Once\nthe operator approves it, the key is emailed to the technical contact with the scopes the\noperator chose; a rejection is emailed too. The answer is the same whoever asks.\n\nPublic, with limits per client address: 5 requests an hour, and 3 waiting for the operator\nat once (429); 1,000 waiting in all (503). Each field is checked: 422 names every one at\nfault.\n\nSends a `POST` request to `/api/key-requests`\n\nArguments:\n- `body`: Who asks, for what, and where to send the key.\n```text\nlet response = client.request_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn request_api_key(&self) -> builder::RequestApiKey<'_> {
         builder::RequestApiKey::new(self)
     }
-    #[doc = "Everything about the site, for a language model\n\nOne document with the owner's profile, the projects, the achievements and\nthe most recent posts (with bodies), and when it was generated.\n\nSends a `GET` request to `/api/llm-context`\n\n```text\nlet response = client.get_llm_context()\n    .send()\n    .await;\n```"]
+    #[doc = "Everything about the site, for a language model\n\nOne document with everything about the site, for a language model: when it was generated,\nthe owner's profile, every project and achievement, and the 10 most recent posts with\ntheir bodies.\n\nProtected: an API key with `context:read` in `X-API-Key`.\n\nSends a `GET` request to `/api/llm-context`\n\n```text\nlet response = client.get_llm_context()\n    .send()\n    .await;\n```"]
     pub fn get_llm_context(&self) -> builder::GetLlmContext<'_> {
         builder::GetLlmContext::new(self)
     }
-    #[doc = "Subscribes to the newsletter\n\nIdempotent, and the answer is the same for a new, a known and an\nunsubscribed address. A welcome email follows (or, with double opt-in, a\nconfirmation link); every newsletter email has an unsubscribe link and\n`List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058). No second\nemail goes to the same address within a few minutes.\n\nSends a `POST` request to `/api/newsletter`\n\n```text\nlet response = client.subscribe_newsletter()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Subscribes to the newsletter\n\nSubscribes an address. Idempotent, and the answer is the same for a new, a known and an\nunsubscribed address, so that it tells no one who subscribed. A welcome email follows (or,\nwhen the operator turns on double opt-in, a confirmation link that works for 48 hours by\ndefault); an address already subscribed gets nothing. Every newsletter email has an\nunsubscribe link and `List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058).\n\nAgainst floods aimed at one inbox, no second subscription email goes to the same mailbox\n(the address without its `+tag`) within 10 minutes by default; the answer is still 202.\nPublic.\n\nSends a `POST` request to `/api/newsletter`\n\nArguments:\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn subscribe_newsletter(&self) -> builder::SubscribeNewsletter<'_> {
         builder::SubscribeNewsletter::new(self)
     }
-    #[doc = "Confirms a subscription (double opt-in)\n\nThe link in the confirmation email. A welcome email follows.\n\nSends a `GET` request to `/api/newsletter/confirm`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.confirm_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Confirms a subscription (double opt-in)\n\nThe link in the confirmation email, when the operator turns on double opt-in: marks the\naddress subscribed and queues the welcome email. A link works for 48 hours by default;\nafter that, subscribe again for a new one. Public: the token is the credential.\n\nSends a `GET` request to `/api/newsletter/confirm`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.confirm_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn confirm_newsletter(&self) -> builder::ConfirmNewsletter<'_> {
         builder::ConfirmNewsletter::new(self)
     }
-    #[doc = "Unsubscribes (the link in every newsletter email)\n\nSends a `GET` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.unsubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Unsubscribes (the link in every newsletter email)\n\nThe link in every newsletter email: unsubscribes the address it was sent to, at once.\nIdempotent: following the link again answers the same. Public: the token is the\ncredential, and it can do nothing else.\n\nSends a `GET` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn unsubscribe_newsletter(&self) -> builder::UnsubscribeNewsletter<'_> {
         builder::UnsubscribeNewsletter::new(self)
     }
-    #[doc = "Unsubscribes in one click (RFC 8058)\n\nWhat mail clients send to the `List-Unsubscribe` URL, with the body\n`List-Unsubscribe=One-Click`; the body is not needed.\n\nSends a `POST` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email.\n```text\nlet response = client.unsubscribe_newsletter_one_click()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Unsubscribes in one click (RFC 8058)\n\nWhat mail clients send to the `List-Unsubscribe` URL (RFC 8058), with the body\n`List-Unsubscribe=One-Click`; the body is not needed, and not read. Otherwise the same as\nfollowing the link.\n\nSends a `POST` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter_one_click()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn unsubscribe_newsletter_one_click(&self) -> builder::UnsubscribeNewsletterOneClick<'_> {
         builder::UnsubscribeNewsletterOneClick::new(self)
     }
-    #[doc = "Emails every subscriber about a post\n\nQueues one email per subscribed address, through the outbox. Once per\npost: calling again queues nothing and answers with the first count.\n\nSends a `POST` request to `/api/notify-subscribers`\n\n```text\nlet response = client.notify_subscribers()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Emails every subscriber about a post\n\nQueues one email about the post (its title, summary and link) to every subscribed address,\nthrough the outbox, in one transaction. Once per post: calling again queues nothing and\nanswers with the first count (`already_notified`).\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/notify-subscribers`\n\nArguments:\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn notify_subscribers(&self) -> builder::NotifySubscribers<'_> {
         builder::NotifySubscribers::new(self)
     }
-    #[doc = "Lists the posts\n\nNewest first, without their bodies.\n\nSends a `GET` request to `/api/posts`\n\n```text\nlet response = client.list_posts()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the posts\n\nEvery post, newest first (by `published_at`), without its body: `getPost` has it. Public.\n\nSends a `GET` request to `/api/posts`\n\n```text\nlet response = client.list_posts()\n    .send()\n    .await;\n```"]
     pub fn list_posts(&self) -> builder::ListPosts<'_> {
         builder::ListPosts::new(self)
     }
-    #[doc = "One post, with its body\n\nSends a `GET` request to `/api/posts/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.get_post()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    #[doc = "One post, with its body\n\nOne post, by its slug, with its Markdown body. Public.\n\nSends a `GET` request to `/api/posts/{slug}`\n\nArguments:\n- `slug`: The post's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n```text\nlet response = client.get_post()\n    .slug(slug)\n    .send()\n    .await;\n```"]
     pub fn get_post(&self) -> builder::GetPost<'_> {
         builder::GetPost::new(self)
     }
-    #[doc = "Lists the projects\n\nFeatured projects first, then by title.\n\nSends a `GET` request to `/api/projects`\n\n```text\nlet response = client.list_projects()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the projects\n\nEvery project, featured ones first, then the others by title. Public.\n\nSends a `GET` request to `/api/projects`\n\n```text\nlet response = client.list_projects()\n    .send()\n    .await;\n```"]
     pub fn list_projects(&self) -> builder::ListProjects<'_> {
         builder::ListProjects::new(self)
     }
-    #[doc = "One project\n\nSends a `GET` request to `/api/projects/{slug}`\n\nArguments:\n- `slug`: The item's slug (lower-case letters, digits and dashes).\n```text\nlet response = client.get_project()\n    .slug(slug)\n    .send()\n    .await;\n```"]
+    #[doc = "One project\n\nOne project, by its slug. Public.\n\nSends a `GET` request to `/api/projects/{slug}`\n\nArguments:\n- `slug`: The project's slug: lower-case letters and digits in runs joined by single dashes, at most\n100 characters. One that is not a slug is 400.\n```text\nlet response = client.get_project()\n    .slug(slug)\n    .send()\n    .await;\n```"]
     pub fn get_project(&self) -> builder::GetProject<'_> {
         builder::GetProject::new(self)
     }
-    #[doc = "Site information\n\nThe site owner's profile.\n\nSends a `GET` request to `/api/site-info`\n\n```text\nlet response = client.get_site_info()\n    .send()\n    .await;\n```"]
+    #[doc = "Site information\n\nThe site owner's profile: name, headline, biography, location, contact address, website\nand links. Public: no credentials. Served from memory until the next `replaceSiteInfo`.\n\nSends a `GET` request to `/api/site-info`\n\n```text\nlet response = client.get_site_info()\n    .send()\n    .await;\n```"]
     pub fn get_site_info(&self) -> builder::GetSiteInfo<'_> {
         builder::GetSiteInfo::new(self)
     }
-    #[doc = "Publishes a post to the social network\n\nPublishes the post (title, summary, link) to the configured\nMastodon-compatible account, with an `Idempotency-Key`. Once per post:\ncalling again reports the first publication. With no account configured it\nis a dry run: nothing is sent, and the answer says so.\n\nSends a `POST` request to `/api/social-publish`\n\n```text\nlet response = client.social_publish()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post to the social network\n\nPublishes the post (its title, summary and link) as a status on the Mastodon-compatible\naccount the operator configures, with an `Idempotency-Key`, so that a retry after a lost\nanswer posts nothing twice. Once per post: calling again reports the first publication\n(`already_published`). With no account configured it is a dry run: nothing is sent, the\nanswer says so and shows the text.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/social-publish`\n\nArguments:\n- `body`: The post to publish.\n```text\nlet response = client.social_publish()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn social_publish(&self) -> builder::SocialPublish<'_> {
         builder::SocialPublish::new(self)
     }
-    #[doc = "Returns a static file\n\nA file from the folder the operator configures (`portfolio.static_dir`),\none level deep, with the media type its name suggests.\n\nSends a `GET` request to `/api/static/{file}`\n\nArguments:\n- `file`: The file's name in the static folder.\n```text\nlet response = client.get_static_file()\n    .file(file)\n    .send()\n    .await;\n```"]
+    #[doc = "Returns a static file\n\nA file from the folder the operator configures (`portfolio.static_dir`), one level deep,\nwith the media type its name suggests. Hidden files (names that start with `.`) and links\nthat lead out of the folder are never served. Without a configured folder every file is\n404. Public.\n\nSends a `GET` request to `/api/static/{file}`\n\nArguments:\n- `file`: The file's name in the static folder, such as `avatar.png`: one level deep (no `/`), at\nmost 255 bytes.\n```text\nlet response = client.get_static_file()\n    .file(file)\n    .send()\n    .await;\n```"]
     pub fn get_static_file(&self) -> builder::GetStaticFile<'_> {
         builder::GetStaticFile::new(self)
     }
-    #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter`, at the path the service catalogue lists.\n\nSends a `POST` request to `/newsletter`\n\n```text\nlet response = client.subscribe_newsletter_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter` (`subscribeNewsletter`), at the path the\nservice catalogue lists; it answers the same. Use `/api/newsletter`.\n\nSends a `POST` request to `/newsletter`\n\nArguments:\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn subscribe_newsletter_alias(&self) -> builder::SubscribeNewsletterAlias<'_> {
         builder::SubscribeNewsletterAlias::new(self)
     }
-    #[doc = "Emails every subscriber about a post (deprecated alias)\n\nDeprecated alias of `POST /api/notify-subscribers`, at the path the service catalogue lists.\n\nSends a `POST` request to `/notify-subscribers`\n\n```text\nlet response = client.notify_subscribers_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Emails every subscriber about a post (deprecated alias)\n\nDeprecated alias of `POST /api/notify-subscribers` (`notifySubscribers`), at the path the\nservice catalogue lists; it answers the same. Use `/api/notify-subscribers`.\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/notify-subscribers`\n\nArguments:\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn notify_subscribers_alias(&self) -> builder::NotifySubscribersAlias<'_> {
         builder::NotifySubscribersAlias::new(self)
     }
-    #[doc = "Publishes a post to the social network (deprecated alias)\n\nDeprecated alias of `POST /api/social-publish`, at the path the service catalogue lists.\n\nSends a `POST` request to `/social-publish`\n\n```text\nlet response = client.social_publish_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post to the social network (deprecated alias)\n\nDeprecated alias of `POST /api/social-publish` (`socialPublish`), at the path the service\ncatalogue lists; it answers the same. Use `/api/social-publish`.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/social-publish`\n\nArguments:\n- `body`: The post to publish.\n```text\nlet response = client.social_publish_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn social_publish_alias(&self) -> builder::SocialPublishAlias<'_> {
         builder::SocialPublishAlias::new(self)
     }
@@ -8490,6 +8633,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/.well-known/oauth-authorization-server`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::AuthorizationServerMetadata>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_authorization_server_metadata",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::AuthorizationServerMetadata>, Error<types::ErrorBody>>
         {
@@ -8543,6 +8698,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/achievements`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::Achievement>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_achievements",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Achievement>>, Error<types::ErrorBody>>
         {
@@ -8617,7 +8784,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/achievements`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::Achievement>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_achievement",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Achievement>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -8730,7 +8907,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/api/admin/achievements/{slug}`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::Achievement>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "replace_achievement",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Achievement>, Error<types::ErrorBody>> {
             let Self { client, slug, body } = self;
@@ -8828,7 +9015,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/api/admin/achievements/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_achievement",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
             let Self { client, slug } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -8896,6 +9093,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/admin/api-keys`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::ApiKey>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_api_keys",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::ApiKey>>, Error<types::ErrorBody>>
         {
@@ -8976,7 +9185,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/api-keys`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::IssuedApiKey>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_api_key",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::IssuedApiKey>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -9066,7 +9285,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/api-keys/{id}/revoke`"]
-        pub async fn send(self) -> Result<ResponseValue<types::ApiKey>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::ApiKey>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "revoke_api_key",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::ApiKey>, Error<types::ErrorBody>> {
             let Self { client, id } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -9158,7 +9389,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/api-keys/{id}/rotate`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::RotatedApiKey>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "rotate_api_key",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::RotatedApiKey>, Error<types::ErrorBody>> {
             let Self {
@@ -9261,6 +9502,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/admin/contact-submissions`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<types::ContactSubmissionPage>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_contact_submissions",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ContactSubmissionPage>, Error<types::ErrorBody>> {
             let Self {
@@ -9365,7 +9618,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/admin/key-requests`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::KeyRequestPage>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_key_requests",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::KeyRequestPage>, Error<types::ErrorBody>> {
             let Self {
@@ -9470,7 +9733,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/key-requests/{id}/approve`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::ApprovedKeyRequest>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "approve_key_request",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ApprovedKeyRequest>, Error<types::ErrorBody>> {
             let Self { client, id, body } = self;
@@ -9571,7 +9844,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/key-requests/{id}/reject`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::KeyRequest>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "reject_key_request",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::KeyRequest>, Error<types::ErrorBody>> {
             let Self { client, id } = self;
@@ -9641,6 +9924,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/admin/oauth-clients`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::OAuthClient>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_oauth_clients",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::OAuthClient>>, Error<types::ErrorBody>>
         {
@@ -9721,7 +10016,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/oauth-clients`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::IssuedOAuthClient>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_oauth_client",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::IssuedOAuthClient>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -9811,7 +10116,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/oauth-clients/{client_id}/revoke`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::OAuthClient>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "revoke_oauth_client",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::OAuthClient>, Error<types::ErrorBody>> {
             let Self { client, client_id } = self;
@@ -9881,6 +10196,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/admin/outbox/failed`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::FailedEmail>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_failed_emails",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::FailedEmail>>, Error<types::ErrorBody>>
         {
@@ -9961,7 +10288,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/outbox/requeue`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Requeued>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Requeued>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "requeue_emails",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Requeued>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::Requeue::try_from(v).map_err(|e| e.to_string()))
@@ -10055,7 +10394,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/posts`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Post>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_post",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::Post::try_from(v).map_err(|e| e.to_string()))
@@ -10166,7 +10517,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/api/admin/posts/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Post>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "replace_post",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
             let Self { client, slug, body } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let body = body
@@ -10262,7 +10625,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/api/admin/posts/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_post",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
             let Self { client, slug } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -10351,7 +10724,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/admin/projects`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Project>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "create_project",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::Project::try_from(v).map_err(|e| e.to_string()))
@@ -10462,7 +10847,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/api/admin/projects/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Project>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "replace_project",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
             let Self { client, slug, body } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let body = body
@@ -10558,7 +10955,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/api/admin/projects/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "delete_project",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
             let Self { client, slug } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -10647,7 +11054,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `PUT` request to `/api/admin/site-info`"]
-        pub async fn send(self) -> Result<ResponseValue<types::SiteInfo>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::SiteInfo>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "replace_site_info",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::SiteInfo>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::SiteInfo::try_from(v).map_err(|e| e.to_string()))
@@ -10758,7 +11177,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/admin/subscribers`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscriberPage>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_subscribers",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscriberPage>, Error<types::ErrorBody>> {
             let Self {
@@ -10843,7 +11272,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `DELETE` request to `/api/admin/subscribers/{id}`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "erase_subscriber",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
             let Self { client, id } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -10932,7 +11371,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/analytics/pageview`"]
-        pub async fn send(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<()>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "record_page_view",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
             let body = body
                 .and_then(|v| types::PageView::try_from(v).map_err(|e| e.to_string()))
@@ -11025,7 +11474,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/analytics/summary`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::AnalyticsSummary>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_analytics_summary",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::AnalyticsSummary>, Error<types::ErrorBody>> {
             let Self { client, from, to } = self;
@@ -11112,7 +11571,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/contact`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::ContactReceipt>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "submit_contact",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ContactReceipt>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -11189,7 +11658,19 @@ pub mod builder {
             Self { client: client }
         }
         #[doc = "Sends a `GET` request to `/api/health`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Health>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Health>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_health",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Health>, Error<types::ErrorBody>> {
             let Self { client } = self;
             let url = format!("{}/api/health", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -11239,7 +11720,17 @@ pub mod builder {
             Self { client: client }
         }
         #[doc = "Sends a `GET` request to `/api/health/ready`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::Readiness>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_readiness",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Readiness>, Error<types::ErrorBody>> {
             let Self { client } = self;
@@ -11313,7 +11804,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/key-requests`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::KeyRequestAccepted>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "request_api_key",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::KeyRequestAccepted>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -11384,7 +11885,17 @@ pub mod builder {
             Self { client: client }
         }
         #[doc = "Sends a `GET` request to `/api/llm-context`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::LlmContext>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_llm_context",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::LlmContext>, Error<types::ErrorBody>> {
             let Self { client } = self;
@@ -11466,7 +11977,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/newsletter`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscribeAccepted>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "subscribe_newsletter",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -11550,7 +12071,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/newsletter/confirm`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscriptionState>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "confirm_newsletter",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
             let Self { client, token } = self;
@@ -11623,7 +12154,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/newsletter/unsubscribe`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscriptionState>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "unsubscribe_newsletter",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
             let Self { client, token } = self;
@@ -11696,7 +12237,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/newsletter/unsubscribe`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscriptionState>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "unsubscribe_newsletter_one_click",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
             let Self { client, token } = self;
@@ -11778,7 +12329,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/notify-subscribers`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::NotifyResult>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "notify_subscribers",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -11857,6 +12418,18 @@ pub mod builder {
         #[doc = "Sends a `GET` request to `/api/posts`"]
         pub async fn send(
             self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::PostSummary>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_posts",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::PostSummary>>, Error<types::ErrorBody>>
         {
             let Self { client } = self;
@@ -11921,7 +12494,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/posts/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Post>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_post",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
             let Self { client, slug } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -11983,6 +12568,18 @@ pub mod builder {
         }
         #[doc = "Sends a `GET` request to `/api/projects`"]
         pub async fn send(
+            self,
+        ) -> Result<ResponseValue<::std::vec::Vec<types::Project>>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "list_projects",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Project>>, Error<types::ErrorBody>>
         {
@@ -12048,7 +12645,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/projects/{slug}`"]
-        pub async fn send(self) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::Project>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_project",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
             let Self { client, slug } = self;
             let slug = slug.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -12109,7 +12718,19 @@ pub mod builder {
             Self { client: client }
         }
         #[doc = "Sends a `GET` request to `/api/site-info`"]
-        pub async fn send(self) -> Result<ResponseValue<types::SiteInfo>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<types::SiteInfo>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_site_info",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::SiteInfo>, Error<types::ErrorBody>> {
             let Self { client } = self;
             let url = format!("{}/api/site-info", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -12181,7 +12802,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/api/social-publish`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::PublishResult>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "social_publish",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -12271,7 +12902,19 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `GET` request to `/api/static/{file}`"]
-        pub async fn send(self) -> Result<ResponseValue<ByteStream>, Error<types::ErrorBody>> {
+        pub async fn send(self) -> Result<ResponseValue<ByteStream>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "get_static_file",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<ByteStream>, Error<types::ErrorBody>> {
             let Self { client, file } = self;
             let file = file.map_err(Error::InvalidRequest)?;
             let url = format!(
@@ -12348,7 +12991,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/newsletter`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::SubscribeAccepted>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "subscribe_newsletter_alias",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -12441,7 +13094,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/notify-subscribers`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::NotifyResult>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "notify_subscribers_alias",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -12540,7 +13203,17 @@ pub mod builder {
             self
         }
         #[doc = "Sends a `POST` request to `/social-publish`"]
-        pub async fn send(
+        pub async fn send(self) -> Result<ResponseValue<types::PublishResult>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "social_publish_alias",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
             let Self { client, body } = self;
@@ -12612,3 +13285,7 @@ pub mod builder {
 pub mod prelude {
     pub use self::super::Client;
 }
+
+/// The operations that take an `Idempotency-Key` (the SDK adds one to
+/// each call, the same across its retries).
+pub const IDEMPOTENT_OPERATIONS: &[&str] = &[];

@@ -69,7 +69,12 @@ pub struct IdempotencyKeyHeader {
     /// key; the same key with another request is 422, and a retry while
     /// the first is still running 409.
     #[serde(rename = "Idempotency-Key")]
-    #[param(rename = "Idempotency-Key", min_length = 1, max_length = 255)]
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 255,
+        nullable = false
+    )]
     pub idempotency_key: Option<String>,
 }
 

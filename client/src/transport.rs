@@ -1,0 +1,148 @@
+//! What each generated client carries besides its HTTP client (progenitor's
+//! "inner" value), and the hooks that use it on every call: credentials, the
+//! retry policy, a per-call timeout, and idempotency keys for the
+//! operations that take them.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::{Method, StatusCode};
+
+use crate::auth::Credentials;
+use crate::error::Error;
+use crate::retry::RetryPolicy;
+
+/// The header that makes a retried `POST` safe.
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// Credentials, retries and timeouts of a client (see
+/// [`ClientBuilder`](crate::builder::ClientBuilder)).
+#[derive(Debug, Clone)]
+pub struct Transport {
+    pub(crate) credentials: Credentials,
+    pub(crate) retry: RetryPolicy,
+    /// Each attempt's time limit, when the call sets one.
+    pub(crate) timeout: Option<Duration>,
+    /// The operations (progenitor's snake-case ids) that take an
+    /// `Idempotency-Key`.
+    pub(crate) idempotent: &'static [&'static str],
+}
+
+impl Transport {
+    pub(crate) fn new(
+        credentials: Credentials,
+        retry: RetryPolicy,
+        idempotent: &'static [&'static str],
+    ) -> Self {
+        Transport {
+            credentials,
+            retry,
+            timeout: None,
+            idempotent,
+        }
+    }
+
+    /// Before a request leaves: its credentials, its time limit, and an
+    /// idempotency key when its operation takes one and the caller gave
+    /// none.
+    pub(crate) async fn prepare(
+        &self,
+        http: &reqwest::Client,
+        request: &mut reqwest::Request,
+        operation: &str,
+    ) -> Result<(), crate::auth::TokenError> {
+        self.credentials.apply(http, request).await?;
+        if let Some(timeout) = self.timeout {
+            *request.timeout_mut() = Some(timeout);
+        }
+        if self.idempotent.contains(&operation) && !request.headers().contains_key(IDEMPOTENCY_KEY)
+        {
+            let key = HeaderValue::from_str(&new_key()).unwrap_or(HeaderValue::from_static("-"));
+            request.headers_mut().insert(IDEMPOTENCY_KEY, key);
+        }
+        Ok(())
+    }
+
+    /// Sends a request, trying again as the retry policy allows.
+    pub(crate) async fn execute(
+        &self,
+        http: &reqwest::Client,
+        request: reqwest::Request,
+    ) -> reqwest::Result<reqwest::Response> {
+        let started = Instant::now();
+        let retriable = retriable_method(&request);
+        let mut attempt = 1;
+        let mut request = request;
+        loop {
+            let spare = (attempt < self.retry.attempts())
+                .then(|| request.try_clone())
+                .flatten();
+            let outcome = self.credentials.execute(http, request).await;
+            let Some(next) = spare else {
+                return outcome;
+            };
+            let wait = match &outcome {
+                Ok(response) if retriable && worth_retrying(response) => self
+                    .retry
+                    .delay(attempt, crate::auth::retry_after(response.headers())),
+                Err(e) if e.is_connect() || (retriable && (e.is_timeout() || e.is_request())) => {
+                    self.retry.delay(attempt, None)
+                }
+                _ => return outcome,
+            };
+            if started.elapsed() + wait > self.retry.total() {
+                return outcome;
+            }
+            drop(outcome);
+            tokio::time::sleep(wait).await;
+            request = next;
+            attempt += 1;
+        }
+    }
+}
+
+/// `GET`, `PUT`, `DELETE` (and `HEAD`, `OPTIONS`) may be sent again; a
+/// `POST` only with an idempotency key.
+fn retriable_method(request: &reqwest::Request) -> bool {
+    match *request.method() {
+        Method::GET | Method::PUT | Method::DELETE | Method::HEAD | Method::OPTIONS => true,
+        _ => request.headers().contains_key(IDEMPOTENCY_KEY),
+    }
+}
+
+/// An answer that says "later": over a limit, a gateway's trouble, the
+/// service unavailable, or the same idempotency key still running.
+fn worth_retrying(response: &reqwest::Response) -> bool {
+    match response.status() {
+        StatusCode::TOO_MANY_REQUESTS
+        | StatusCode::BAD_GATEWAY
+        | StatusCode::SERVICE_UNAVAILABLE
+        | StatusCode::GATEWAY_TIMEOUT => true,
+        StatusCode::CONFLICT => response
+            .headers()
+            .contains_key(reqwest::header::RETRY_AFTER),
+        _ => false,
+    }
+}
+
+/// A fresh idempotency key: 128 random bits, as hex.
+fn new_key() -> String {
+    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
+}
+
+/// Runs a generated operation: gets a bearer token first when the client
+/// uses client credentials (so that a failure to get one is a typed
+/// error), then turns what the generated code returned into the SDK's
+/// [`Error`].
+pub(crate) async fn finish<T, E: serde::Serialize>(
+    transport: &Transport,
+    http: &reqwest::Client,
+    operation: &'static str,
+    call: impl Future<Output = Result<T, progenitor_client::Error<E>>>,
+) -> Result<T, Error> {
+    transport.credentials.ready(http).await?;
+    match call.await {
+        Ok(value) => Ok(value),
+        Err(error) => Err(Error::from_generated(operation, error).await),
+    }
+}

@@ -123,8 +123,8 @@ impl<S: Service> ClientBuilder<S> {
     }
 
     /// Gives up on an attempt after this long, from connecting to the
-    /// answer's last byte (default 30 s). One call may override it:
-    /// [`with_timeout`].
+    /// answer's last byte (default 30 s). One call may override it: the
+    /// client's `with_timeout`.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self

@@ -3,8 +3,8 @@
 //! Everything progenitor generates is re-exported here: [`Client`] with one
 //! method per operation (named like the operation: `get_pet_by_id`, ...),
 //! [`types`] with the document's schemas. Operations answer
-//! `Result<ResponseValue<T>, Error<types::ApiResponse>>`; on an error status the
-//! server's `ApiResponse` is in [`Error::ErrorResponse`] (see [`error_body`]).
+//! `Result<ResponseValue<T>, Error>`; an error the server answered is
+//! [`Error::Api`], with its status, code and message (the `ApiResponse`).
 //!
 //! This client speaks the JSON face of the contract: XML and form bodies,
 //! which the server also accepts, are left to raw HTTP.

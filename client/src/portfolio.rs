@@ -2,9 +2,8 @@
 //!
 //! Everything progenitor generates is re-exported here: [`Client`] with one
 //! method per operation (`get_site_info`, `list_projects`, ...) and [`types`].
-//! Operations answer `Result<ResponseValue<T>, Error<types::ErrorBody>>`; on an
-//! error status the server's envelope is in [`Error::ErrorResponse`] (see
-//! [`error_body`]).
+//! Operations answer `Result<ResponseValue<T>, Error>`; an error the server
+//! answered is [`Error::Api`], with the envelope's code, message and details.
 
 #[rustfmt::skip]
 #[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, missing_docs, unused)]

@@ -20,6 +20,7 @@ mod negotiation;
 mod operation;
 mod pets;
 mod rate_limit;
+mod sdk;
 mod store;
 mod support;
 mod text_policy;

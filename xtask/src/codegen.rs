@@ -153,7 +153,17 @@ fn with_sdk_errors(code: &str) -> anyhow::Result<String> {
         rest = &after[open..];
     }
     out.push_str(rest);
-    Ok(out)
+    // Error answers reach the SDK's error whole (status, headers, body),
+    // which reads either service's error format itself: a body that does
+    // not parse as the document says (a gateway's empty 503) keeps its
+    // status instead of becoming a decoding error.
+    const TYPED_ERROR: &str =
+        "Err (Error :: ErrorResponse (ResponseValue :: from_response (response) . await ?))";
+    anyhow::ensure!(
+        out.contains(TYPED_ERROR),
+        "progenitor's error answers no longer read as expected; update with_sdk_errors"
+    );
+    Ok(out.replace(TYPED_ERROR, "Err (Error :: UnexpectedResponse (response))"))
 }
 
 /// progenitor's ids (snake case) of the operations that declare the

@@ -2131,42 +2131,18 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2265,42 +2241,18 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2371,27 +2323,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2460,27 +2398,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2552,30 +2476,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2680,42 +2588,18 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2804,30 +2688,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -2908,30 +2776,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::stream(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3058,45 +2910,19 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3158,21 +2984,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3271,36 +3087,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3372,24 +3168,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3459,24 +3243,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3575,36 +3347,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3690,36 +3442,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3805,21 +3537,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3871,18 +3593,10 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::empty(response)),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -3954,27 +3668,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -4074,45 +3774,19 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -4182,30 +3856,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                406u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                406u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }

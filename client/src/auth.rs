@@ -159,33 +159,93 @@ pub struct OAuthError {
     pub error_description: Option<String>,
 }
 
-/// Why no token could be had.
+/// Why no token could be had from the portfolio's token endpoint.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum TokenError {
-    /// The token endpoint could not be reached.
-    Http(reqwest::Error),
-    /// It refused, with OAuth's error (`invalid_client`, `invalid_scope`, ...).
-    Refused(reqwest::StatusCode, OAuthError),
-    /// It answered something else (a 429 with `Retry-After`, a 5xx).
-    Unexpected(reqwest::StatusCode, Option<Duration>),
+    /// The token endpoint could not be reached (why: the connection, the
+    /// certificate, the time).
+    Unreachable(reqwest::Error),
+    /// `invalid_client`: the client id or secret is wrong, or the client
+    /// was revoked.
+    InvalidClient { description: Option<String> },
+    /// `invalid_scope`: the client may not have a scope it asked for.
+    InvalidScope { description: Option<String> },
+    /// Another OAuth error (`unauthorized_client`, `invalid_request`, ...).
+    Refused {
+        status: reqwest::StatusCode,
+        error: OAuthError,
+    },
+    /// It answered something else: a 429 (with how long to wait), a 5xx.
+    Unexpected {
+        status: reqwest::StatusCode,
+        retry_after: Option<Duration>,
+    },
     /// Its answer could not be read.
     Malformed(String),
 }
 
+impl TokenError {
+    /// The HTTP status the token endpoint answered, if it answered.
+    pub fn status(&self) -> Option<reqwest::StatusCode> {
+        match self {
+            TokenError::InvalidClient { .. } => Some(reqwest::StatusCode::UNAUTHORIZED),
+            TokenError::InvalidScope { .. } => Some(reqwest::StatusCode::BAD_REQUEST),
+            TokenError::Refused { status, .. } | TokenError::Unexpected { status, .. } => {
+                Some(*status)
+            }
+            TokenError::Unreachable(_) | TokenError::Malformed(_) => None,
+        }
+    }
+
+    /// OAuth's error code (`invalid_client`, `invalid_scope`, ...), if the
+    /// endpoint gave one.
+    pub fn oauth_error(&self) -> Option<&str> {
+        match self {
+            TokenError::InvalidClient { .. } => Some("invalid_client"),
+            TokenError::InvalidScope { .. } => Some("invalid_scope"),
+            TokenError::Refused { error, .. } => Some(&error.error),
+            _ => None,
+        }
+    }
+
+    fn from_oauth(status: reqwest::StatusCode, error: OAuthError) -> Self {
+        match error.error.as_str() {
+            "invalid_client" => TokenError::InvalidClient {
+                description: error.error_description,
+            },
+            "invalid_scope" => TokenError::InvalidScope {
+                description: error.error_description,
+            },
+            _ => TokenError::Refused { status, error },
+        }
+    }
+}
+
 impl fmt::Display for TokenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let described = |f: &mut fmt::Formatter<'_>, d: &Option<String>| match d {
+            Some(d) => write!(f, ": {d}"),
+            None => Ok(()),
+        };
         match self {
-            TokenError::Http(e) => write!(f, "cannot reach the token endpoint: {e}"),
-            TokenError::Refused(status, e) => write!(
-                f,
-                "the token endpoint refused ({status}): {}{}",
-                e.error,
-                e.error_description
-                    .as_deref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default()
-            ),
-            TokenError::Unexpected(status, retry_after) => {
+            TokenError::Unreachable(_) => f.write_str("the token endpoint cannot be reached"),
+            TokenError::InvalidClient { description } => {
+                f.write_str("invalid_client: the client id or secret is not accepted")?;
+                described(f, description)
+            }
+            TokenError::InvalidScope { description } => {
+                f.write_str("invalid_scope: the client may not have a scope it asked for")?;
+                described(f, description)
+            }
+            TokenError::Refused { status, error } => {
+                write!(f, "{}: the token endpoint refused ({status})", error.error)?;
+                described(f, &error.error_description)
+            }
+            TokenError::Unexpected {
+                status,
+                retry_after,
+            } => {
                 write!(f, "the token endpoint answered {status}")?;
                 if let Some(wait) = retry_after {
                     write!(f, "; retry after {} s", wait.as_secs())?;
@@ -197,7 +257,14 @@ impl fmt::Display for TokenError {
     }
 }
 
-impl std::error::Error for TokenError {}
+impl std::error::Error for TokenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenError::Unreachable(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl TokenSource {
     pub(crate) fn new(
@@ -250,7 +317,7 @@ impl TokenSource {
             .form(&form)
             .send()
             .await
-            .map_err(TokenError::Http)?;
+            .map_err(TokenError::Unreachable)?;
         let status = response.status();
         if status.is_success() {
             let answer: TokenResponse = response
@@ -265,12 +332,15 @@ impl TokenSource {
             });
         }
         let retry_after = retry_after(response.headers());
-        let body = response.bytes().await.map_err(TokenError::Http)?;
+        let body = response.bytes().await.map_err(TokenError::Unreachable)?;
         match serde_json::from_slice::<OAuthError>(&body) {
             Ok(error) if matches!(status.as_u16(), 400 | 401) => {
-                Err(TokenError::Refused(status, error))
+                Err(TokenError::from_oauth(status, error))
             }
-            _ => Err(TokenError::Unexpected(status, retry_after)),
+            _ => Err(TokenError::Unexpected {
+                status,
+                retry_after,
+            }),
         }
     }
 }

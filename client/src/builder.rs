@@ -381,4 +381,88 @@ mod tests {
             assert!(error.contains(why), "{given}: {error}");
         }
     }
+
+    /// The variables `from_env` reads; each case starts without them.
+    const VARIABLES: [&str; 9] = [
+        "PETSTORE_PORTFOLIO_URL",
+        "PETSTORE_API_KEY",
+        "PETSTORE_BEARER_TOKEN",
+        "PETSTORE_USERNAME",
+        "PETSTORE_PASSWORD",
+        "PORTFOLIO_API_KEY",
+        "PORTFOLIO_BEARER_TOKEN",
+        "PORTFOLIO_CLIENT_ID",
+        "PORTFOLIO_CLIENT_SECRET",
+    ];
+
+    /// Runs in a child process (the environment is the process's own):
+    /// prints what `from_env` made of it.
+    #[test]
+    fn from_env_child() {
+        let Ok(service) = std::env::var("FROM_ENV_SERVICE") else {
+            return;
+        };
+        let made = match service.as_str() {
+            "petstore" => petstore::ClientBuilder::from_env().map(|b| format!("{b:?}")),
+            _ => portfolio::ClientBuilder::from_env().map(|b| format!("{b:?}")),
+        };
+        match made {
+            Ok(builder) => println!("FROM_ENV OK {builder}"),
+            Err(error) => println!("FROM_ENV ERR {error}"),
+        }
+    }
+
+    fn from_env(service: &str, variables: &[(&str, &str)]) -> String {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child.args(["builder::tests::from_env_child", "--exact", "--nocapture"]);
+        for name in VARIABLES {
+            child.env_remove(name);
+        }
+        child
+            .env("FROM_ENV_SERVICE", service)
+            .envs(variables.iter().copied());
+        let output = child.output().unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("FROM_ENV "))
+            .unwrap_or_else(|| panic!("the child printed nothing: {stdout}"))
+            .to_owned()
+    }
+
+    #[test]
+    fn from_env_reads_the_server_and_credentials_and_names_what_is_missing() {
+        let missing = from_env("petstore", &[]);
+        assert_eq!(
+            missing,
+            "ERR the environment variable PETSTORE_PORTFOLIO_URL is not set"
+        );
+        let url = ("PETSTORE_PORTFOLIO_URL", "http://pets.example/v2");
+        let keyed = from_env("petstore", &[url, ("PETSTORE_API_KEY", "s3cret")]);
+        assert!(keyed.starts_with("OK "), "{keyed}");
+        assert!(
+            keyed.contains("api_key: ***") && !keyed.contains("s3cret"),
+            "{keyed}"
+        );
+        let half = from_env("petstore", &[url, ("PETSTORE_USERNAME", "user1")]);
+        assert_eq!(
+            half,
+            "ERR the environment variable PETSTORE_PASSWORD is not set"
+        );
+        let url = ("PETSTORE_PORTFOLIO_URL", "https://site.example/api/");
+        let half = from_env("portfolio", &[url, ("PORTFOLIO_CLIENT_ID", "pc_1")]);
+        assert_eq!(
+            half,
+            "ERR the environment variable PORTFOLIO_CLIENT_SECRET is not set"
+        );
+        let both = from_env(
+            "portfolio",
+            &[
+                url,
+                ("PORTFOLIO_CLIENT_ID", "pc_1"),
+                ("PORTFOLIO_CLIENT_SECRET", "s3cret"),
+            ],
+        );
+        assert!(both.contains("pc_1") && !both.contains("s3cret"), "{both}");
+    }
 }

@@ -60,9 +60,7 @@ impl Error {
         match self {
             Error::Api(e) => Some(e.status),
             Error::Decode { status, .. } => Some(*status),
-            Error::Token(TokenError::Refused(status, _) | TokenError::Unexpected(status, _)) => {
-                Some(*status)
-            }
+            Error::Token(e) => e.status(),
             _ => None,
         }
     }
@@ -72,7 +70,7 @@ impl Error {
     pub fn code(&self) -> Option<&str> {
         match self {
             Error::Api(e) => Some(&e.code),
-            Error::Token(TokenError::Refused(_, e)) => Some(&e.error),
+            Error::Token(e) => e.oauth_error(),
             _ => None,
         }
     }
@@ -108,7 +106,7 @@ impl Error {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             Error::Api(e) => e.retry_after,
-            Error::Token(TokenError::Unexpected(_, wait)) => *wait,
+            Error::Token(TokenError::Unexpected { retry_after, .. }) => *retry_after,
             _ => None,
         }
     }
@@ -233,7 +231,13 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::Token(e) => write!(f, "cannot get a bearer token: {e}"),
+            Error::Token(e) => {
+                write!(f, "cannot get a bearer token: {e}")?;
+                if f.alternate() {
+                    write_causes(f, e)?;
+                }
+                Ok(())
+            }
             Error::Decode { status, message } => {
                 write!(f, "{} answer cannot be read: {message}", status.as_u16())
             }

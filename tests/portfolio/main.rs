@@ -14,6 +14,7 @@ mod key_requests;
 mod mail;
 mod oauth;
 mod rate_limit;
+mod sdk;
 mod social;
 mod support;
 mod text_policy;

@@ -8674,15 +8674,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -8739,15 +8733,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -8827,39 +8815,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -8955,39 +8921,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9057,27 +9001,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 204u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9134,21 +9064,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9228,36 +9148,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9329,27 +9229,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9442,27 +9328,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9550,24 +9422,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9668,24 +9528,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9781,42 +9629,18 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9888,27 +9712,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -9965,21 +9775,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10059,36 +9859,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10160,27 +9940,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10237,21 +10003,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10331,33 +10087,15 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10437,39 +10175,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10565,39 +10281,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10667,27 +10361,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 204u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10767,39 +10447,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                409u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10895,39 +10553,17 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -10997,27 +10633,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 204u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11097,36 +10719,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11227,24 +10829,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11314,27 +10904,13 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 204u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11412,30 +10988,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => Ok(ResponseValue::empty(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11517,24 +11077,12 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11614,36 +11162,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 201u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11697,15 +11225,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11759,15 +11281,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11847,30 +11363,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -11924,21 +11424,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12020,30 +11510,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12112,21 +11586,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12195,21 +11659,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12278,21 +11732,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12372,36 +11816,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12458,15 +11882,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12538,21 +11956,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12609,15 +12017,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12689,21 +12091,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12757,15 +12149,9 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12845,36 +12231,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -12938,21 +12304,11 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => Ok(ResponseValue::stream(response)),
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -13034,30 +12390,14 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                422u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -13137,36 +12477,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 202u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }
@@ -13246,36 +12566,16 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
-                400u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                401u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                403u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                404u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                408u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                413u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                415u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                429u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                500u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
-                503u16 => Err(Error::ErrorResponse(
-                    ResponseValue::from_response(response).await?,
-                )),
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                408u16 => Err(Error::UnexpectedResponse(response)),
+                413u16 => Err(Error::UnexpectedResponse(response)),
+                415u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
                 _ => Err(Error::UnexpectedResponse(response)),
             }
         }

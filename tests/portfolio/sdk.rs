@@ -1,0 +1,78 @@
+//! The portfolio SDK as its users meet it: token failures as typed errors,
+//! refusals that read as one line.
+
+use end_to_end_tests::{Db, TestServer, on_every_database};
+use petstore_portfolio_client::Error;
+use petstore_portfolio_client::portfolio::{ClientBuilder, TokenError};
+use petstore_portfolio_server::config::Scope;
+
+on_every_database!(
+    token_failures_are_typed_and_read_as_one_line,
+    a_refusal_reads_as_one_line_with_the_scope_in_its_details,
+);
+
+async fn token_failures_are_typed_and_read_as_one_line(db: Db) {
+    let server = TestServer::start(db).await;
+    let (id, secret) = server.oauth_client(&[Scope::SubscribersRead]).await;
+
+    let wrong_secret = ClientBuilder::new(&server.url)
+        .client_credentials(&id, "not-the-secret")
+        .build()
+        .unwrap();
+    let error = wrong_secret.list_subscribers().send().await.unwrap_err();
+    assert!(
+        matches!(error, Error::Token(TokenError::InvalidClient { .. })),
+        "{error:?}"
+    );
+    assert_eq!(error.code(), Some("invalid_client"));
+    let line = error.to_string();
+    assert!(
+        line.starts_with("cannot get a bearer token: invalid_client: "),
+        "{line}"
+    );
+    // Printed from `main` (Debug), it says what it is once.
+    let debug = format!("{error:?}");
+    assert!(debug.starts_with("Token(InvalidClient"), "{debug}");
+    assert!(!debug.contains("not-the-secret"), "{debug}");
+
+    let too_wide = ClientBuilder::new(&server.url)
+        .client_credentials_with_scope(&id, &secret, "keys:manage")
+        .build()
+        .unwrap();
+    let error = too_wide.list_subscribers().send().await.unwrap_err();
+    assert!(
+        matches!(error, Error::Token(TokenError::InvalidScope { .. })),
+        "{error:?}"
+    );
+
+    // A server that is not there: the token endpoint is unreachable.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let unreachable = ClientBuilder::new(&nowhere)
+        .client_credentials(&id, &secret)
+        .no_retries()
+        .build()
+        .unwrap();
+    let error = unreachable.list_subscribers().send().await.unwrap_err();
+    assert!(
+        matches!(error, Error::Token(TokenError::Unreachable(_))),
+        "{error:?}"
+    );
+    assert!(
+        format!("{error:#}").to_lowercase().contains("refused"),
+        "{error:#}"
+    );
+}
+
+async fn a_refusal_reads_as_one_line_with_the_scope_in_its_details(db: Db) {
+    let server = TestServer::start(db).await;
+    let reader = server.portfolio_with_scopes(&[Scope::ContentWrite]).await;
+    let error = reader.list_subscribers().send().await.unwrap_err();
+    assert_eq!(error.status().map(|s| s.as_u16()), Some(403));
+    assert!(error.to_string().starts_with("403 FORBIDDEN: "), "{error}");
+    assert_eq!(
+        error.details().and_then(|d| d.get("required_scope")),
+        Some(&serde_json::json!("subscribers:read"))
+    );
+}

@@ -177,9 +177,6 @@ impl<S: Service> ClientBuilder<S> {
     /// valid header value, or a root certificate is not PEM.
     pub fn build(self) -> Result<S::Client, BuildError> {
         let root = root_url(&self.server_url, S::BASE_PATH)?;
-        // reqwest's rustls takes the process's crypto provider: ring, unless
-        // the program chose one already (then this does nothing).
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut headers = Vec::new();
         for (name, value) in self.credentials {
             let mut value = HeaderValue::from_str(&value).map_err(BuildError::Header)?;
@@ -190,21 +187,10 @@ impl<S: Service> ClientBuilder<S> {
             .client_credentials
             .map(|c| TokenSource::new(&root, c.client_id, c.client_secret, c.scope));
         let credentials = Credentials::new(headers, tokens);
-        let mut http = reqwest::Client::builder()
+        let http = reqwest::Client::builder()
             .timeout(self.timeout)
             .connect_timeout(self.connect_timeout);
-        for pem in &self.roots {
-            let certificates = reqwest::Certificate::from_pem_bundle(pem)
-                .map_err(|e| BuildError::Certificate(e.to_string()))?;
-            if certificates.is_empty() {
-                return Err(BuildError::Certificate(
-                    "no BEGIN CERTIFICATE block".to_owned(),
-                ));
-            }
-            for certificate in certificates {
-                http = http.add_root_certificate(certificate);
-            }
-        }
+        let http = crate::tls::configure(http, &self.roots)?;
         let http = http.build().map_err(BuildError::Http)?;
         let transport = Transport::new(credentials, self.retry, S::IDEMPOTENT_OPERATIONS);
         Ok(S::client(&root, http, transport))
@@ -259,6 +245,8 @@ pub enum BuildError {
     Header(InvalidHeaderValue),
     /// A root certificate is not PEM (why).
     Certificate(String),
+    /// TLS could not be set up (why).
+    Tls(String),
     /// The HTTP client could not be set up.
     Http(reqwest::Error),
 }
@@ -272,6 +260,7 @@ impl fmt::Display for BuildError {
             }
             BuildError::Header(_) => f.write_str("a credential is not a valid HTTP header value"),
             BuildError::Certificate(e) => write!(f, "a root certificate is not PEM: {e}"),
+            BuildError::Tls(e) => write!(f, "cannot set up TLS: {e}"),
             BuildError::Http(e) => write!(f, "cannot build the HTTP client: {e}"),
         }
     }

@@ -10,17 +10,8 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 #[allow(clippy::all)]
 pub mod types {
     #[doc = "`AddPetIdempotencyKey`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AddPetIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for AddPetIdempotencyKey {
@@ -73,14 +64,8 @@ pub mod types {
         }
     }
     #[doc = "The answer to every request that fails, and to `uploadFile`. `code` is the\nHTTP status, `type` an upper-case code, `message` says what happened, for\npeople: its wording may change, so a program should look at `code` and\n`type`."]
-    #[derive(
-        :: serde :: Deserialize,
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Default,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, Default)]
     pub struct ApiResponse {
         #[doc = "The HTTP status of the answer."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -101,14 +86,8 @@ pub mod types {
         }
     }
     #[doc = "The group a pet belongs to, such as Dogs or Cats. Stored with each pet as\ngiven: categories are not a resource of their own, and the server does not\ncheck that one id always goes with one name."]
-    #[derive(
-        :: serde :: Deserialize,
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Default,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, Default)]
     pub struct Category {
         #[doc = "The category's id, chosen by the client (any integer)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -123,17 +102,8 @@ pub mod types {
         }
     }
     #[doc = "The category's name, one line of text of at most 255 characters."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CategoryName(::std::string::String);
     impl ::std::ops::Deref for CategoryName {
@@ -183,17 +153,8 @@ pub mod types {
         }
     }
     #[doc = "`CreateUserIdempotencyKey`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateUserIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for CreateUserIdempotencyKey {
@@ -246,17 +207,8 @@ pub mod types {
         }
     }
     #[doc = "`CreateUsersWithListInputIdempotencyKey`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateUsersWithListInputIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for CreateUsersWithListInputIdempotencyKey {
@@ -309,9 +261,8 @@ pub mod types {
         }
     }
     #[doc = "A purchase order for a pet. Placing one changes the pet's status (see\n`placeOrder`); the order keeps the status it was placed with, since no\noperation changes an order."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Order {
         #[doc = "True once the order is delivered (derived from `status`; ignored on input)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -341,6 +292,7 @@ pub mod types {
         }
     }
     #[doc = "Where an order stands. `placed` (the default) and `approved` reserve the pet:\nplacing such an order makes it `pending`, and deleting the order makes it\n`available` again. `delivered` sells it: the pet becomes `sold` for good."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -352,7 +304,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum OrderStatus {
         #[serde(rename = "placed")]
@@ -397,9 +348,8 @@ pub mod types {
         }
     }
     #[doc = "A pet in the store. In XML the element is `pet` and the lists are wrapped:\n`photoUrls` holds `photoUrl` elements, `tags` holds `tag` elements."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Pet {
         #[doc = "The pet's category, if it has one."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -425,17 +375,8 @@ pub mod types {
         }
     }
     #[doc = "The pet's name, 1 to 255 characters of one line of text."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PetName(::std::string::String);
     impl ::std::ops::Deref for PetName {
@@ -488,6 +429,7 @@ pub mod types {
         }
     }
     #[doc = "A pet's status in the store. Only an `available` pet can be ordered; an order\nmakes it `pending` (placed or approved) or `sold` (delivered)."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -499,7 +441,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum PetStatus {
         #[serde(rename = "available")]
@@ -544,17 +485,8 @@ pub mod types {
         }
     }
     #[doc = "`PlaceOrderIdempotencyKey`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PlaceOrderIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for PlaceOrderIdempotencyKey {
@@ -607,14 +539,8 @@ pub mod types {
         }
     }
     #[doc = "A label on a pet; `findPetsByTags` finds pets by tag `name`. Stored with\neach pet as given, like a category."]
-    #[derive(
-        :: serde :: Deserialize,
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Default,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, Default)]
     pub struct Tag {
         #[doc = "The tag's id, chosen by the client (any integer)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -629,17 +555,8 @@ pub mod types {
         }
     }
     #[doc = "The tag's name, one line of text of at most 255 characters; what\n`findPetsByTags` matches (exactly)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct TagName(::std::string::String);
     impl ::std::ops::Deref for TagName {
@@ -689,17 +606,8 @@ pub mod types {
         }
     }
     #[doc = "`UpdatePetWithFormName`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UpdatePetWithFormName(::std::string::String);
     impl ::std::ops::Deref for UpdatePetWithFormName {
@@ -752,17 +660,8 @@ pub mod types {
         }
     }
     #[doc = "`UploadFileAdditionalMetadata`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UploadFileAdditionalMetadata(::std::string::String);
     impl ::std::ops::Deref for UploadFileAdditionalMetadata {
@@ -812,17 +711,8 @@ pub mod types {
         }
     }
     #[doc = "`UploadFileIdempotencyKey`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UploadFileIdempotencyKey(::std::string::String);
     impl ::std::ops::Deref for UploadFileIdempotencyKey {
@@ -875,9 +765,8 @@ pub mod types {
         }
     }
     #[doc = "A user of the store. `password` is write-only: it is stored as an argon2id\nhash and never returned. In auth mode `enforce` the names, email and phone\nare shown only to the user and to an `api_key` with the scope `admin`."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct User {
         #[doc = "The user's email address, at most 255 characters, stored as given (the\nserver sends it nothing and does not check its form)."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -918,17 +807,8 @@ pub mod types {
         }
     }
     #[doc = "The user's email address, at most 255 characters, stored as given (the\nserver sends it nothing and does not check its form)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserEmail(::std::string::String);
     impl ::std::ops::Deref for UserEmail {
@@ -978,17 +858,8 @@ pub mod types {
         }
     }
     #[doc = "The user's first name, one line of text of at most 255 characters."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserFirstName(::std::string::String);
     impl ::std::ops::Deref for UserFirstName {
@@ -1038,17 +909,8 @@ pub mod types {
         }
     }
     #[doc = "The user's last name, one line of text of at most 255 characters."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserLastName(::std::string::String);
     impl ::std::ops::Deref for UserLastName {
@@ -1098,17 +960,8 @@ pub mod types {
         }
     }
     #[doc = "At least 8 characters (at most 255). Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserPassword(::std::string::String);
     impl ::std::ops::Deref for UserPassword {
@@ -1161,17 +1014,8 @@ pub mod types {
         }
     }
     #[doc = "The user's phone number, free text of at most 64 characters."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserPhone(::std::string::String);
     impl ::std::ops::Deref for UserPhone {
@@ -1221,17 +1065,8 @@ pub mod types {
         }
     }
     #[doc = "The name the user logs in with and the `{username}` of their URL:\nunique (a taken one is a 409), 1 to 64 ASCII letters, digits and\n`. _ @ + -` (one script, no spaces or control characters, nothing that\nlooks like another name)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserUsername(::std::string::String);
     impl ::std::ops::Deref for UserUsername {

@@ -193,39 +193,38 @@ pub async fn replay_or_run(
         Ok(None) => return next.run(request).await,
         Err(error) => return error.into_response(),
     };
-    match run_once(inner, key, request, next).await {
-        Ok(response) | Err(response) => response,
-    }
+    run_once(inner, key, request, next).await
 }
 
-async fn run_once(
-    inner: &Inner,
-    key: String,
-    request: Request,
-    next: Next,
-) -> Result<Response, Response> {
+async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> Response {
+    // A failure answers at once, in the service's error format.
+    macro_rules! or_answer {
+        ($result:expr) => {
+            match $result {
+                Ok(value) => value,
+                Err(error) => return Error::from(error).into_response(),
+            }
+        };
+    }
     let caller = Caller::of(inner.credential_headers, &request);
     let (parts, body) = request.into_parts();
     // The body is read here to tell a repeat from another request with the
     // same key, within the largest limit of the service's routes; the
     // route's own limit still applies when its handler reads it.
-    let body = read_body(body, inner.max_body)
-        .await
-        .map_err(IntoResponse::into_response)?;
+    let body = or_answer!(read_body(body, inner.max_body).await);
     let fingerprint = fingerprint(&parts.method, &parts.uri, &parts.headers, &body);
-    let store = |e| Error::from(e).into_response();
 
     let now = clock::now_ms();
-    if let Some(stored) = db::find(&inner.db, &caller.id, &key).await.map_err(store)?
+    if let Some(stored) = or_answer!(db::find(&inner.db, &caller.id, &key).await)
         && stored.expires_ms > now
     {
         if stored.fingerprint != fingerprint {
-            return Err(reused_for_another_request());
+            return reused_for_another_request();
         }
         match stored.state {
             db::State::Done(answer) => return replay(&caller, &answer),
             db::State::Running { lease_until_ms } if lease_until_ms > now => {
-                return Err(still_running());
+                return still_running();
             }
             // Its request died with its replica: this one takes it over.
             db::State::Running { .. } => {}
@@ -238,15 +237,15 @@ async fn run_once(
         lease_until_ms: now + millis(inner.lease),
         expires_ms: now + millis(inner.kept),
     };
-    if !db::claim(&inner.db, &claim, now).await.map_err(store)? {
+    if !or_answer!(db::claim(&inner.db, &claim, now).await) {
         // Another request took it between the read and the claim.
-        return match db::find(&inner.db, &caller.id, &key).await.map_err(store)? {
-            Some(stored) if stored.fingerprint != fingerprint => Err(reused_for_another_request()),
+        return match or_answer!(db::find(&inner.db, &caller.id, &key).await) {
+            Some(stored) if stored.fingerprint != fingerprint => reused_for_another_request(),
             Some(db::Stored {
                 state: db::State::Done(answer),
                 ..
             }) => replay(&caller, &answer),
-            _ => Err(still_running()),
+            _ => still_running(),
         };
     }
 
@@ -270,7 +269,7 @@ async fn run_once(
         keep(&db, &caller, &key, response).await
     });
     task.await
-        .map_err(|e| Error::internal("an idempotent request", e).into_response())
+        .unwrap_or_else(|e| Error::internal("an idempotent request", e).into_response())
 }
 
 /// The whole body, or the error a handler would answer: 413 beyond
@@ -324,12 +323,14 @@ async fn release(db: &Database, caller: &Caller, key: &str) {
 }
 
 /// The kept answer, as first sent, marked replayed.
-fn replay(caller: &Caller, answer: &db::StoredAnswer) -> Result<Response, Response> {
-    let body = caller.open(&answer.sealed_body).ok_or_else(|| {
-        Error::internal("a kept answer", "its body cannot be opened").into_response()
-    })?;
-    let status = StatusCode::from_u16(answer.status)
-        .map_err(|e| Error::internal("a kept answer", e).into_response())?;
+fn replay(caller: &Caller, answer: &db::StoredAnswer) -> Response {
+    let Some(body) = caller.open(&answer.sealed_body) else {
+        return Error::internal("a kept answer", "its body cannot be opened").into_response();
+    };
+    let status = match StatusCode::from_u16(answer.status) {
+        Ok(status) => status,
+        Err(e) => return Error::internal("a kept answer", e).into_response(),
+    };
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let pairs: Vec<(String, String)> = serde_json::from_str(&answer.headers).unwrap_or_default();
@@ -344,7 +345,7 @@ fn replay(caller: &Caller, answer: &db::StoredAnswer) -> Result<Response, Respon
     response
         .headers_mut()
         .insert(IDEMPOTENCY_REPLAYED, HeaderValue::from_static("true"));
-    Ok(response)
+    response
 }
 
 /// The headers of an answer worth replaying: what it is and where the

@@ -121,6 +121,19 @@
 //! # let _ = inventory; Ok(()) }
 //! ```
 //!
+//! # Paged lists
+//!
+//! The admin lists that answer page by page have a `stream()` that yields
+//! every item across the pages (see [`paging`]):
+//!
+//! ```no_run
+//! # async fn demo(client: &petstore_portfolio_client::portfolio::Client) -> Result<(), petstore_portfolio_client::Error> {
+//! use futures::TryStreamExt as _;
+//!
+//! let pending: Vec<_> = client.list_key_requests().stream().try_collect().await?;
+//! # let _ = pending; Ok(()) }
+//! ```
+//!
 //! The TLS backend is chosen by features: `rustls-ring` (default),
 //! `rustls-aws-lc-rs`, `native-tls`. With rustls the client has a TLS
 //! configuration of its own; the SDK never installs a process-wide crypto
@@ -132,6 +145,7 @@
 pub mod auth;
 pub mod builder;
 mod error;
+pub mod paging;
 pub mod petstore;
 pub mod portfolio;
 mod retry;

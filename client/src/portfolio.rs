@@ -201,3 +201,50 @@ pub fn refusal(error: &Error) -> Option<Refusal> {
         detail,
     )
 }
+
+macro_rules! paged {
+    ($page:ident, $item:ident, $builder:ident, $what:literal) => {
+        impl crate::paging::Page for types::$page {
+            type Item = types::$item;
+
+            fn into_items(self) -> (Vec<types::$item>, bool) {
+                let more = crate::paging::more_after(self.page, self.per_page, self.total);
+                (self.items, more)
+            }
+        }
+
+        impl<'a> builder::$builder<'a> {
+            #[doc = concat!("Every ", $what, " the query matches, page after page as the")]
+            /// stream is read (`per_page` each), as one stream of items. An
+            /// error (a page refused, the server gone) is the stream's last
+            /// item. See [`crate::paging`].
+            pub fn stream(
+                self,
+            ) -> std::pin::Pin<
+                Box<dyn futures::Stream<Item = Result<types::$item, Error>> + Send + 'a>,
+            > {
+                crate::paging::items(self, |builder: Self, page| async move {
+                    builder
+                        .page(page)
+                        .send()
+                        .await
+                        .map(ResponseValue::into_inner)
+                })
+            }
+        }
+    };
+}
+
+paged!(
+    SubscriberPage,
+    SubscriberEntry,
+    ListSubscribers,
+    "subscriber"
+);
+paged!(KeyRequestPage, KeyRequest, ListKeyRequests, "key request");
+paged!(
+    ContactSubmissionPage,
+    ContactEntry,
+    ListContactSubmissions,
+    "contact submission"
+);

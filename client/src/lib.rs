@@ -145,6 +145,7 @@
 pub mod auth;
 pub mod builder;
 mod error;
+mod fields;
 pub mod paging;
 pub mod petstore;
 pub mod portfolio;
@@ -153,4 +154,5 @@ mod tls;
 pub mod transport;
 
 pub use error::{ApiError, Error, TransportError};
+pub use fields::InvalidFields;
 pub use retry::RetryPolicy;

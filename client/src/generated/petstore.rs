@@ -1192,6 +1192,23 @@ pub mod types {
                 })
             }
         }
+        impl ApiResponse {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ApiResponse, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ApiResponse");
+                let code = problems.take("code", self.code);
+                let message = problems.take("message", self.message);
+                let type_ = problems.take("type_", self.type_);
+                match (code, message, type_) {
+                    (Some(code), Some(message), Some(type_)) => Ok(super::ApiResponse {
+                        code,
+                        message,
+                        type_,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ApiResponse> for ApiResponse {
             fn from(value: super::ApiResponse) -> Self {
                 Self {
@@ -1248,6 +1265,18 @@ pub mod types {
                     id: value.id?,
                     name: value.name?,
                 })
+            }
+        }
+        impl Category {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Category, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Category");
+                let id = problems.take("id", self.id);
+                let name = problems.take("name", self.name);
+                match (id, name) {
+                    (Some(id), Some(name)) => Ok(super::Category { id, name }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Category> for Category {
@@ -1362,6 +1391,36 @@ pub mod types {
                     ship_date: value.ship_date?,
                     status: value.status?,
                 })
+            }
+        }
+        impl Order {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Order, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Order");
+                let complete = problems.take("complete", self.complete);
+                let id = problems.take("id", self.id);
+                let pet_id = problems.take("pet_id", self.pet_id);
+                let quantity = problems.take("quantity", self.quantity);
+                let ship_date = problems.take("ship_date", self.ship_date);
+                let status = problems.take("status", self.status);
+                match (complete, id, pet_id, quantity, ship_date, status) {
+                    (
+                        Some(complete),
+                        Some(id),
+                        Some(pet_id),
+                        Some(quantity),
+                        Some(ship_date),
+                        Some(status),
+                    ) => Ok(super::Order {
+                        complete,
+                        id,
+                        pet_id,
+                        quantity,
+                        ship_date,
+                        status,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Order> for Order {
@@ -1481,6 +1540,36 @@ pub mod types {
                 })
             }
         }
+        impl Pet {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Pet, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Pet");
+                let category = problems.take("category", self.category);
+                let id = problems.take("id", self.id);
+                let name = problems.take("name", self.name);
+                let photo_urls = problems.take("photo_urls", self.photo_urls);
+                let status = problems.take("status", self.status);
+                let tags = problems.take("tags", self.tags);
+                match (category, id, name, photo_urls, status, tags) {
+                    (
+                        Some(category),
+                        Some(id),
+                        Some(name),
+                        Some(photo_urls),
+                        Some(status),
+                        Some(tags),
+                    ) => Ok(super::Pet {
+                        category,
+                        id,
+                        name,
+                        photo_urls,
+                        status,
+                        tags,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::Pet> for Pet {
             fn from(value: super::Pet) -> Self {
                 Self {
@@ -1536,6 +1625,18 @@ pub mod types {
                     id: value.id?,
                     name: value.name?,
                 })
+            }
+        }
+        impl Tag {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Tag, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Tag");
+                let id = problems.take("id", self.id);
+                let name = problems.take("name", self.name);
+                match (id, name) {
+                    (Some(id), Some(name)) => Ok(super::Tag { id, name }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Tag> for Tag {
@@ -1681,6 +1782,51 @@ pub mod types {
                     user_status: value.user_status?,
                     username: value.username?,
                 })
+            }
+        }
+        impl User {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::User, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("User");
+                let email = problems.take("email", self.email);
+                let first_name = problems.take("first_name", self.first_name);
+                let id = problems.take("id", self.id);
+                let last_name = problems.take("last_name", self.last_name);
+                let password = problems.take("password", self.password);
+                let phone = problems.take("phone", self.phone);
+                let user_status = problems.take("user_status", self.user_status);
+                let username = problems.take("username", self.username);
+                match (
+                    email,
+                    first_name,
+                    id,
+                    last_name,
+                    password,
+                    phone,
+                    user_status,
+                    username,
+                ) {
+                    (
+                        Some(email),
+                        Some(first_name),
+                        Some(id),
+                        Some(last_name),
+                        Some(password),
+                        Some(phone),
+                        Some(user_status),
+                        Some(username),
+                    ) => Ok(super::User {
+                        email,
+                        first_name,
+                        id,
+                        last_name,
+                        password,
+                        phone,
+                        user_status,
+                        username,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::User> for User {

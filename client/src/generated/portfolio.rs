@@ -10,9 +10,8 @@ use progenitor_client::{ClientHooks, OperationInfo, RequestBuilderExt, encode_pa
 #[allow(clippy::all)]
 pub mod types {
     #[doc = "Something the owner achieved (a talk, a release, a role), with the day it happened.\n`listAchievements` lists them newest first."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Achievement {
         #[doc = "The day it happened (`YYYY-MM-DD`); the list is ordered by it, newest first."]
         pub date: ::chrono::naive::NaiveDate,
@@ -32,17 +31,8 @@ pub mod types {
         }
     }
     #[doc = "More about it (1 to 5,000 characters); tabs and newlines are allowed."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AchievementDescription(::std::string::String);
     impl ::std::ops::Deref for AchievementDescription {
@@ -95,17 +85,8 @@ pub mod types {
         }
     }
     #[doc = "What it was (1 to 200 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AchievementTitle(::std::string::String);
     impl ::std::ops::Deref for AchievementTitle {
@@ -158,9 +139,8 @@ pub mod types {
         }
     }
     #[doc = "Analytics for a range of days (UTC): requests per day, route, method and status, requests\nper credential, and page views per day and path. Requests are written in batches about\nonce a second, so the last second may be missing."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct AnalyticsSummary {
         #[doc = "Requests per credential in the range, by its name."]
         pub by_api_key: ::std::vec::Vec<KeyStats>,
@@ -181,9 +161,8 @@ pub mod types {
         }
     }
     #[doc = "An API key as the operator sees it; never its secret. Keys from the configuration file are\nnot among them."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ApiKey {
         #[doc = "When it was made (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -214,9 +193,8 @@ pub mod types {
         }
     }
     #[doc = "A key to make. The caller can hand out only scopes its own token holds."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ApiKeySpec {
         #[doc = "It stops working after this many days, from 1 to 3,650; absent: never."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -236,14 +214,8 @@ pub mod types {
         }
     }
     #[doc = "How to approve a request for a key: the key's scopes and lifetime. An empty body `{}`\ntakes the defaults."]
-    #[derive(
-        :: serde :: Deserialize,
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Default,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, Default)]
     pub struct Approval {
         #[doc = "It stops working after this many days, from 1 to 3,650; absent: never."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -258,9 +230,8 @@ pub mod types {
         }
     }
     #[doc = "An approved request and its key, shown this once. The key was also emailed to the\nrequest's technical contact."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ApprovedKeyRequest {
         #[doc = "The key made for it, named after the requester and organisation."]
         pub api_key: ApiKey,
@@ -275,9 +246,8 @@ pub mod types {
         }
     }
     #[doc = "The authorization server's metadata (RFC 8414): where to get and revoke bearer tokens, and\nhow. URLs are absolute, from the server's public URL."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct AuthorizationServerMetadata {
         #[doc = "Only `client_credentials`."]
         pub grant_types_supported: ::std::vec::Vec<::std::string::String>,
@@ -302,9 +272,8 @@ pub mod types {
         }
     }
     #[doc = "The outcome of one readiness check."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Check {
         #[doc = "What was found, in words. To a caller without an `admin` credential, only `ok` or\n`failing; an admin credential is shown why`."]
         pub detail: ::std::string::String,
@@ -317,17 +286,8 @@ pub mod types {
         }
     }
     #[doc = "`ConfirmNewsletterToken`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ConfirmNewsletterToken(::std::string::String);
     impl ::std::ops::Deref for ConfirmNewsletterToken {
@@ -380,9 +340,8 @@ pub mod types {
         }
     }
     #[doc = "A contact-form submission as the operator sees it."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ContactEntry {
         #[doc = "Where to answer."]
         pub email: ::std::string::String,
@@ -405,9 +364,8 @@ pub mod types {
         }
     }
     #[doc = "The stored submission: its number and when the server received it."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ContactReceipt {
         #[doc = "The submission's number, as `listContactSubmissions` shows it."]
         pub id: i64,
@@ -420,9 +378,8 @@ pub mod types {
         }
     }
     #[doc = "A message for the site owner. Leave out an optional property rather than sending `null`;\nproperties the schema does not name are ignored."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ContactRequest {
         #[doc = "Where the owner can answer: at most 254 characters, and a domain that is a host name\n(`example.com`, not an address literal such as `[127.0.0.1]`)."]
         pub email: ContactRequestEmail,
@@ -441,17 +398,8 @@ pub mod types {
         }
     }
     #[doc = "Where the owner can answer: at most 254 characters, and a domain that is a host name\n(`example.com`, not an address literal such as `[127.0.0.1]`)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ContactRequestEmail(::std::string::String);
     impl ::std::ops::Deref for ContactRequestEmail {
@@ -501,17 +449,8 @@ pub mod types {
         }
     }
     #[doc = "The message (at most 5,000 characters; tabs and newlines are allowed); optional."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ContactRequestMessage(::std::string::String);
     impl ::std::ops::Deref for ContactRequestMessage {
@@ -561,17 +500,8 @@ pub mod types {
         }
     }
     #[doc = "Who writes (1 to 100 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ContactRequestName(::std::string::String);
     impl ::std::ops::Deref for ContactRequestName {
@@ -624,17 +554,8 @@ pub mod types {
         }
     }
     #[doc = "What it is about (at most 200 characters, one line); optional."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ContactRequestSubject(::std::string::String);
     impl ::std::ops::Deref for ContactRequestSubject {
@@ -684,9 +605,8 @@ pub mod types {
         }
     }
     #[doc = "A page of contact-form submissions, newest first."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ContactSubmissionPage {
         #[doc = "The submissions on this page, newest first."]
         pub items: ::std::vec::Vec<ContactEntry>,
@@ -703,17 +623,8 @@ pub mod types {
         }
     }
     #[doc = "`DeleteAchievementSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct DeleteAchievementSlug(::std::string::String);
     impl ::std::ops::Deref for DeleteAchievementSlug {
@@ -770,17 +681,8 @@ pub mod types {
         }
     }
     #[doc = "`DeletePostSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct DeletePostSlug(::std::string::String);
     impl ::std::ops::Deref for DeletePostSlug {
@@ -837,17 +739,8 @@ pub mod types {
         }
     }
     #[doc = "`DeleteProjectSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct DeleteProjectSlug(::std::string::String);
     impl ::std::ops::Deref for DeleteProjectSlug {
@@ -904,9 +797,8 @@ pub mod types {
         }
     }
     #[doc = "The error envelope: the body of every portfolio answer that is not 2xx (but the OAuth\ntoken and revocation endpoints' 400 and 401, which follow RFC 6749)."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ErrorBody {
         #[doc = "What went wrong."]
         pub error: ErrorDetail,
@@ -917,9 +809,8 @@ pub mod types {
         }
     }
     #[doc = "What went wrong: a code for programs, a message for people, and details for both."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ErrorDetail {
         #[doc = "What went wrong, for programs; it follows the status: `BAD_REQUEST` (400), `UNAUTHORIZED`\n(401), `FORBIDDEN` (403), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT`\n(408), `CONFLICT` (409), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415),\n`VALIDATION_FAILED` (422), `RATE_LIMITED` (429), `INTERNAL_ERROR` (500),\n`SERVICE_UNAVAILABLE` (503)."]
         pub code: ::std::string::String,
@@ -934,9 +825,8 @@ pub mod types {
         }
     }
     #[doc = "An email the mail worker gave up on: the SMTP server refused it for good (a 5xx answer),\nor it could not be sent within its lifetime (three days by default)."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct FailedEmail {
         #[doc = "How many times the worker tried to send it."]
         pub attempts: i32,
@@ -957,17 +847,8 @@ pub mod types {
         }
     }
     #[doc = "`GetPostSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct GetPostSlug(::std::string::String);
     impl ::std::ops::Deref for GetPostSlug {
@@ -1024,17 +905,8 @@ pub mod types {
         }
     }
     #[doc = "`GetProjectSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct GetProjectSlug(::std::string::String);
     impl ::std::ops::Deref for GetProjectSlug {
@@ -1091,17 +963,8 @@ pub mod types {
         }
     }
     #[doc = "`GetStaticFileFile`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct GetStaticFileFile(::std::string::String);
     impl ::std::ops::Deref for GetStaticFileFile {
@@ -1151,9 +1014,8 @@ pub mod types {
         }
     }
     #[doc = "The answer of `getHealth`: the process is up and serves requests. It checks nothing else;\n`getReadiness` checks the database and email."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Health {
         #[doc = "Always `ok`: an answer at all means the process serves requests."]
         pub status: HealthStatus,
@@ -1168,6 +1030,7 @@ pub mod types {
         }
     }
     #[doc = "Always `ok`: an answer at all means the process serves requests."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -1179,7 +1042,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum HealthStatus {
         #[serde(rename = "ok")]
@@ -1216,17 +1078,8 @@ pub mod types {
         }
     }
     #[doc = "An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address, or a name whose\nlast label starts with a letter), an optional port from 1 to 65535, then no white space;\nat most 2,000 characters. User names in the link and IPv6 hosts are refused."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct HttpUrl(::std::string::String);
     impl ::std::ops::Deref for HttpUrl {
@@ -1284,9 +1137,8 @@ pub mod types {
         }
     }
     #[doc = "A key just made, shown this once."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct IssuedApiKey {
         #[doc = "The key as `listApiKeys` will show it."]
         pub api_key: ApiKey,
@@ -1299,9 +1151,8 @@ pub mod types {
         }
     }
     #[doc = "A client just registered, with its secret, shown this once."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct IssuedOAuthClient {
         #[doc = "The client as `listOauthClients` will show it."]
         pub client: OAuthClient,
@@ -1314,9 +1165,8 @@ pub mod types {
         }
     }
     #[doc = "A request for an API key, as the operator sees it."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct KeyRequest {
         #[doc = "When it was made (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -1347,9 +1197,8 @@ pub mod types {
         }
     }
     #[doc = "The answer to a request for a key: recorded, and waiting for the operator. It is the same\nwhoever asks."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct KeyRequestAccepted {
         #[doc = "The request's id, for the operator."]
         pub id: ::std::string::String,
@@ -1362,9 +1211,8 @@ pub mod types {
         }
     }
     #[doc = "What someone who wants an API key tells the operator. Every field is required; no text may\nhold control characters, and all but `intended_use` are one line."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct KeyRequestForm {
         #[doc = "How many requests, roughly, and how often (1 to 200 characters)."]
         pub expected_volume: KeyRequestFormExpectedVolume,
@@ -1383,17 +1231,8 @@ pub mod types {
         }
     }
     #[doc = "How many requests, roughly, and how often (1 to 200 characters)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KeyRequestFormExpectedVolume(::std::string::String);
     impl ::std::ops::Deref for KeyRequestFormExpectedVolume {
@@ -1446,17 +1285,8 @@ pub mod types {
         }
     }
     #[doc = "What the key is for (1 to 2,000 characters); tabs and newlines are allowed."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KeyRequestFormIntendedUse(::std::string::String);
     impl ::std::ops::Deref for KeyRequestFormIntendedUse {
@@ -1509,17 +1339,8 @@ pub mod types {
         }
     }
     #[doc = "Who asks (1 to 100 characters)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KeyRequestFormName(::std::string::String);
     impl ::std::ops::Deref for KeyRequestFormName {
@@ -1572,17 +1393,8 @@ pub mod types {
         }
     }
     #[doc = "For which organisation (1 to 200 characters)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KeyRequestFormOrganisation(::std::string::String);
     impl ::std::ops::Deref for KeyRequestFormOrganisation {
@@ -1635,17 +1447,8 @@ pub mod types {
         }
     }
     #[doc = "The address the key is sent to once approved: at most 254 characters, with a domain that\nis a host name."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct KeyRequestFormTechnicalContact(::std::string::String);
     impl ::std::ops::Deref for KeyRequestFormTechnicalContact {
@@ -1695,9 +1498,8 @@ pub mod types {
         }
     }
     #[doc = "A page of requests for API keys, oldest first."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct KeyRequestPage {
         #[doc = "The requests on this page, oldest first."]
         pub items: ::std::vec::Vec<KeyRequest>,
@@ -1714,6 +1516,7 @@ pub mod types {
         }
     }
     #[doc = "Where a request for an API key stands: `pending` (waiting for the operator), `approved` (a\nkey was made and sent to the technical contact) or `rejected`."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -1725,7 +1528,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum KeyRequestStatus {
         #[serde(rename = "pending")]
@@ -1770,9 +1572,8 @@ pub mod types {
         }
     }
     #[doc = "Requests made with one credential in the range."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct KeyStats {
         #[doc = "The API key's name, `client:` and the client id for a bearer token, or `anonymous` for\nrequests without a valid credential."]
         pub api_key: ::std::string::String,
@@ -1785,9 +1586,8 @@ pub mod types {
         }
     }
     #[doc = "A labelled link to one of the owner's profiles elsewhere."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Link {
         #[doc = "What the link says, e.g. `GitHub` (1 to 100 characters, one line)."]
         pub label: LinkLabel,
@@ -1800,17 +1600,8 @@ pub mod types {
         }
     }
     #[doc = "What the link says, e.g. `GitHub` (1 to 100 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct LinkLabel(::std::string::String);
     impl ::std::ops::Deref for LinkLabel {
@@ -1863,9 +1654,8 @@ pub mod types {
         }
     }
     #[doc = "Everything about the site in one document, for a language model's context: the owner's\nprofile, every project and achievement, and the 10 most recent posts with their bodies.\nGenerated for each request."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct LlmContext {
         #[doc = "Every achievement, newest first."]
         pub achievements: ::std::vec::Vec<Achievement>,
@@ -1884,17 +1674,8 @@ pub mod types {
         }
     }
     #[doc = "Who a key or a client is for, as the operator and analytics show it: 1 to 100 characters,\nnot only white space, no control characters. Leading and trailing white space is removed\nfrom a client's name."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct Name(::std::string::String);
     impl ::std::ops::Deref for Name {
@@ -1955,9 +1736,8 @@ pub mod types {
         }
     }
     #[doc = "Which post to announce to the subscribers."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct NotifyRequest {
         #[doc = "The slug of the post to announce. One that is not a slug is 400; an unknown post 404."]
         pub post_slug: NotifyRequestPostSlug,
@@ -1968,17 +1748,8 @@ pub mod types {
         }
     }
     #[doc = "The slug of the post to announce. One that is not a slug is 400; an unknown post 404."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct NotifyRequestPostSlug(::std::string::String);
     impl ::std::ops::Deref for NotifyRequestPostSlug {
@@ -2035,9 +1806,8 @@ pub mod types {
         }
     }
     #[doc = "What a notification did: how many emails it queued, and whether an earlier call had done\nit already."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct NotifyResult {
         #[doc = "True when an earlier call notified the subscribers already; nothing was queued again."]
         pub already_notified: bool,
@@ -2052,9 +1822,8 @@ pub mod types {
         }
     }
     #[doc = "An OAuth client as the operator sees it; never its secret."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct OAuthClient {
         #[doc = "What the client gives as `client_id` (`pc_` and 16 hex digits)."]
         pub client_id: ::std::string::String,
@@ -2074,9 +1843,8 @@ pub mod types {
         }
     }
     #[doc = "A client to register. The caller can hand out only scopes its own token holds."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct OAuthClientSpec {
         #[doc = "Who the client is, for the operator."]
         pub name: Name,
@@ -2089,9 +1857,8 @@ pub mod types {
         }
     }
     #[doc = "The readiness check of the email outbox, with its counts."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct OutboxCheck {
         #[doc = "What was found, in words (how many emails wait, how many failed and how to requeue them);\nto a caller without an `admin` credential only `ok` or `failing; an admin credential is\nshown why`."]
         pub detail: ::std::string::String,
@@ -2110,9 +1877,8 @@ pub mod types {
         }
     }
     #[doc = "A view of one of the site's pages, as the page's beacon reports it."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct PageView {
         #[doc = "The page's path on the site, such as `/posts/why-contract-first`: it starts with `/`, at\nmost 512 characters, one line. Counted per day; no client address is stored."]
         pub path: PageViewPath,
@@ -2123,17 +1889,8 @@ pub mod types {
         }
     }
     #[doc = "The page's path on the site, such as `/posts/why-contract-first`: it starts with `/`, at\nmost 512 characters, one line. Counted per day; no client address is stored."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PageViewPath(::std::string::String);
     impl ::std::ops::Deref for PageViewPath {
@@ -2188,9 +1945,8 @@ pub mod types {
         }
     }
     #[doc = "Views of one page on one day."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct PageViewStats {
         #[doc = "How many views."]
         pub count: i64,
@@ -2205,9 +1961,8 @@ pub mod types {
         }
     }
     #[doc = "A blog post, whole. Announce it with `notifySubscribers` (an email to every subscriber)\nand `socialPublish` (a status on the social network); each does so once per post, however\noften it is called."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Post {
         #[doc = "The text, in Markdown (1 to 200,000 characters); tabs and newlines are allowed."]
         pub body: PostBody,
@@ -2228,17 +1983,8 @@ pub mod types {
         }
     }
     #[doc = "The text, in Markdown (1 to 200,000 characters); tabs and newlines are allowed."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PostBody(::std::string::String);
     impl ::std::ops::Deref for PostBody {
@@ -2291,9 +2037,8 @@ pub mod types {
         }
     }
     #[doc = "A post as `listPosts` shows it: everything but the body, which `getPost` returns."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct PostSummary {
         #[doc = "When it was published (UTC, RFC 3339); lists are ordered by it, newest first."]
         pub published_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -2312,17 +2057,8 @@ pub mod types {
         }
     }
     #[doc = "The summary of a post: a sentence or two, 1 to 1,000 characters, one line. Subscriber\nemails carry it whole; a status on the social network shortens it (with `…`) to fit 500\ncharacters with the title and the link."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PostSummaryText(::std::string::String);
     impl ::std::ops::Deref for PostSummaryText {
@@ -2375,17 +2111,8 @@ pub mod types {
         }
     }
     #[doc = "The post's title (1 to 200 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PostSummaryTitle(::std::string::String);
     impl ::std::ops::Deref for PostSummaryTitle {
@@ -2438,17 +2165,8 @@ pub mod types {
         }
     }
     #[doc = "The post's title (1 to 200 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PostTitle(::std::string::String);
     impl ::std::ops::Deref for PostTitle {
@@ -2501,9 +2219,8 @@ pub mod types {
         }
     }
     #[doc = "A project the owner shows: a slug that names it in URLs, a title, a one-line summary for\nlists, a longer description, links and tags. `listProjects` lists the featured ones first,\nthen the others by title. Write them with `createProject` and `replaceProject`; text\nfields are one line but `description`, and none may hold control characters."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Project {
         #[doc = "What the project is and does (1 to 20,000 characters); tabs and newlines are allowed."]
         pub description: ProjectDescription,
@@ -2530,17 +2247,8 @@ pub mod types {
         }
     }
     #[doc = "What the project is and does (1 to 20,000 characters); tabs and newlines are allowed."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ProjectDescription(::std::string::String);
     impl ::std::ops::Deref for ProjectDescription {
@@ -2593,17 +2301,8 @@ pub mod types {
         }
     }
     #[doc = "A sentence for lists (1 to 500 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ProjectSummary(::std::string::String);
     impl ::std::ops::Deref for ProjectSummary {
@@ -2656,17 +2355,8 @@ pub mod types {
         }
     }
     #[doc = "The project's name (1 to 200 characters, one line)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ProjectTitle(::std::string::String);
     impl ::std::ops::Deref for ProjectTitle {
@@ -2719,9 +2409,8 @@ pub mod types {
         }
     }
     #[doc = "Which post to publish to the social network."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct PublishRequest {
         #[doc = "The slug of the post to publish. One that is not a slug is 400; an unknown post 404."]
         pub post_slug: PublishRequestPostSlug,
@@ -2732,17 +2421,8 @@ pub mod types {
         }
     }
     #[doc = "The slug of the post to publish. One that is not a slug is 400; an unknown post 404."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PublishRequestPostSlug(::std::string::String);
     impl ::std::ops::Deref for PublishRequestPostSlug {
@@ -2799,9 +2479,8 @@ pub mod types {
         }
     }
     #[doc = "What a publication did. A post is published once: later calls report the first\npublication. With no social network configured the call is a dry run that sends nothing\nand says so; a later call, once one is configured, publishes for real."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct PublishResult {
         #[doc = "True when an earlier call published the post; nothing was sent again."]
         pub already_published: bool,
@@ -2826,6 +2505,7 @@ pub mod types {
         }
     }
     #[doc = "`published` (now or by an earlier call), or `dry_run` when no social network is\nconfigured."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -2837,7 +2517,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum PublishResultStatus {
         #[serde(rename = "published")]
@@ -2878,9 +2557,8 @@ pub mod types {
         }
     }
     #[doc = "Whether the service can do its work. `ready`; or `degraded` when it works but some emails\nfailed for good (`checks.outbox` says how many) or Redis, configured for the rate limits,\ndoes not answer (`checks.rate_limits`). Not ready is a 503 instead."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Readiness {
         #[doc = "One check per dependency."]
         pub checks: ReadinessChecks,
@@ -2893,9 +2571,8 @@ pub mod types {
         }
     }
     #[doc = "One check per dependency. Without an `admin` credential each `detail` only says `ok` or\n`failing; an admin credential is shown why`."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct ReadinessChecks {
         #[doc = "Whether the database answers."]
         pub database: Check,
@@ -2912,6 +2589,7 @@ pub mod types {
         }
     }
     #[doc = "`ready`, or `degraded` (working, but something needs the operator)."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -2923,7 +2601,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum ReadinessStatus {
         #[serde(rename = "ready")]
@@ -2964,17 +2641,8 @@ pub mod types {
         }
     }
     #[doc = "`ReplaceAchievementSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ReplaceAchievementSlug(::std::string::String);
     impl ::std::ops::Deref for ReplaceAchievementSlug {
@@ -3031,17 +2699,8 @@ pub mod types {
         }
     }
     #[doc = "`ReplacePostSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ReplacePostSlug(::std::string::String);
     impl ::std::ops::Deref for ReplacePostSlug {
@@ -3098,17 +2757,8 @@ pub mod types {
         }
     }
     #[doc = "`ReplaceProjectSlug`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ReplaceProjectSlug(::std::string::String);
     impl ::std::ops::Deref for ReplaceProjectSlug {
@@ -3165,9 +2815,8 @@ pub mod types {
         }
     }
     #[doc = "Requests of one day, route, method and status, counted together."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct RequestStats {
         #[doc = "Their average time to answer, in whole milliseconds."]
         pub average_ms: i64,
@@ -3190,14 +2839,8 @@ pub mod types {
         }
     }
     #[doc = "Which failed emails to send again."]
-    #[derive(
-        :: serde :: Deserialize,
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Default,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, Default)]
     pub struct Requeue {
         #[doc = "These emails, by id; absent or empty: every failed email."]
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
@@ -3209,9 +2852,8 @@ pub mod types {
         }
     }
     #[doc = "What a requeue did."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct Requeued {
         #[doc = "Asked for, but not failed (sent, pending or unknown): left alone."]
         pub not_failed: ::std::vec::Vec<i64>,
@@ -3224,9 +2866,8 @@ pub mod types {
         }
     }
     #[doc = "A rotation: the replacement key, shown once, and until when the old key still works."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct RotatedApiKey {
         #[doc = "The replacement: the same name, scopes, service and expiry; its key shown this once."]
         pub new: IssuedApiKey,
@@ -3241,6 +2882,7 @@ pub mod types {
         }
     }
     #[doc = "What a credential may do. Each operation that needs a credential names one scope\n(`x-required-scope`); `admin` grants every scope.\n\n- `context:read`: read the LLM context (`getLlmContext`);\n- `contact:write`: submit the contact form;\n- `analytics:read`: read analytics;\n- `social:publish`: publish posts to the social network;\n- `subscribers:notify`: email subscribers about a post;\n- `content:write`: create, replace and delete site content;\n- `subscribers:read`: list subscribers;\n- `subscribers:write`: erase subscribers;\n- `keys:manage`: manage API keys, key requests and OAuth clients (handing out only scopes\n  the caller holds itself);\n- `admin`: everything, including contact submissions and the outbox."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3252,7 +2894,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum Scope {
         #[serde(rename = "context:read")]
@@ -3325,6 +2966,7 @@ pub mod types {
         }
     }
     #[doc = "The service a credential opens: `portfolio` (the `/api` operations) or `petstore` (the pet\nstore under `/v2`)."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3336,7 +2978,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum Service {
         #[serde(rename = "portfolio")]
@@ -3377,9 +3018,8 @@ pub mod types {
         }
     }
     #[doc = "The site owner's profile: who they are, what they do and where to find them. `getSiteInfo`\nserves it to anyone; `replaceSiteInfo` replaces it whole. No text may hold control\ncharacters, and all but `bio` are one line (422 names the field that breaks a rule)."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SiteInfo {
         #[doc = "A few paragraphs about the owner (1 to 5,000 characters); tabs and newlines are allowed."]
         pub bio: SiteInfoBio,
@@ -3405,17 +3045,8 @@ pub mod types {
         }
     }
     #[doc = "A few paragraphs about the owner (1 to 5,000 characters); tabs and newlines are allowed."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SiteInfoBio(::std::string::String);
     impl ::std::ops::Deref for SiteInfoBio {
@@ -3468,17 +3099,8 @@ pub mod types {
         }
     }
     #[doc = "An address to write to, shown on the site (at most 254 characters; the domain must be a\nhost name such as `example.com`); absent when not given. The contact form does not use it:\nits notifications go to the address the operator configures."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SiteInfoContactEmail(::std::string::String);
     impl ::std::ops::Deref for SiteInfoContactEmail {
@@ -3528,17 +3150,8 @@ pub mod types {
         }
     }
     #[doc = "What the owner does, in one line under the name (1 to 200 characters)."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SiteInfoHeadline(::std::string::String);
     impl ::std::ops::Deref for SiteInfoHeadline {
@@ -3591,17 +3204,8 @@ pub mod types {
         }
     }
     #[doc = "Where the owner is, in words (at most 100 characters, one line); absent when not given."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SiteInfoLocation(::std::string::String);
     impl ::std::ops::Deref for SiteInfoLocation {
@@ -3651,17 +3255,8 @@ pub mod types {
         }
     }
     #[doc = "The owner's name as the site shows it: 1 to 100 characters, one line."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SiteInfoName(::std::string::String);
     impl ::std::ops::Deref for SiteInfoName {
@@ -3714,17 +3309,8 @@ pub mod types {
         }
     }
     #[doc = "A name for an item in URLs: lower-case letters and digits in runs joined by single dashes,\nsuch as `why-contract-first`; at most 100 characters."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct Slug(::std::string::String);
     impl ::std::ops::Deref for Slug {
@@ -3781,9 +3367,8 @@ pub mod types {
         }
     }
     #[doc = "The answer to every subscription, whether the address was new, known or unsubscribed: it\ntells no one who subscribed."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SubscribeAccepted {
         #[doc = "A sentence for the person who subscribed."]
         pub message: ::std::string::String,
@@ -3796,6 +3381,7 @@ pub mod types {
         }
     }
     #[doc = "Always `accepted`."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3807,7 +3393,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum SubscribeAcceptedStatus {
         #[serde(rename = "accepted")]
@@ -3844,9 +3429,8 @@ pub mod types {
         }
     }
     #[doc = "An address that wants the newsletter."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SubscribeRequest {
         #[doc = "The address: at most 254 characters, with a domain that is a host name. Addresses are\ncompared without regard to case and stored in lower case."]
         pub email: SubscribeRequestEmail,
@@ -3857,17 +3441,8 @@ pub mod types {
         }
     }
     #[doc = "The address: at most 254 characters, with a domain that is a host name. Addresses are\ncompared without regard to case and stored in lower case."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SubscribeRequestEmail(::std::string::String);
     impl ::std::ops::Deref for SubscribeRequestEmail {
@@ -3917,9 +3492,8 @@ pub mod types {
         }
     }
     #[doc = "A subscriber as the operator sees it; never the tokens of its links."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SubscriberEntry {
         #[doc = "When the address first subscribed (UTC)."]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -3938,9 +3512,8 @@ pub mod types {
         }
     }
     #[doc = "A page of subscribers, in the order they came."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SubscriberPage {
         #[doc = "The subscribers on this page, in the order they came."]
         pub items: ::std::vec::Vec<SubscriberEntry>,
@@ -3957,6 +3530,7 @@ pub mod types {
         }
     }
     #[doc = "Where a subscriber stands: `pending` (asked to subscribe, the confirmation link not\nfollowed yet: double opt-in only), `subscribed` (gets the newsletter) or `unsubscribed`."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -3968,7 +3542,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum SubscriberStatus {
         #[serde(rename = "pending")]
@@ -4013,9 +3586,8 @@ pub mod types {
         }
     }
     #[doc = "Where the subscription of a link's token stands after the request."]
-    #[derive(
-        :: serde :: Deserialize, :: serde :: Serialize, Clone, Debug, schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
     pub struct SubscriptionState {
         #[doc = "`subscribed` after a confirmation; `unsubscribed` after an unsubscription."]
         pub status: SubscriptionStateStatus,
@@ -4026,6 +3598,7 @@ pub mod types {
         }
     }
     #[doc = "`subscribed` after a confirmation; `unsubscribed` after an unsubscription."]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(
         :: serde :: Deserialize,
         :: serde :: Serialize,
@@ -4037,7 +3610,6 @@ pub mod types {
         Ord,
         PartialEq,
         PartialOrd,
-        schemars :: JsonSchema,
     )]
     pub enum SubscriptionStateStatus {
         #[serde(rename = "subscribed")]
@@ -4078,17 +3650,8 @@ pub mod types {
         }
     }
     #[doc = "A topic of a project or post, such as `rust`: 1 to 50 characters, one line."]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct Tag(::std::string::String);
     impl ::std::ops::Deref for Tag {
@@ -4141,17 +3704,8 @@ pub mod types {
         }
     }
     #[doc = "`UnsubscribeNewsletterOneClickToken`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UnsubscribeNewsletterOneClickToken(::std::string::String);
     impl ::std::ops::Deref for UnsubscribeNewsletterOneClickToken {
@@ -4204,17 +3758,8 @@ pub mod types {
         }
     }
     #[doc = "`UnsubscribeNewsletterToken`"]
-    #[derive(
-        :: serde :: Serialize,
-        Clone,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd,
-        schemars :: JsonSchema,
-    )]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UnsubscribeNewsletterToken(::std::string::String);
     impl ::std::ops::Deref for UnsubscribeNewsletterToken {
@@ -4355,6 +3900,29 @@ pub mod types {
                 })
             }
         }
+        impl Achievement {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Achievement, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Achievement");
+                let date = problems.take("date", self.date);
+                let description = problems.take("description", self.description);
+                let slug = problems.take("slug", self.slug);
+                let title = problems.take("title", self.title);
+                let url = problems.take("url", self.url);
+                match (date, description, slug, title, url) {
+                    (Some(date), Some(description), Some(slug), Some(title), Some(url)) => {
+                        Ok(super::Achievement {
+                            date,
+                            description,
+                            slug,
+                            title,
+                            url,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::Achievement> for Achievement {
             fn from(value: super::Achievement) -> Self {
                 Self {
@@ -4465,6 +4033,38 @@ pub mod types {
                     to: value.to?,
                     total_requests: value.total_requests?,
                 })
+            }
+        }
+        impl AnalyticsSummary {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::AnalyticsSummary, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("AnalyticsSummary");
+                let by_api_key = problems.take("by_api_key", self.by_api_key);
+                let from = problems.take("from", self.from);
+                let page_views = problems.take("page_views", self.page_views);
+                let requests = problems.take("requests", self.requests);
+                let to = problems.take("to", self.to);
+                let total_requests = problems.take("total_requests", self.total_requests);
+                match (by_api_key, from, page_views, requests, to, total_requests) {
+                    (
+                        Some(by_api_key),
+                        Some(from),
+                        Some(page_views),
+                        Some(requests),
+                        Some(to),
+                        Some(total_requests),
+                    ) => Ok(super::AnalyticsSummary {
+                        by_api_key,
+                        from,
+                        page_views,
+                        requests,
+                        to,
+                        total_requests,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::AnalyticsSummary> for AnalyticsSummary {
@@ -4640,6 +4240,55 @@ pub mod types {
                 })
             }
         }
+        impl ApiKey {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ApiKey, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ApiKey");
+                let created_at = problems.take("created_at", self.created_at);
+                let expires_at = problems.take("expires_at", self.expires_at);
+                let id = problems.take("id", self.id);
+                let last_used_at = problems.take("last_used_at", self.last_used_at);
+                let name = problems.take("name", self.name);
+                let revoked_at = problems.take("revoked_at", self.revoked_at);
+                let rotated_to = problems.take("rotated_to", self.rotated_to);
+                let scopes = problems.take("scopes", self.scopes);
+                let service = problems.take("service", self.service);
+                match (
+                    created_at,
+                    expires_at,
+                    id,
+                    last_used_at,
+                    name,
+                    revoked_at,
+                    rotated_to,
+                    scopes,
+                    service,
+                ) {
+                    (
+                        Some(created_at),
+                        Some(expires_at),
+                        Some(id),
+                        Some(last_used_at),
+                        Some(name),
+                        Some(revoked_at),
+                        Some(rotated_to),
+                        Some(scopes),
+                        Some(service),
+                    ) => Ok(super::ApiKey {
+                        created_at,
+                        expires_at,
+                        id,
+                        last_used_at,
+                        name,
+                        revoked_at,
+                        rotated_to,
+                        scopes,
+                        service,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ApiKey> for ApiKey {
             fn from(value: super::ApiKey) -> Self {
                 Self {
@@ -4731,6 +4380,27 @@ pub mod types {
                 })
             }
         }
+        impl ApiKeySpec {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ApiKeySpec, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ApiKeySpec");
+                let expires_in_days = problems.take("expires_in_days", self.expires_in_days);
+                let name = problems.take("name", self.name);
+                let scopes = problems.take("scopes", self.scopes);
+                let service = problems.take("service", self.service);
+                match (expires_in_days, name, scopes, service) {
+                    (Some(expires_in_days), Some(name), Some(scopes), Some(service)) => {
+                        Ok(super::ApiKeySpec {
+                            expires_in_days,
+                            name,
+                            scopes,
+                            service,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ApiKeySpec> for ApiKeySpec {
             fn from(value: super::ApiKeySpec) -> Self {
                 Self {
@@ -4788,6 +4458,21 @@ pub mod types {
                     expires_in_days: value.expires_in_days?,
                     scopes: value.scopes?,
                 })
+            }
+        }
+        impl Approval {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Approval, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Approval");
+                let expires_in_days = problems.take("expires_in_days", self.expires_in_days);
+                let scopes = problems.take("scopes", self.scopes);
+                match (expires_in_days, scopes) {
+                    (Some(expires_in_days), Some(scopes)) => Ok(super::Approval {
+                        expires_in_days,
+                        scopes,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Approval> for Approval {
@@ -4855,6 +4540,26 @@ pub mod types {
                     key: value.key?,
                     request: value.request?,
                 })
+            }
+        }
+        impl ApprovedKeyRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::ApprovedKeyRequest, crate::InvalidFields>
+            {
+                let mut problems = crate::InvalidFields::new("ApprovedKeyRequest");
+                let api_key = problems.take("api_key", self.api_key);
+                let key = problems.take("key", self.key);
+                let request = problems.take("request", self.request);
+                match (api_key, key, request) {
+                    (Some(api_key), Some(key), Some(request)) => Ok(super::ApprovedKeyRequest {
+                        api_key,
+                        key,
+                        request,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::ApprovedKeyRequest> for ApprovedKeyRequest {
@@ -5015,6 +4720,63 @@ pub mod types {
                 })
             }
         }
+        impl AuthorizationServerMetadata {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::AuthorizationServerMetadata, crate::InvalidFields>
+            {
+                let mut problems = crate::InvalidFields::new("AuthorizationServerMetadata");
+                let grant_types_supported =
+                    problems.take("grant_types_supported", self.grant_types_supported);
+                let issuer = problems.take("issuer", self.issuer);
+                let response_types_supported =
+                    problems.take("response_types_supported", self.response_types_supported);
+                let revocation_endpoint =
+                    problems.take("revocation_endpoint", self.revocation_endpoint);
+                let revocation_endpoint_auth_methods_supported = problems.take(
+                    "revocation_endpoint_auth_methods_supported",
+                    self.revocation_endpoint_auth_methods_supported,
+                );
+                let scopes_supported = problems.take("scopes_supported", self.scopes_supported);
+                let token_endpoint = problems.take("token_endpoint", self.token_endpoint);
+                let token_endpoint_auth_methods_supported = problems.take(
+                    "token_endpoint_auth_methods_supported",
+                    self.token_endpoint_auth_methods_supported,
+                );
+                match (
+                    grant_types_supported,
+                    issuer,
+                    response_types_supported,
+                    revocation_endpoint,
+                    revocation_endpoint_auth_methods_supported,
+                    scopes_supported,
+                    token_endpoint,
+                    token_endpoint_auth_methods_supported,
+                ) {
+                    (
+                        Some(grant_types_supported),
+                        Some(issuer),
+                        Some(response_types_supported),
+                        Some(revocation_endpoint),
+                        Some(revocation_endpoint_auth_methods_supported),
+                        Some(scopes_supported),
+                        Some(token_endpoint),
+                        Some(token_endpoint_auth_methods_supported),
+                    ) => Ok(super::AuthorizationServerMetadata {
+                        grant_types_supported,
+                        issuer,
+                        response_types_supported,
+                        revocation_endpoint,
+                        revocation_endpoint_auth_methods_supported,
+                        scopes_supported,
+                        token_endpoint,
+                        token_endpoint_auth_methods_supported,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::AuthorizationServerMetadata> for AuthorizationServerMetadata {
             fn from(value: super::AuthorizationServerMetadata) -> Self {
                 Self {
@@ -5077,6 +4839,18 @@ pub mod types {
                     detail: value.detail?,
                     ok: value.ok?,
                 })
+            }
+        }
+        impl Check {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Check, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Check");
+                let detail = problems.take("detail", self.detail);
+                let ok = problems.take("ok", self.ok);
+                match (detail, ok) {
+                    (Some(detail), Some(ok)) => Ok(super::Check { detail, ok }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Check> for Check {
@@ -5194,6 +4968,36 @@ pub mod types {
                 })
             }
         }
+        impl ContactEntry {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ContactEntry, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ContactEntry");
+                let email = problems.take("email", self.email);
+                let id = problems.take("id", self.id);
+                let message = problems.take("message", self.message);
+                let name = problems.take("name", self.name);
+                let received_at = problems.take("received_at", self.received_at);
+                let subject = problems.take("subject", self.subject);
+                match (email, id, message, name, received_at, subject) {
+                    (
+                        Some(email),
+                        Some(id),
+                        Some(message),
+                        Some(name),
+                        Some(received_at),
+                        Some(subject),
+                    ) => Ok(super::ContactEntry {
+                        email,
+                        id,
+                        message,
+                        name,
+                        received_at,
+                        subject,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ContactEntry> for ContactEntry {
             fn from(value: super::ContactEntry) -> Self {
                 Self {
@@ -5253,6 +5057,20 @@ pub mod types {
                     id: value.id?,
                     received_at: value.received_at?,
                 })
+            }
+        }
+        impl ContactReceipt {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::ContactReceipt, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ContactReceipt");
+                let id = problems.take("id", self.id);
+                let received_at = problems.take("received_at", self.received_at);
+                match (id, received_at) {
+                    (Some(id), Some(received_at)) => Ok(super::ContactReceipt { id, received_at }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::ContactReceipt> for ContactReceipt {
@@ -5341,6 +5159,29 @@ pub mod types {
                 })
             }
         }
+        impl ContactRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::ContactRequest, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ContactRequest");
+                let email = problems.take("email", self.email);
+                let message = problems.take("message", self.message);
+                let name = problems.take("name", self.name);
+                let subject = problems.take("subject", self.subject);
+                match (email, message, name, subject) {
+                    (Some(email), Some(message), Some(name), Some(subject)) => {
+                        Ok(super::ContactRequest {
+                            email,
+                            message,
+                            name,
+                            subject,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ContactRequest> for ContactRequest {
             fn from(value: super::ContactRequest) -> Self {
                 Self {
@@ -5424,6 +5265,30 @@ pub mod types {
                 })
             }
         }
+        impl ContactSubmissionPage {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::ContactSubmissionPage, crate::InvalidFields>
+            {
+                let mut problems = crate::InvalidFields::new("ContactSubmissionPage");
+                let items = problems.take("items", self.items);
+                let page = problems.take("page", self.page);
+                let per_page = problems.take("per_page", self.per_page);
+                let total = problems.take("total", self.total);
+                match (items, page, per_page, total) {
+                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                        Ok(super::ContactSubmissionPage {
+                            items,
+                            page,
+                            per_page,
+                            total,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::ContactSubmissionPage> for ContactSubmissionPage {
             fn from(value: super::ContactSubmissionPage) -> Self {
                 Self {
@@ -5465,6 +5330,17 @@ pub mod types {
                 Ok(Self {
                     error: value.error?,
                 })
+            }
+        }
+        impl ErrorBody {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ErrorBody, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ErrorBody");
+                let error = problems.take("error", self.error);
+                match (error,) {
+                    (Some(error),) => Ok(super::ErrorBody { error }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::ErrorBody> for ErrorBody {
@@ -5536,6 +5412,23 @@ pub mod types {
                     details: value.details?,
                     message: value.message?,
                 })
+            }
+        }
+        impl ErrorDetail {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::ErrorDetail, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ErrorDetail");
+                let code = problems.take("code", self.code);
+                let details = problems.take("details", self.details);
+                let message = problems.take("message", self.message);
+                match (code, details, message) {
+                    (Some(code), Some(details), Some(message)) => Ok(super::ErrorDetail {
+                        code,
+                        details,
+                        message,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::ErrorDetail> for ErrorDetail {
@@ -5648,6 +5541,36 @@ pub mod types {
                 })
             }
         }
+        impl FailedEmail {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::FailedEmail, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("FailedEmail");
+                let attempts = problems.take("attempts", self.attempts);
+                let id = problems.take("id", self.id);
+                let last_error = problems.take("last_error", self.last_error);
+                let queued_at = problems.take("queued_at", self.queued_at);
+                let recipient = problems.take("recipient", self.recipient);
+                let subject = problems.take("subject", self.subject);
+                match (attempts, id, last_error, queued_at, recipient, subject) {
+                    (
+                        Some(attempts),
+                        Some(id),
+                        Some(last_error),
+                        Some(queued_at),
+                        Some(recipient),
+                        Some(subject),
+                    ) => Ok(super::FailedEmail {
+                        attempts,
+                        id,
+                        last_error,
+                        queued_at,
+                        recipient,
+                        subject,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::FailedEmail> for FailedEmail {
             fn from(value: super::FailedEmail) -> Self {
                 Self {
@@ -5719,6 +5642,23 @@ pub mod types {
                 })
             }
         }
+        impl Health {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Health, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Health");
+                let status = problems.take("status", self.status);
+                let uptime_seconds = problems.take("uptime_seconds", self.uptime_seconds);
+                let version = problems.take("version", self.version);
+                match (status, uptime_seconds, version) {
+                    (Some(status), Some(uptime_seconds), Some(version)) => Ok(super::Health {
+                        status,
+                        uptime_seconds,
+                        version,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::Health> for Health {
             fn from(value: super::Health) -> Self {
                 Self {
@@ -5774,6 +5714,18 @@ pub mod types {
                 })
             }
         }
+        impl IssuedApiKey {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::IssuedApiKey, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("IssuedApiKey");
+                let api_key = problems.take("api_key", self.api_key);
+                let key = problems.take("key", self.key);
+                match (api_key, key) {
+                    (Some(api_key), Some(key)) => Ok(super::IssuedApiKey { api_key, key }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::IssuedApiKey> for IssuedApiKey {
             fn from(value: super::IssuedApiKey) -> Self {
                 Self {
@@ -5826,6 +5778,23 @@ pub mod types {
                     client: value.client?,
                     client_secret: value.client_secret?,
                 })
+            }
+        }
+        impl IssuedOAuthClient {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::IssuedOAuthClient, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("IssuedOAuthClient");
+                let client = problems.take("client", self.client);
+                let client_secret = problems.take("client_secret", self.client_secret);
+                match (client, client_secret) {
+                    (Some(client), Some(client_secret)) => Ok(super::IssuedOAuthClient {
+                        client,
+                        client_secret,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::IssuedOAuthClient> for IssuedOAuthClient {
@@ -5997,6 +5966,59 @@ pub mod types {
                 })
             }
         }
+        impl KeyRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::KeyRequest, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("KeyRequest");
+                let created_at = problems.take("created_at", self.created_at);
+                let decided_at = problems.take("decided_at", self.decided_at);
+                let expected_volume = problems.take("expected_volume", self.expected_volume);
+                let id = problems.take("id", self.id);
+                let intended_use = problems.take("intended_use", self.intended_use);
+                let key_id = problems.take("key_id", self.key_id);
+                let name = problems.take("name", self.name);
+                let organisation = problems.take("organisation", self.organisation);
+                let status = problems.take("status", self.status);
+                let technical_contact = problems.take("technical_contact", self.technical_contact);
+                match (
+                    created_at,
+                    decided_at,
+                    expected_volume,
+                    id,
+                    intended_use,
+                    key_id,
+                    name,
+                    organisation,
+                    status,
+                    technical_contact,
+                ) {
+                    (
+                        Some(created_at),
+                        Some(decided_at),
+                        Some(expected_volume),
+                        Some(id),
+                        Some(intended_use),
+                        Some(key_id),
+                        Some(name),
+                        Some(organisation),
+                        Some(status),
+                        Some(technical_contact),
+                    ) => Ok(super::KeyRequest {
+                        created_at,
+                        decided_at,
+                        expected_volume,
+                        id,
+                        intended_use,
+                        key_id,
+                        name,
+                        organisation,
+                        status,
+                        technical_contact,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::KeyRequest> for KeyRequest {
             fn from(value: super::KeyRequest) -> Self {
                 Self {
@@ -6057,6 +6079,21 @@ pub mod types {
                     id: value.id?,
                     status: value.status?,
                 })
+            }
+        }
+        impl KeyRequestAccepted {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::KeyRequestAccepted, crate::InvalidFields>
+            {
+                let mut problems = crate::InvalidFields::new("KeyRequestAccepted");
+                let id = problems.take("id", self.id);
+                let status = problems.take("status", self.status);
+                match (id, status) {
+                    (Some(id), Some(status)) => Ok(super::KeyRequestAccepted { id, status }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::KeyRequestAccepted> for KeyRequestAccepted {
@@ -6156,6 +6193,41 @@ pub mod types {
                 })
             }
         }
+        impl KeyRequestForm {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::KeyRequestForm, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("KeyRequestForm");
+                let expected_volume = problems.take("expected_volume", self.expected_volume);
+                let intended_use = problems.take("intended_use", self.intended_use);
+                let name = problems.take("name", self.name);
+                let organisation = problems.take("organisation", self.organisation);
+                let technical_contact = problems.take("technical_contact", self.technical_contact);
+                match (
+                    expected_volume,
+                    intended_use,
+                    name,
+                    organisation,
+                    technical_contact,
+                ) {
+                    (
+                        Some(expected_volume),
+                        Some(intended_use),
+                        Some(name),
+                        Some(organisation),
+                        Some(technical_contact),
+                    ) => Ok(super::KeyRequestForm {
+                        expected_volume,
+                        intended_use,
+                        name,
+                        organisation,
+                        technical_contact,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::KeyRequestForm> for KeyRequestForm {
             fn from(value: super::KeyRequestForm) -> Self {
                 Self {
@@ -6239,6 +6311,29 @@ pub mod types {
                 })
             }
         }
+        impl KeyRequestPage {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::KeyRequestPage, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("KeyRequestPage");
+                let items = problems.take("items", self.items);
+                let page = problems.take("page", self.page);
+                let per_page = problems.take("per_page", self.per_page);
+                let total = problems.take("total", self.total);
+                match (items, page, per_page, total) {
+                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                        Ok(super::KeyRequestPage {
+                            items,
+                            page,
+                            per_page,
+                            total,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::KeyRequestPage> for KeyRequestPage {
             fn from(value: super::KeyRequestPage) -> Self {
                 Self {
@@ -6295,6 +6390,18 @@ pub mod types {
                 })
             }
         }
+        impl KeyStats {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::KeyStats, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("KeyStats");
+                let api_key = problems.take("api_key", self.api_key);
+                let count = problems.take("count", self.count);
+                match (api_key, count) {
+                    (Some(api_key), Some(count)) => Ok(super::KeyStats { api_key, count }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::KeyStats> for KeyStats {
             fn from(value: super::KeyStats) -> Self {
                 Self {
@@ -6345,6 +6452,18 @@ pub mod types {
                     label: value.label?,
                     url: value.url?,
                 })
+            }
+        }
+        impl Link {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Link, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Link");
+                let label = problems.take("label", self.label);
+                let url = problems.take("url", self.url);
+                match (label, url) {
+                    (Some(label), Some(url)) => Ok(super::Link { label, url }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Link> for Link {
@@ -6445,6 +6564,33 @@ pub mod types {
                 })
             }
         }
+        impl LlmContext {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::LlmContext, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("LlmContext");
+                let achievements = problems.take("achievements", self.achievements);
+                let generated_at = problems.take("generated_at", self.generated_at);
+                let projects = problems.take("projects", self.projects);
+                let recent_posts = problems.take("recent_posts", self.recent_posts);
+                let site = problems.take("site", self.site);
+                match (achievements, generated_at, projects, recent_posts, site) {
+                    (
+                        Some(achievements),
+                        Some(generated_at),
+                        Some(projects),
+                        Some(recent_posts),
+                        Some(site),
+                    ) => Ok(super::LlmContext {
+                        achievements,
+                        generated_at,
+                        projects,
+                        recent_posts,
+                        site,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::LlmContext> for LlmContext {
             fn from(value: super::LlmContext) -> Self {
                 Self {
@@ -6487,6 +6633,19 @@ pub mod types {
                 Ok(Self {
                     post_slug: value.post_slug?,
                 })
+            }
+        }
+        impl NotifyRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::NotifyRequest, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("NotifyRequest");
+                let post_slug = problems.take("post_slug", self.post_slug);
+                match (post_slug,) {
+                    (Some(post_slug),) => Ok(super::NotifyRequest { post_slug }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::NotifyRequest> for NotifyRequest {
@@ -6553,6 +6712,25 @@ pub mod types {
                     post_slug: value.post_slug?,
                     queued: value.queued?,
                 })
+            }
+        }
+        impl NotifyResult {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::NotifyResult, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("NotifyResult");
+                let already_notified = problems.take("already_notified", self.already_notified);
+                let post_slug = problems.take("post_slug", self.post_slug);
+                let queued = problems.take("queued", self.queued);
+                match (already_notified, post_slug, queued) {
+                    (Some(already_notified), Some(post_slug), Some(queued)) => {
+                        Ok(super::NotifyResult {
+                            already_notified,
+                            post_slug,
+                            queued,
+                        })
+                    }
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::NotifyResult> for NotifyResult {
@@ -6660,6 +6838,33 @@ pub mod types {
                 })
             }
         }
+        impl OAuthClient {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::OAuthClient, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("OAuthClient");
+                let client_id = problems.take("client_id", self.client_id);
+                let created_at = problems.take("created_at", self.created_at);
+                let name = problems.take("name", self.name);
+                let revoked_at = problems.take("revoked_at", self.revoked_at);
+                let scopes = problems.take("scopes", self.scopes);
+                match (client_id, created_at, name, revoked_at, scopes) {
+                    (
+                        Some(client_id),
+                        Some(created_at),
+                        Some(name),
+                        Some(revoked_at),
+                        Some(scopes),
+                    ) => Ok(super::OAuthClient {
+                        client_id,
+                        created_at,
+                        name,
+                        revoked_at,
+                        scopes,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::OAuthClient> for OAuthClient {
             fn from(value: super::OAuthClient) -> Self {
                 Self {
@@ -6715,6 +6920,20 @@ pub mod types {
                     name: value.name?,
                     scopes: value.scopes?,
                 })
+            }
+        }
+        impl OAuthClientSpec {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::OAuthClientSpec, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("OAuthClientSpec");
+                let name = problems.take("name", self.name);
+                let scopes = problems.take("scopes", self.scopes);
+                match (name, scopes) {
+                    (Some(name), Some(scopes)) => Ok(super::OAuthClientSpec { name, scopes }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::OAuthClientSpec> for OAuthClientSpec {
@@ -6810,6 +7029,34 @@ pub mod types {
                 })
             }
         }
+        impl OutboxCheck {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::OutboxCheck, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("OutboxCheck");
+                let detail = problems.take("detail", self.detail);
+                let failed = problems.take("failed", self.failed);
+                let ok = problems.take("ok", self.ok);
+                let oldest_due_seconds =
+                    problems.take("oldest_due_seconds", self.oldest_due_seconds);
+                let pending = problems.take("pending", self.pending);
+                match (detail, failed, ok, oldest_due_seconds, pending) {
+                    (
+                        Some(detail),
+                        Some(failed),
+                        Some(ok),
+                        Some(oldest_due_seconds),
+                        Some(pending),
+                    ) => Ok(super::OutboxCheck {
+                        detail,
+                        failed,
+                        ok,
+                        oldest_due_seconds,
+                        pending,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::OutboxCheck> for OutboxCheck {
             fn from(value: super::OutboxCheck) -> Self {
                 Self {
@@ -6850,6 +7097,17 @@ pub mod types {
                 value: PageView,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self { path: value.path? })
+            }
+        }
+        impl PageView {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::PageView, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("PageView");
+                let path = problems.take("path", self.path);
+                match (path,) {
+                    (Some(path),) => Ok(super::PageView { path }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::PageView> for PageView {
@@ -6916,6 +7174,23 @@ pub mod types {
                     day: value.day?,
                     path: value.path?,
                 })
+            }
+        }
+        impl PageViewStats {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::PageViewStats, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("PageViewStats");
+                let count = problems.take("count", self.count);
+                let day = problems.take("day", self.day);
+                let path = problems.take("path", self.path);
+                match (count, day, path) {
+                    (Some(count), Some(day), Some(path)) => {
+                        Ok(super::PageViewStats { count, day, path })
+                    }
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::PageViewStats> for PageViewStats {
@@ -7026,6 +7301,36 @@ pub mod types {
                 })
             }
         }
+        impl Post {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Post, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Post");
+                let body = problems.take("body", self.body);
+                let published_at = problems.take("published_at", self.published_at);
+                let slug = problems.take("slug", self.slug);
+                let summary = problems.take("summary", self.summary);
+                let tags = problems.take("tags", self.tags);
+                let title = problems.take("title", self.title);
+                match (body, published_at, slug, summary, tags, title) {
+                    (
+                        Some(body),
+                        Some(published_at),
+                        Some(slug),
+                        Some(summary),
+                        Some(tags),
+                        Some(title),
+                    ) => Ok(super::Post {
+                        body,
+                        published_at,
+                        slug,
+                        summary,
+                        tags,
+                        title,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::Post> for Post {
             fn from(value: super::Post) -> Self {
                 Self {
@@ -7124,6 +7429,29 @@ pub mod types {
                     tags: value.tags?,
                     title: value.title?,
                 })
+            }
+        }
+        impl PostSummary {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::PostSummary, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("PostSummary");
+                let published_at = problems.take("published_at", self.published_at);
+                let slug = problems.take("slug", self.slug);
+                let summary = problems.take("summary", self.summary);
+                let tags = problems.take("tags", self.tags);
+                let title = problems.take("title", self.title);
+                match (published_at, slug, summary, tags, title) {
+                    (Some(published_at), Some(slug), Some(summary), Some(tags), Some(title)) => {
+                        Ok(super::PostSummary {
+                            published_at,
+                            slug,
+                            summary,
+                            tags,
+                            title,
+                        })
+                    }
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::PostSummary> for PostSummary {
@@ -7263,6 +7591,51 @@ pub mod types {
                 })
             }
         }
+        impl Project {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Project, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Project");
+                let description = problems.take("description", self.description);
+                let featured = problems.take("featured", self.featured);
+                let repository_url = problems.take("repository_url", self.repository_url);
+                let slug = problems.take("slug", self.slug);
+                let summary = problems.take("summary", self.summary);
+                let tags = problems.take("tags", self.tags);
+                let title = problems.take("title", self.title);
+                let url = problems.take("url", self.url);
+                match (
+                    description,
+                    featured,
+                    repository_url,
+                    slug,
+                    summary,
+                    tags,
+                    title,
+                    url,
+                ) {
+                    (
+                        Some(description),
+                        Some(featured),
+                        Some(repository_url),
+                        Some(slug),
+                        Some(summary),
+                        Some(tags),
+                        Some(title),
+                        Some(url),
+                    ) => Ok(super::Project {
+                        description,
+                        featured,
+                        repository_url,
+                        slug,
+                        summary,
+                        tags,
+                        title,
+                        url,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::Project> for Project {
             fn from(value: super::Project) -> Self {
                 Self {
@@ -7308,6 +7681,19 @@ pub mod types {
                 Ok(Self {
                     post_slug: value.post_slug?,
                 })
+            }
+        }
+        impl PublishRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::PublishRequest, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("PublishRequest");
+                let post_slug = problems.take("post_slug", self.post_slug);
+                match (post_slug,) {
+                    (Some(post_slug),) => Ok(super::PublishRequest { post_slug }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::PublishRequest> for PublishRequest {
@@ -7434,6 +7820,49 @@ pub mod types {
                 })
             }
         }
+        impl PublishResult {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::PublishResult, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("PublishResult");
+                let already_published = problems.take("already_published", self.already_published);
+                let dry_run = problems.take("dry_run", self.dry_run);
+                let post_slug = problems.take("post_slug", self.post_slug);
+                let remote_id = problems.take("remote_id", self.remote_id);
+                let remote_url = problems.take("remote_url", self.remote_url);
+                let status = problems.take("status", self.status);
+                let text = problems.take("text", self.text);
+                match (
+                    already_published,
+                    dry_run,
+                    post_slug,
+                    remote_id,
+                    remote_url,
+                    status,
+                    text,
+                ) {
+                    (
+                        Some(already_published),
+                        Some(dry_run),
+                        Some(post_slug),
+                        Some(remote_id),
+                        Some(remote_url),
+                        Some(status),
+                        Some(text),
+                    ) => Ok(super::PublishResult {
+                        already_published,
+                        dry_run,
+                        post_slug,
+                        remote_id,
+                        remote_url,
+                        status,
+                        text,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::PublishResult> for PublishResult {
             fn from(value: super::PublishResult) -> Self {
                 Self {
@@ -7491,6 +7920,18 @@ pub mod types {
                     checks: value.checks?,
                     status: value.status?,
                 })
+            }
+        }
+        impl Readiness {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Readiness, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Readiness");
+                let checks = problems.take("checks", self.checks);
+                let status = problems.take("status", self.status);
+                match (checks, status) {
+                    (Some(checks), Some(status)) => Ok(super::Readiness { checks, status }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Readiness> for Readiness {
@@ -7571,6 +8012,29 @@ pub mod types {
                     outbox: value.outbox?,
                     rate_limits: value.rate_limits?,
                 })
+            }
+        }
+        impl ReadinessChecks {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::ReadinessChecks, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("ReadinessChecks");
+                let database = problems.take("database", self.database);
+                let mail = problems.take("mail", self.mail);
+                let outbox = problems.take("outbox", self.outbox);
+                let rate_limits = problems.take("rate_limits", self.rate_limits);
+                match (database, mail, outbox, rate_limits) {
+                    (Some(database), Some(mail), Some(outbox), Some(rate_limits)) => {
+                        Ok(super::ReadinessChecks {
+                            database,
+                            mail,
+                            outbox,
+                            rate_limits,
+                        })
+                    }
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::ReadinessChecks> for ReadinessChecks {
@@ -7694,6 +8158,39 @@ pub mod types {
                 })
             }
         }
+        impl RequestStats {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::RequestStats, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("RequestStats");
+                let average_ms = problems.take("average_ms", self.average_ms);
+                let count = problems.take("count", self.count);
+                let day = problems.take("day", self.day);
+                let max_ms = problems.take("max_ms", self.max_ms);
+                let method = problems.take("method", self.method);
+                let route = problems.take("route", self.route);
+                let status = problems.take("status", self.status);
+                match (average_ms, count, day, max_ms, method, route, status) {
+                    (
+                        Some(average_ms),
+                        Some(count),
+                        Some(day),
+                        Some(max_ms),
+                        Some(method),
+                        Some(route),
+                        Some(status),
+                    ) => Ok(super::RequestStats {
+                        average_ms,
+                        count,
+                        day,
+                        max_ms,
+                        method,
+                        route,
+                        status,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::RequestStats> for RequestStats {
             fn from(value: super::RequestStats) -> Self {
                 Self {
@@ -7736,6 +8233,17 @@ pub mod types {
                 value: Requeue,
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self { ids: value.ids? })
+            }
+        }
+        impl Requeue {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Requeue, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Requeue");
+                let ids = problems.take("ids", self.ids);
+                match (ids,) {
+                    (Some(ids),) => Ok(super::Requeue { ids }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Requeue> for Requeue {
@@ -7787,6 +8295,21 @@ pub mod types {
                     not_failed: value.not_failed?,
                     requeued: value.requeued?,
                 })
+            }
+        }
+        impl Requeued {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::Requeued, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("Requeued");
+                let not_failed = problems.take("not_failed", self.not_failed);
+                let requeued = problems.take("requeued", self.requeued);
+                match (not_failed, requeued) {
+                    (Some(not_failed), Some(requeued)) => Ok(super::Requeued {
+                        not_failed,
+                        requeued,
+                    }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::Requeued> for Requeued {
@@ -7859,6 +8382,28 @@ pub mod types {
                     old_key_valid_until: value.old_key_valid_until?,
                     replaced: value.replaced?,
                 })
+            }
+        }
+        impl RotatedApiKey {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::RotatedApiKey, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("RotatedApiKey");
+                let new = problems.take("new", self.new);
+                let old_key_valid_until =
+                    problems.take("old_key_valid_until", self.old_key_valid_until);
+                let replaced = problems.take("replaced", self.replaced);
+                match (new, old_key_valid_until, replaced) {
+                    (Some(new), Some(old_key_valid_until), Some(replaced)) => {
+                        Ok(super::RotatedApiKey {
+                            new,
+                            old_key_valid_until,
+                            replaced,
+                        })
+                    }
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::RotatedApiKey> for RotatedApiKey {
@@ -7988,6 +8533,39 @@ pub mod types {
                 })
             }
         }
+        impl SiteInfo {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(self) -> ::std::result::Result<super::SiteInfo, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SiteInfo");
+                let bio = problems.take("bio", self.bio);
+                let contact_email = problems.take("contact_email", self.contact_email);
+                let headline = problems.take("headline", self.headline);
+                let links = problems.take("links", self.links);
+                let location = problems.take("location", self.location);
+                let name = problems.take("name", self.name);
+                let website = problems.take("website", self.website);
+                match (bio, contact_email, headline, links, location, name, website) {
+                    (
+                        Some(bio),
+                        Some(contact_email),
+                        Some(headline),
+                        Some(links),
+                        Some(location),
+                        Some(name),
+                        Some(website),
+                    ) => Ok(super::SiteInfo {
+                        bio,
+                        contact_email,
+                        headline,
+                        links,
+                        location,
+                        name,
+                        website,
+                    }),
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::SiteInfo> for SiteInfo {
             fn from(value: super::SiteInfo) -> Self {
                 Self {
@@ -8047,6 +8625,22 @@ pub mod types {
                 })
             }
         }
+        impl SubscribeAccepted {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::SubscribeAccepted, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SubscribeAccepted");
+                let message = problems.take("message", self.message);
+                let status = problems.take("status", self.status);
+                match (message, status) {
+                    (Some(message), Some(status)) => {
+                        Ok(super::SubscribeAccepted { message, status })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::SubscribeAccepted> for SubscribeAccepted {
             fn from(value: super::SubscribeAccepted) -> Self {
                 Self {
@@ -8086,6 +8680,19 @@ pub mod types {
                 Ok(Self {
                     email: value.email?,
                 })
+            }
+        }
+        impl SubscribeRequest {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::SubscribeRequest, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SubscribeRequest");
+                let email = problems.take("email", self.email);
+                match (email,) {
+                    (Some(email),) => Ok(super::SubscribeRequest { email }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::SubscribeRequest> for SubscribeRequest {
@@ -8186,6 +8793,31 @@ pub mod types {
                 })
             }
         }
+        impl SubscriberEntry {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::SubscriberEntry, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SubscriberEntry");
+                let created_at = problems.take("created_at", self.created_at);
+                let email = problems.take("email", self.email);
+                let id = problems.take("id", self.id);
+                let status = problems.take("status", self.status);
+                let updated_at = problems.take("updated_at", self.updated_at);
+                match (created_at, email, id, status, updated_at) {
+                    (Some(created_at), Some(email), Some(id), Some(status), Some(updated_at)) => {
+                        Ok(super::SubscriberEntry {
+                            created_at,
+                            email,
+                            id,
+                            status,
+                            updated_at,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::SubscriberEntry> for SubscriberEntry {
             fn from(value: super::SubscriberEntry) -> Self {
                 Self {
@@ -8272,6 +8904,29 @@ pub mod types {
                 })
             }
         }
+        impl SubscriberPage {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::SubscriberPage, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SubscriberPage");
+                let items = problems.take("items", self.items);
+                let page = problems.take("page", self.page);
+                let per_page = problems.take("per_page", self.per_page);
+                let total = problems.take("total", self.total);
+                match (items, page, per_page, total) {
+                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                        Ok(super::SubscriberPage {
+                            items,
+                            page,
+                            per_page,
+                            total,
+                        })
+                    }
+                    _ => Err(problems),
+                }
+            }
+        }
         impl ::std::convert::From<super::SubscriberPage> for SubscriberPage {
             fn from(value: super::SubscriberPage) -> Self {
                 Self {
@@ -8313,6 +8968,19 @@ pub mod types {
                 Ok(Self {
                     status: value.status?,
                 })
+            }
+        }
+        impl SubscriptionState {
+            #[doc = " The value; or, when fields are missing or break their rules, an error that names every one."]
+            pub fn build(
+                self,
+            ) -> ::std::result::Result<super::SubscriptionState, crate::InvalidFields> {
+                let mut problems = crate::InvalidFields::new("SubscriptionState");
+                let status = problems.take("status", self.status);
+                match (status,) {
+                    (Some(status),) => Ok(super::SubscriptionState { status }),
+                    _ => Err(problems),
+                }
             }
         }
         impl ::std::convert::From<super::SubscriptionState> for SubscriptionState {

@@ -229,6 +229,60 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`ApproveKeyRequestIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ApproveKeyRequestIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for ApproveKeyRequestIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ApproveKeyRequestIdempotencyKey> for ::std::string::String {
+        fn from(value: ApproveKeyRequestIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ApproveKeyRequestIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ApproveKeyRequestIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ApproveKeyRequestIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ApproveKeyRequestIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "An approved request and its key, shown this once. The key was also emailed to the\nrequest's technical contact."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
@@ -622,6 +676,276 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`CreateAchievementIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateAchievementIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateAchievementIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateAchievementIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateAchievementIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateAchievementIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateAchievementIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateAchievementIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateAchievementIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreateApiKeyIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateApiKeyIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateApiKeyIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateApiKeyIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateApiKeyIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateApiKeyIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateApiKeyIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreateOauthClientIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateOauthClientIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateOauthClientIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateOauthClientIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateOauthClientIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateOauthClientIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateOauthClientIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateOauthClientIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateOauthClientIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreatePostIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePostIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreatePostIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePostIdempotencyKey> for ::std::string::String {
+        fn from(value: CreatePostIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePostIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePostIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreatePostIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePostIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`CreateProjectIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateProjectIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for CreateProjectIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateProjectIdempotencyKey> for ::std::string::String {
+        fn from(value: CreateProjectIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateProjectIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateProjectIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateProjectIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateProjectIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`DeleteAchievementSlug`"]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -814,7 +1138,7 @@ pub mod types {
     pub struct ErrorDetail {
         #[doc = "What went wrong, for programs; it follows the status: `BAD_REQUEST` (400), `UNAUTHORIZED`\n(401), `FORBIDDEN` (403), `NOT_FOUND` (404), `METHOD_NOT_ALLOWED` (405), `REQUEST_TIMEOUT`\n(408), `CONFLICT` (409), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415),\n`VALIDATION_FAILED` (422), `RATE_LIMITED` (429), `INTERNAL_ERROR` (500),\n`SERVICE_UNAVAILABLE` (503)."]
         pub code: ::std::string::String,
-        #[doc = "Context for programs; an empty object when there is none. `required_header` and\n`accepted_headers` (401: where to send a credential), `required_scope` (403), `fields`\n(422: each field at fault and its problem), `limit` and `retry_after_seconds` (429 of the\nrate limit), `checks` (503 of readiness), `upstream_status` (503 of a social network's\nrefusal)."]
+        #[doc = "Context for programs; an empty object when there is none. `required_header` and\n`accepted_headers` (401: where to send a credential), `required_scope` (403), `fields`\n(422: each field at fault and its problem), `header` (400, 409 or 422 about the\n`Idempotency-Key`), `limit` and `retry_after_seconds` (429 of the rate limit), `checks`\n(503 of readiness), `upstream_status` (503 of a social network's refusal)."]
         pub details: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         #[doc = "What went wrong, for people: one sentence that names the value or the rule at fault. Its\nwording may change; programs read `code` and `details`."]
         pub message: ::std::string::String,
@@ -1821,6 +2145,114 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`NotifySubscribersAliasIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NotifySubscribersAliasIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for NotifySubscribersAliasIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NotifySubscribersAliasIdempotencyKey> for ::std::string::String {
+        fn from(value: NotifySubscribersAliasIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NotifySubscribersAliasIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NotifySubscribersAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NotifySubscribersAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NotifySubscribersAliasIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`NotifySubscribersIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NotifySubscribersIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for NotifySubscribersIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NotifySubscribersIdempotencyKey> for ::std::string::String {
+        fn from(value: NotifySubscribersIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NotifySubscribersIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NotifySubscribersIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NotifySubscribersIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NotifySubscribersIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "An OAuth client as the operator sees it; never its secret."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
@@ -2640,6 +3072,60 @@ pub mod types {
             value.parse()
         }
     }
+    #[doc = "`RecordPageViewIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RecordPageViewIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for RecordPageViewIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RecordPageViewIdempotencyKey> for ::std::string::String {
+        fn from(value: RecordPageViewIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RecordPageViewIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RecordPageViewIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RecordPageViewIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RecordPageViewIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`ReplaceAchievementSlug`"]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -2814,6 +3300,60 @@ pub mod types {
                 })
         }
     }
+    #[doc = "`RequestApiKeyIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RequestApiKeyIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for RequestApiKeyIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RequestApiKeyIdempotencyKey> for ::std::string::String {
+        fn from(value: RequestApiKeyIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RequestApiKeyIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RequestApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RequestApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RequestApiKeyIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "Requests of one day, route, method and status, counted together."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
@@ -2863,6 +3403,60 @@ pub mod types {
     impl Requeued {
         pub fn builder() -> builder::Requeued {
             Default::default()
+        }
+    }
+    #[doc = "`RotateApiKeyIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RotateApiKeyIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for RotateApiKeyIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RotateApiKeyIdempotencyKey> for ::std::string::String {
+        fn from(value: RotateApiKeyIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RotateApiKeyIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RotateApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for RotateApiKeyIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RotateApiKeyIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "A rotation: the replacement key, shown once, and until when the old key still works."]
@@ -3366,6 +3960,168 @@ pub mod types {
                 })
         }
     }
+    #[doc = "`SocialPublishAliasIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SocialPublishAliasIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SocialPublishAliasIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SocialPublishAliasIdempotencyKey> for ::std::string::String {
+        fn from(value: SocialPublishAliasIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SocialPublishAliasIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SocialPublishAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SocialPublishAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SocialPublishAliasIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SocialPublishIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SocialPublishIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SocialPublishIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SocialPublishIdempotencyKey> for ::std::string::String {
+        fn from(value: SocialPublishIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SocialPublishIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SocialPublishIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SocialPublishIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SocialPublishIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SubmitContactIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubmitContactIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubmitContactIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubmitContactIdempotencyKey> for ::std::string::String {
+        fn from(value: SubmitContactIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubmitContactIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubmitContactIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubmitContactIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubmitContactIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "The answer to every subscription, whether the address was new, known or unsubscribed: it\ntells no one who subscribed."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
@@ -3426,6 +4182,114 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    #[doc = "`SubscribeNewsletterAliasIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscribeNewsletterAliasIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscribeNewsletterAliasIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscribeNewsletterAliasIdempotencyKey> for ::std::string::String {
+        fn from(value: SubscribeNewsletterAliasIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscribeNewsletterAliasIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscribeNewsletterAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscribeNewsletterAliasIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscribeNewsletterAliasIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`SubscribeNewsletterIdempotencyKey`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscribeNewsletterIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscribeNewsletterIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscribeNewsletterIdempotencyKey> for ::std::string::String {
+        fn from(value: SubscribeNewsletterIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscribeNewsletterIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscribeNewsletterIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscribeNewsletterIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscribeNewsletterIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     #[doc = "An address that wants the newsletter."]
@@ -9092,7 +9956,7 @@ impl Client {
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
     }
-    #[doc = "Adds an achievement\n\nAdds an achievement; its slug must be free among achievements. Every field is checked\nfirst: 422 names each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/achievements`\n\nArguments:\n- `body`: The new achievement.\n```text\nlet response = client.create_achievement()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Adds an achievement\n\nAdds an achievement; its slug must be free among achievements. Every field is checked\nfirst: 422 names each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/achievements`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The new achievement.\n```text\nlet response = client.create_achievement()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_achievement(&self) -> builder::CreateAchievement<'_> {
         builder::CreateAchievement::new(self)
     }
@@ -9108,7 +9972,7 @@ impl Client {
     pub fn list_api_keys(&self) -> builder::ListApiKeys<'_> {
         builder::ListApiKeys::new(self)
     }
-    #[doc = "Makes an API key\n\nMakes an API key. It works at once, on every replica within a second, and is shown this\nonce: the server keeps only a hash of it. The caller can hand out only scopes its own\ntoken holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys`\n\nArguments:\n- `body`: The key to make.\n```text\nlet response = client.create_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Makes an API key\n\nMakes an API key. It works at once, on every replica within a second, and is shown this\nonce: the server keeps only a hash of it. The caller can hand out only scopes its own\ntoken holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The key to make.\n```text\nlet response = client.create_api_key()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_api_key(&self) -> builder::CreateApiKey<'_> {
         builder::CreateApiKey::new(self)
     }
@@ -9116,7 +9980,7 @@ impl Client {
     pub fn revoke_api_key(&self) -> builder::RevokeApiKey<'_> {
         builder::RevokeApiKey::new(self)
     }
-    #[doc = "Rotates an API key\n\nReplaces a key with a new one of the same name, scopes, service and expiry, shown this\nonce. The old key keeps working for a while (24 hours by default), so that its user can\nswitch; then it stops. A key rotated already (or revoked, or expired) is not rotated\nagain: rotate its replacement. The caller must hold every scope of the key.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys/{id}/rotate`\n\nArguments:\n- `id`: The key's id (the `<id>` of `pk_<id>_<secret>`), from `listApiKeys`.\n- `old_key_valid_for_hours`: How long the old key keeps working, in hours: 0 stops it now; default 24, at most 720 (30\ndays).\n```text\nlet response = client.rotate_api_key()\n    .id(id)\n    .old_key_valid_for_hours(old_key_valid_for_hours)\n    .send()\n    .await;\n```"]
+    #[doc = "Rotates an API key\n\nReplaces a key with a new one of the same name, scopes, service and expiry, shown this\nonce. The old key keeps working for a while (24 hours by default), so that its user can\nswitch; then it stops. A key rotated already (or revoked, or expired) is not rotated\nagain: rotate its replacement. The caller must hold every scope of the key.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/api-keys/{id}/rotate`\n\nArguments:\n- `id`: The key's id (the `<id>` of `pk_<id>_<secret>`), from `listApiKeys`.\n- `old_key_valid_for_hours`: How long the old key keeps working, in hours: 0 stops it now; default 24, at most 720 (30\ndays).\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n```text\nlet response = client.rotate_api_key()\n    .id(id)\n    .old_key_valid_for_hours(old_key_valid_for_hours)\n    .idempotency_key(idempotency_key)\n    .send()\n    .await;\n```"]
     pub fn rotate_api_key(&self) -> builder::RotateApiKey<'_> {
         builder::RotateApiKey::new(self)
     }
@@ -9128,7 +9992,7 @@ impl Client {
     pub fn list_key_requests(&self) -> builder::ListKeyRequests<'_> {
         builder::ListKeyRequests::new(self)
     }
-    #[doc = "Approves a request for an API key\n\nApproves a pending request: a portfolio key is made with the scopes chosen here (default\n`context:read` and `contact:write`), named after the requester and organisation, shown\nhere once and emailed to the technical contact, all in one transaction. The caller can\nhand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/key-requests/{id}/approve`\n\nArguments:\n- `id`: The request's id, from `listKeyRequests`.\n- `body`: The key's scopes and lifetime; `{}` takes the defaults.\n```text\nlet response = client.approve_key_request()\n    .id(id)\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Approves a request for an API key\n\nApproves a pending request: a portfolio key is made with the scopes chosen here (default\n`context:read` and `contact:write`), named after the requester and organisation, shown\nhere once and emailed to the technical contact, all in one transaction. The caller can\nhand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/key-requests/{id}/approve`\n\nArguments:\n- `id`: The request's id, from `listKeyRequests`.\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The key's scopes and lifetime; `{}` takes the defaults.\n```text\nlet response = client.approve_key_request()\n    .id(id)\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn approve_key_request(&self) -> builder::ApproveKeyRequest<'_> {
         builder::ApproveKeyRequest::new(self)
     }
@@ -9140,7 +10004,7 @@ impl Client {
     pub fn list_oauth_clients(&self) -> builder::ListOauthClients<'_> {
         builder::ListOauthClients::new(self)
     }
-    #[doc = "Registers an OAuth client\n\nRegisters an OAuth client, which gets bearer tokens from `POST /api/oauth/token` with its\nid and secret. The secret is shown this once: the server keeps only a hash of it. The\ncaller can hand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\nArguments:\n- `body`: The client to register.\n```text\nlet response = client.create_oauth_client()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Registers an OAuth client\n\nRegisters an OAuth client, which gets bearer tokens from `POST /api/oauth/token` with its\nid and secret. The secret is shown this once: the server keeps only a hash of it. The\ncaller can hand out only scopes its own token holds.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/oauth-clients`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The client to register.\n```text\nlet response = client.create_oauth_client()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_oauth_client(&self) -> builder::CreateOauthClient<'_> {
         builder::CreateOauthClient::new(self)
     }
@@ -9156,7 +10020,7 @@ impl Client {
     pub fn requeue_emails(&self) -> builder::RequeueEmails<'_> {
         builder::RequeueEmails::new(self)
     }
-    #[doc = "Publishes a post\n\nPublishes a post: it shows in `listPosts` at once, ordered by its `published_at` (which\nmay be in the past or the future). Its slug must be free among posts. Every field is\nchecked first: 422 names each one at fault. Announcing it is separate: `notifySubscribers`\nand `socialPublish`.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/posts`\n\nArguments:\n- `body`: The new post.\n```text\nlet response = client.create_post()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post\n\nPublishes a post: it shows in `listPosts` at once, ordered by its `published_at` (which\nmay be in the past or the future). Its slug must be free among posts. Every field is\nchecked first: 422 names each one at fault. Announcing it is separate: `notifySubscribers`\nand `socialPublish`.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/posts`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The new post.\n```text\nlet response = client.create_post()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_post(&self) -> builder::CreatePost<'_> {
         builder::CreatePost::new(self)
     }
@@ -9168,7 +10032,7 @@ impl Client {
     pub fn delete_post(&self) -> builder::DeletePost<'_> {
         builder::DeletePost::new(self)
     }
-    #[doc = "Adds a project\n\nAdds a project; its slug must be free among projects. Every field is checked first: 422\nnames each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/projects`\n\nArguments:\n- `body`: The new project.\n```text\nlet response = client.create_project()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Adds a project\n\nAdds a project; its slug must be free among projects. Every field is checked first: 422\nnames each one at fault.\n\nPrivate: a bearer token with `content:write` (or `admin`). The change shows in the public\nreads at once.\n\nSends a `POST` request to `/api/admin/projects`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The new project.\n```text\nlet response = client.create_project()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn create_project(&self) -> builder::CreateProject<'_> {
         builder::CreateProject::new(self)
     }
@@ -9192,7 +10056,7 @@ impl Client {
     pub fn erase_subscriber(&self) -> builder::EraseSubscriber<'_> {
         builder::EraseSubscriber::new(self)
     }
-    #[doc = "Counts a page view\n\nThe beacon the site's pages call: counts one view of a page, per day (UTC) and path.\nCounted off the request path, in batches about once a second; no client address is stored.\nPublic.\n\nSends a `POST` request to `/api/analytics/pageview`\n\nArguments:\n- `body`: The page viewed.\n```text\nlet response = client.record_page_view()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Counts a page view\n\nThe beacon the site's pages call: counts one view of a page, per day (UTC) and path.\nCounted off the request path, in batches about once a second; no client address is stored.\nPublic.\n\nSends a `POST` request to `/api/analytics/pageview`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The page viewed.\n```text\nlet response = client.record_page_view()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn record_page_view(&self) -> builder::RecordPageView<'_> {
         builder::RecordPageView::new(self)
     }
@@ -9200,7 +10064,7 @@ impl Client {
     pub fn get_analytics_summary(&self) -> builder::GetAnalyticsSummary<'_> {
         builder::GetAnalyticsSummary::new(self)
     }
-    #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email at the address the operator\nconfigures (queued in the same transaction, delivered by the mail worker, retried until it\nis sent). Every field is checked first: 422 names each one at fault.\n\nProtected: an API key with `contact:write` in `X-API-Key`.\n\nSends a `POST` request to `/api/contact`\n\nArguments:\n- `body`: The message for the site owner.\n```text\nlet response = client.submit_contact()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Submits the contact form\n\nStores the submission and notifies the site owner by email at the address the operator\nconfigures (queued in the same transaction, delivered by the mail worker, retried until it\nis sent). Every field is checked first: 422 names each one at fault.\n\nProtected: an API key with `contact:write` in `X-API-Key`.\n\nSends a `POST` request to `/api/contact`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The message for the site owner.\n```text\nlet response = client.submit_contact()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn submit_contact(&self) -> builder::SubmitContact<'_> {
         builder::SubmitContact::new(self)
     }
@@ -9212,7 +10076,7 @@ impl Client {
     pub fn get_readiness(&self) -> builder::GetReadiness<'_> {
         builder::GetReadiness::new(self)
     }
-    #[doc = "Asks the operator for an API key\n\nAsks the operator for an API key. The request is stored and the site owner told by email\n(at most one email every 10 minutes by default: the first at once, then a digest). Once\nthe operator approves it, the key is emailed to the technical contact with the scopes the\noperator chose; a rejection is emailed too. The answer is the same whoever asks.\n\nPublic, with limits per client address: 5 requests an hour, and 3 waiting for the operator\nat once (429); 1,000 waiting in all (503). Each field is checked: 422 names every one at\nfault.\n\nSends a `POST` request to `/api/key-requests`\n\nArguments:\n- `body`: Who asks, for what, and where to send the key.\n```text\nlet response = client.request_api_key()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Asks the operator for an API key\n\nAsks the operator for an API key. The request is stored and the site owner told by email\n(at most one email every 10 minutes by default: the first at once, then a digest). Once\nthe operator approves it, the key is emailed to the technical contact with the scopes the\noperator chose; a rejection is emailed too. The answer is the same whoever asks.\n\nPublic, with limits per client address: 5 requests an hour, and 3 waiting for the operator\nat once (429); 1,000 waiting in all (503). Each field is checked: 422 names every one at\nfault.\n\nSends a `POST` request to `/api/key-requests`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: Who asks, for what, and where to send the key.\n```text\nlet response = client.request_api_key()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn request_api_key(&self) -> builder::RequestApiKey<'_> {
         builder::RequestApiKey::new(self)
     }
@@ -9220,7 +10084,7 @@ impl Client {
     pub fn get_llm_context(&self) -> builder::GetLlmContext<'_> {
         builder::GetLlmContext::new(self)
     }
-    #[doc = "Subscribes to the newsletter\n\nSubscribes an address. Idempotent, and the answer is the same for a new, a known and an\nunsubscribed address, so that it tells no one who subscribed. A welcome email follows (or,\nwhen the operator turns on double opt-in, a confirmation link that works for 48 hours by\ndefault); an address already subscribed gets nothing. Every newsletter email has an\nunsubscribe link and `List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058).\n\nAgainst floods aimed at one inbox, no second subscription email goes to the same mailbox\n(the address without its `+tag`) within 10 minutes by default; the answer is still 202.\nPublic.\n\nSends a `POST` request to `/api/newsletter`\n\nArguments:\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Subscribes to the newsletter\n\nSubscribes an address. Idempotent, and the answer is the same for a new, a known and an\nunsubscribed address, so that it tells no one who subscribed. A welcome email follows (or,\nwhen the operator turns on double opt-in, a confirmation link that works for 48 hours by\ndefault); an address already subscribed gets nothing. Every newsletter email has an\nunsubscribe link and `List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058).\n\nAgainst floods aimed at one inbox, no second subscription email goes to the same mailbox\n(the address without its `+tag`) within 10 minutes by default; the answer is still 202.\nPublic.\n\nSends a `POST` request to `/api/newsletter`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn subscribe_newsletter(&self) -> builder::SubscribeNewsletter<'_> {
         builder::SubscribeNewsletter::new(self)
     }
@@ -9236,7 +10100,7 @@ impl Client {
     pub fn unsubscribe_newsletter_one_click(&self) -> builder::UnsubscribeNewsletterOneClick<'_> {
         builder::UnsubscribeNewsletterOneClick::new(self)
     }
-    #[doc = "Emails every subscriber about a post\n\nQueues one email about the post (its title, summary and link) to every subscribed address,\nthrough the outbox, in one transaction. Once per post: calling again queues nothing and\nanswers with the first count (`already_notified`).\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/notify-subscribers`\n\nArguments:\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Emails every subscriber about a post\n\nQueues one email about the post (its title, summary and link) to every subscribed address,\nthrough the outbox, in one transaction. Once per post: calling again queues nothing and\nanswers with the first count (`already_notified`).\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/notify-subscribers`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn notify_subscribers(&self) -> builder::NotifySubscribers<'_> {
         builder::NotifySubscribers::new(self)
     }
@@ -9260,7 +10124,7 @@ impl Client {
     pub fn get_site_info(&self) -> builder::GetSiteInfo<'_> {
         builder::GetSiteInfo::new(self)
     }
-    #[doc = "Publishes a post to the social network\n\nPublishes the post (its title, summary and link) as a status on the Mastodon-compatible\naccount the operator configures, with an `Idempotency-Key`, so that a retry after a lost\nanswer posts nothing twice. Once per post: calling again reports the first publication\n(`already_published`). With no account configured it is a dry run: nothing is sent, the\nanswer says so and shows the text.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/social-publish`\n\nArguments:\n- `body`: The post to publish.\n```text\nlet response = client.social_publish()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post to the social network\n\nPublishes the post (its title, summary and link) as a status on the Mastodon-compatible\naccount the operator configures, with an `Idempotency-Key`, so that a retry after a lost\nanswer posts nothing twice. Once per post: calling again reports the first publication\n(`already_published`). With no account configured it is a dry run: nothing is sent, the\nanswer says so and shows the text.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/api/social-publish`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The post to publish.\n```text\nlet response = client.social_publish()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn social_publish(&self) -> builder::SocialPublish<'_> {
         builder::SocialPublish::new(self)
     }
@@ -9268,15 +10132,15 @@ impl Client {
     pub fn get_static_file(&self) -> builder::GetStaticFile<'_> {
         builder::GetStaticFile::new(self)
     }
-    #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter` (`subscribeNewsletter`), at the path the\nservice catalogue lists; it answers the same. Use `/api/newsletter`.\n\nSends a `POST` request to `/newsletter`\n\nArguments:\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Subscribes to the newsletter (deprecated alias)\n\nDeprecated alias of `POST /api/newsletter` (`subscribeNewsletter`), at the path the\nservice catalogue lists; it answers the same. Use `/api/newsletter`.\n\nSends a `POST` request to `/newsletter`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The address to subscribe.\n```text\nlet response = client.subscribe_newsletter_alias()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn subscribe_newsletter_alias(&self) -> builder::SubscribeNewsletterAlias<'_> {
         builder::SubscribeNewsletterAlias::new(self)
     }
-    #[doc = "Emails every subscriber about a post (deprecated alias)\n\nDeprecated alias of `POST /api/notify-subscribers` (`notifySubscribers`), at the path the\nservice catalogue lists; it answers the same. Use `/api/notify-subscribers`.\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/notify-subscribers`\n\nArguments:\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Emails every subscriber about a post (deprecated alias)\n\nDeprecated alias of `POST /api/notify-subscribers` (`notifySubscribers`), at the path the\nservice catalogue lists; it answers the same. Use `/api/notify-subscribers`.\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/notify-subscribers`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The post to announce.\n```text\nlet response = client.notify_subscribers_alias()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn notify_subscribers_alias(&self) -> builder::NotifySubscribersAlias<'_> {
         builder::NotifySubscribersAlias::new(self)
     }
-    #[doc = "Publishes a post to the social network (deprecated alias)\n\nDeprecated alias of `POST /api/social-publish` (`socialPublish`), at the path the service\ncatalogue lists; it answers the same. Use `/api/social-publish`.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/social-publish`\n\nArguments:\n- `body`: The post to publish.\n```text\nlet response = client.social_publish_alias()\n    .body(body)\n    .send()\n    .await;\n```"]
+    #[doc = "Publishes a post to the social network (deprecated alias)\n\nDeprecated alias of `POST /api/social-publish` (`socialPublish`), at the path the service\ncatalogue lists; it answers the same. Use `/api/social-publish`.\n\nAuthenticated: an API key with `social:publish` in `X-API-Key`, or a bearer token with\nthat scope.\n\nSends a `POST` request to `/social-publish`\n\nArguments:\n- `idempotency_key`: Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)\n- `body`: The post to publish.\n```text\nlet response = client.social_publish_alias()\n    .idempotency_key(idempotency_key)\n    .body(body)\n    .send()\n    .await;\n```"]
     pub fn social_publish_alias(&self) -> builder::SocialPublishAlias<'_> {
         builder::SocialPublishAlias::new(self)
     }
@@ -9412,14 +10276,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateAchievement<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateAchievementIdempotencyKey>, String>,
         body: Result<types::builder::Achievement, String>,
     }
     impl<'a> CreateAchievement<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateAchievementIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreateAchievementIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -9453,16 +10329,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Achievement>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Achievement::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/achievements", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -9745,14 +10629,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateApiKey<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateApiKeyIdempotencyKey>, String>,
         body: Result<types::builder::ApiKeySpec, String>,
     }
     impl<'a> CreateApiKey<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateApiKeyIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreateApiKeyIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -9786,16 +10681,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::IssuedApiKey>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::ApiKeySpec::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/api-keys", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -9820,6 +10723,7 @@ pub mod builder {
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -9914,6 +10818,7 @@ pub mod builder {
         client: &'a super::Client,
         id: Result<::std::string::String, String>,
         old_key_valid_for_hours: Result<Option<i32>, String>,
+        idempotency_key: Result<Option<types::RotateApiKeyIdempotencyKey>, String>,
     }
     impl<'a> RotateApiKey<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -9921,6 +10826,7 @@ pub mod builder {
                 client: client,
                 id: Err("id was not initialized".to_string()),
                 old_key_valid_for_hours: Ok(None),
+                idempotency_key: Ok(None),
             }
         }
         pub fn id<V>(mut self, value: V) -> Self
@@ -9942,6 +10848,15 @@ pub mod builder {
                 .map_err(|_| "conversion to `i32` for old_key_valid_for_hours failed".to_string());
             self
         }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RotateApiKeyIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `RotateApiKeyIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
+        }
         #[doc = "Sends a `POST` request to `/api/admin/api-keys/{id}/rotate`"]
         pub async fn send(self) -> Result<ResponseValue<types::RotatedApiKey>, crate::Error> {
             let client = self.client;
@@ -9960,19 +10875,24 @@ pub mod builder {
                 client,
                 id,
                 old_key_valid_for_hours,
+                idempotency_key,
             } = self;
             let id = id.map_err(Error::InvalidRequest)?;
             let old_key_valid_for_hours = old_key_valid_for_hours.map_err(Error::InvalidRequest)?;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let url = format!(
                 "{}/api/admin/api-keys/{}/rotate",
                 client.baseurl,
                 encode_path(&id.to_string()),
             );
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -10000,6 +10920,8 @@ pub mod builder {
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -10211,6 +11133,7 @@ pub mod builder {
     pub struct ApproveKeyRequest<'a> {
         client: &'a super::Client,
         id: Result<::std::string::String, String>,
+        idempotency_key: Result<Option<types::ApproveKeyRequestIdempotencyKey>, String>,
         body: Result<types::builder::Approval, String>,
     }
     impl<'a> ApproveKeyRequest<'a> {
@@ -10218,6 +11141,7 @@ pub mod builder {
             Self {
                 client: client,
                 id: Err("id was not initialized".to_string()),
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
         }
@@ -10227,6 +11151,16 @@ pub mod builder {
         {
             self.id = value.try_into().map_err(|_| {
                 "conversion to `:: std :: string :: String` for id failed".to_string()
+            });
+            self
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ApproveKeyRequestIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `ApproveKeyRequestIdempotencyKey` for idempotency_key failed"
+                    .to_string()
             });
             self
         }
@@ -10262,8 +11196,14 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ApprovedKeyRequest>, Error<types::ErrorBody>> {
-            let Self { client, id, body } = self;
+            let Self {
+                client,
+                id,
+                idempotency_key,
+                body,
+            } = self;
             let id = id.map_err(Error::InvalidRequest)?;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Approval::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
@@ -10272,11 +11212,14 @@ pub mod builder {
                 client.baseurl,
                 encode_path(&id.to_string()),
             );
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -10456,14 +11399,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateOauthClient<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateOauthClientIdempotencyKey>, String>,
         body: Result<types::builder::OAuthClientSpec, String>,
     }
     impl<'a> CreateOauthClient<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateOauthClientIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreateOauthClientIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -10497,16 +11452,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::IssuedOAuthClient>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::OAuthClientSpec::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/oauth-clients", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -10531,6 +11494,7 @@ pub mod builder {
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -10772,14 +11736,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreatePost<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreatePostIdempotencyKey>, String>,
         body: Result<types::builder::Post, String>,
     }
     impl<'a> CreatePost<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreatePostIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreatePostIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -10813,16 +11788,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Post>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Post::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/posts", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -11044,14 +12027,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct CreateProject<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::CreateProjectIdempotencyKey>, String>,
         body: Result<types::builder::Project, String>,
     }
     impl<'a> CreateProject<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::CreateProjectIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `CreateProjectIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -11085,16 +12079,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::Project>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::Project::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/projects", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -11587,14 +12589,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct RecordPageView<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::RecordPageViewIdempotencyKey>, String>,
         body: Result<types::builder::PageView, String>,
     }
     impl<'a> RecordPageView<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RecordPageViewIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `RecordPageViewIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -11626,16 +12640,24 @@ pub mod builder {
             .await
         }
         async fn send_generated(self) -> Result<ResponseValue<()>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::PageView::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/analytics/pageview", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -11658,6 +12680,7 @@ pub mod builder {
                 202u16 => Ok(ResponseValue::empty(response)),
                 400u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -11759,14 +12782,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct SubmitContact<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::SubmitContactIdempotencyKey>, String>,
         body: Result<types::builder::ContactRequest, String>,
     }
     impl<'a> SubmitContact<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubmitContactIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `SubmitContactIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -11800,16 +12834,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::ContactReceipt>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::ContactRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/contact", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -11834,6 +12876,7 @@ pub mod builder {
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -11960,14 +13003,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct RequestApiKey<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::RequestApiKeyIdempotencyKey>, String>,
         body: Result<types::builder::KeyRequestForm, String>,
     }
     impl<'a> RequestApiKey<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::RequestApiKeyIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `RequestApiKeyIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -12001,16 +13055,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::KeyRequestAccepted>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::KeyRequestForm::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/key-requests", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -12033,6 +13095,7 @@ pub mod builder {
                 202u16 => ResponseValue::from_response(response).await,
                 400u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -12105,14 +13168,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct SubscribeNewsletter<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::SubscribeNewsletterIdempotencyKey>, String>,
         body: Result<types::builder::SubscribeRequest, String>,
     }
     impl<'a> SubscribeNewsletter<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubscribeNewsletterIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `SubscribeNewsletterIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -12148,16 +13223,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::SubscribeRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/newsletter", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -12180,6 +13263,7 @@ pub mod builder {
                 202u16 => ResponseValue::from_response(response).await,
                 400u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -12413,14 +13497,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct NotifySubscribers<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::NotifySubscribersIdempotencyKey>, String>,
         body: Result<types::builder::NotifyRequest, String>,
     }
     impl<'a> NotifySubscribers<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::NotifySubscribersIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `NotifySubscribersIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -12454,16 +13550,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::NotifyRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/notify-subscribers", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -12489,8 +13593,10 @@ pub mod builder {
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -12828,14 +13934,25 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct SocialPublish<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::SocialPublishIdempotencyKey>, String>,
         body: Result<types::builder::PublishRequest, String>,
     }
     impl<'a> SocialPublish<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SocialPublishIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `SocialPublishIdempotencyKey` for idempotency_key failed".to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -12869,16 +13986,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::PublishRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/social-publish", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -12904,8 +14029,10 @@ pub mod builder {
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -12985,14 +14112,23 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct SubscribeNewsletterAlias<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::SubscribeNewsletterAliasIdempotencyKey>, String>,
         body: Result<types::builder::SubscribeRequest, String>,
     }
     impl<'a> SubscribeNewsletterAlias<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SubscribeNewsletterAliasIdempotencyKey>,
+        {
+            self . idempotency_key = value . try_into () . map (Some) . map_err (| _ | "conversion to `SubscribeNewsletterAliasIdempotencyKey` for idempotency_key failed" . to_string ()) ;
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -13028,16 +14164,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::SubscribeAccepted>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::SubscribeRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/newsletter", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -13060,6 +14204,7 @@ pub mod builder {
                 202u16 => ResponseValue::from_response(response).await,
                 400u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
                 422u16 => Err(Error::UnexpectedResponse(response)),
@@ -13074,14 +14219,23 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct NotifySubscribersAlias<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::NotifySubscribersAliasIdempotencyKey>, String>,
         body: Result<types::builder::NotifyRequest, String>,
     }
     impl<'a> NotifySubscribersAlias<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::NotifySubscribersAliasIdempotencyKey>,
+        {
+            self . idempotency_key = value . try_into () . map (Some) . map_err (| _ | "conversion to `NotifySubscribersAliasIdempotencyKey` for idempotency_key failed" . to_string ()) ;
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -13115,16 +14269,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::NotifyResult>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::NotifyRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/notify-subscribers", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -13150,8 +14312,10 @@ pub mod builder {
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -13163,14 +14327,26 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct SocialPublishAlias<'a> {
         client: &'a super::Client,
+        idempotency_key: Result<Option<types::SocialPublishAliasIdempotencyKey>, String>,
         body: Result<types::builder::PublishRequest, String>,
     }
     impl<'a> SocialPublishAlias<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                idempotency_key: Ok(None),
                 body: Ok(::std::default::Default::default()),
             }
+        }
+        pub fn idempotency_key<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::SocialPublishAliasIdempotencyKey>,
+        {
+            self.idempotency_key = value.try_into().map(Some).map_err(|_| {
+                "conversion to `SocialPublishAliasIdempotencyKey` for idempotency_key failed"
+                    .to_string()
+            });
+            self
         }
         pub fn body<V>(mut self, value: V) -> Self
         where
@@ -13204,16 +14380,24 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<types::PublishResult>, Error<types::ErrorBody>> {
-            let Self { client, body } = self;
+            let Self {
+                client,
+                idempotency_key,
+                body,
+            } = self;
+            let idempotency_key = idempotency_key.map_err(Error::InvalidRequest)?;
             let body = body
                 .and_then(|v| types::PublishRequest::try_from(v).map_err(|e| e.to_string()))
                 .map_err(Error::InvalidRequest)?;
             let url = format!("{}/social-publish", client.baseurl,);
-            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
             header_map.append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
             );
+            if let Some(value) = idempotency_key {
+                header_map.append("Idempotency-Key", value.to_string().try_into()?);
+            }
             #[allow(unused_mut)]
             let mut request = client
                 .client
@@ -13239,8 +14423,10 @@ pub mod builder {
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
                 408u16 => Err(Error::UnexpectedResponse(response)),
+                409u16 => Err(Error::UnexpectedResponse(response)),
                 413u16 => Err(Error::UnexpectedResponse(response)),
                 415u16 => Err(Error::UnexpectedResponse(response)),
+                422u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -13256,4 +14442,4 @@ pub mod prelude {
 
 /// The operations that take an `Idempotency-Key` (the SDK adds one to
 /// each call, the same across its retries).
-pub const IDEMPOTENT_OPERATIONS: &[&str] = &[];
+pub const IDEMPOTENT_OPERATIONS: &[&str] = &["approve_key_request", "create_achievement", "create_api_key", "create_oauth_client", "create_post", "create_project", "notify_subscribers", "notify_subscribers_alias", "record_page_view", "request_api_key", "rotate_api_key", "social_publish", "social_publish_alias", "submit_contact", "subscribe_newsletter", "subscribe_newsletter_alias"];

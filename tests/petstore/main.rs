@@ -11,6 +11,7 @@ mod connections;
 mod contract;
 mod docs;
 mod example;
+mod generated_clients;
 mod hardening;
 mod hosts;
 mod idempotency;

@@ -28,10 +28,14 @@ The documents say so in words, not in a `pattern` on every string, so a
 "valid" case with, say, an ESC in a name (in a body, or the query of
 updatePetWithForm) is refused (422) by design; such positive cases are
 skipped. Negative cases run as generated.
+
+4. Generated Idempotency-Key values repeat across cases with other bodies,
+which the server rightly refuses (422): each positive case gets a fresh key.
 """
 
 import os
 import re
+import uuid
 
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
@@ -97,6 +101,16 @@ def before_call(context, case, kwargs):
     for label, parameter, own, stand_in in RUN_CREDENTIALS:
         if case.operation.label == label and own and parameters.get(parameter) == own:
             parameters[parameter] = stand_in
+    # 4. An Idempotency-Key names one request: the same key with another
+    # body is the client's mistake (422), and generated keys repeat ("0",
+    # "a"). A case with a valid key gets a fresh one; invalid keys run as
+    # generated.
+    headers = case.headers or {}
+    meta = case.meta
+    negative_headers = meta is not None and meta.is_negative_at(ParameterLocation.HEADER)
+    for name in list(headers):
+        if name.lower() == "idempotency-key" and not negative_headers:
+            headers[name] = str(uuid.uuid4())
 
 
 @schemathesis.hook

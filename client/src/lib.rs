@@ -146,6 +146,7 @@ pub mod auth;
 pub mod builder;
 mod error;
 mod fields;
+pub mod ids;
 pub mod paging;
 pub mod petstore;
 pub mod portfolio;

@@ -275,7 +275,9 @@ fn strip_prose(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, _)| !PROSE.contains(&k.as_str()))
+                // Vendor extensions (`x-sdk-id`, ...) say how tools present
+                // a value, not what the wire carries.
+                .filter(|(k, _)| !PROSE.contains(&k.as_str()) && !k.starts_with("x-"))
                 .map(|(k, v)| (k.clone(), strip_prose(v)))
                 .collect(),
         ),
@@ -297,6 +299,9 @@ pub fn canonical_schema(schema: &Value) -> Value {
     for (key, value) in map {
         match key.as_str() {
             k if PROSE.contains(&k) => {}
+            // Vendor extensions (`x-sdk-id`, ...) say how tools present a
+            // value, not what the wire carries.
+            k if k.starts_with("x-") => {}
             // 3.1 only; no 3.0 meaning.
             "propertyNames" | "$schema" | "contentMediaType" | "contentEncoding" => {}
             "nullable" => {}

@@ -73,6 +73,7 @@ pub struct IdempotencyKeyHeader {
         rename = "Idempotency-Key",
         min_length = 1,
         max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$",
         nullable = false
     )]
     pub idempotency_key: Option<String>,

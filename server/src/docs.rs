@@ -1,11 +1,22 @@
-//! The hand-written OpenAPI documents, served as JSON, and Swagger UI.
+//! The hand-written OpenAPI documents, served as JSON, their client
+//! profiles, and Swagger UI.
 //!
 //! What is served is `openapi/*.yaml` itself (converted to JSON once, at
 //! start-up), not a document re-derived from the code: the files are the
-//! contract.
+//! contract. Beside each, its *client profile*
+//! (`openapi/profiles/*.client.json`, written by `cargo xtask codegen`):
+//! the JSON face of the document that progenitor, which takes a subset of
+//! OpenAPI, generates a client from. Swagger UI's page links to both.
+
+use std::sync::Arc;
 
 use axum::Router;
-use axum::http::{HeaderValue, header};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
@@ -21,6 +32,22 @@ pub const PORTFOLIO_YAML: &str = include_str!("../../openapi/portfolio.yaml");
 /// Where the portfolio document is served.
 pub const PORTFOLIO_JSON_PATH: &str = "/openapi/portfolio.json";
 
+/// `openapi/profiles/petstore.client.json`: the pet store document's client
+/// profile, as `cargo xtask codegen` wrote it.
+pub const PETSTORE_CLIENT_PROFILE: &str =
+    include_str!("../../openapi/profiles/petstore.client.json");
+
+/// Where the pet store document's client profile is served.
+pub const PETSTORE_CLIENT_PROFILE_PATH: &str = "/openapi/petstore.client.json";
+
+/// `openapi/profiles/portfolio.client.json`: the portfolio document's client
+/// profile, as `cargo xtask codegen` wrote it.
+pub const PORTFOLIO_CLIENT_PROFILE: &str =
+    include_str!("../../openapi/profiles/portfolio.client.json");
+
+/// Where the portfolio document's client profile is served.
+pub const PORTFOLIO_CLIENT_PROFILE_PATH: &str = "/openapi/portfolio.client.json";
+
 /// Where Swagger UI is served.
 pub const SWAGGER_UI_PATH: &str = "/docs";
 
@@ -30,11 +57,19 @@ pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
 }
 
 /// Swagger UI at `/docs`, offering both documents, and a route for each
-/// document's JSON.
+/// document's JSON and for each client profile (the file's bytes).
 /// Swagger UI's pages may not be framed by another site (clickjacking of
 /// the Authorize dialog and "Try it out").
 pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
     Router::new()
+        .route(
+            PETSTORE_CLIENT_PROFILE_PATH,
+            get(|| async { json_file(PETSTORE_CLIENT_PROFILE) }),
+        )
+        .route(
+            PORTFOLIO_CLIENT_PROFILE_PATH,
+            get(|| async { json_file(PORTFOLIO_CLIENT_PROFILE) }),
+        )
         .merge(
             SwaggerUi::new(SWAGGER_UI_PATH)
                 .external_url_unchecked(
@@ -46,6 +81,10 @@ pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Rout
                     portfolio,
                 ),
         )
+        .layer(middleware::from_fn_with_state(
+            Arc::<str>::from(document_links()),
+            with_document_links,
+        ))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static("frame-ancestors 'none'"),
@@ -54,4 +93,48 @@ pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Rout
             header::X_FRAME_OPTIONS,
             HeaderValue::from_static("DENY"),
         ))
+}
+
+fn json_file(text: &'static str) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// The line above Swagger UI that links the documents and their client
+/// profiles (Swagger UI itself shows only the selected document's link).
+fn document_links() -> String {
+    format!(
+        r#"<nav id="document-links" style="font-family: sans-serif; font-size: 14px; padding: 8px 20px; background: #f4f4f4; border-bottom: 1px solid #ddd">Documents: <a href="{PETSTORE_JSON_PATH}">petstore.json</a>, <a href="{PORTFOLIO_JSON_PATH}">portfolio.json</a>. Generating a client? Their client profiles, the JSON face that progenitor takes: <a href="{PETSTORE_CLIENT_PROFILE_PATH}">petstore.client.json</a>, <a href="{PORTFOLIO_CLIENT_PROFILE_PATH}">portfolio.client.json</a>.</nav>"#
+    )
+}
+
+/// Puts [`document_links`] on Swagger UI's page (`/docs/`), above the UI.
+async fn with_document_links(
+    State(links): State<Arc<str>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    let page = path
+        .strip_prefix(SWAGGER_UI_PATH)
+        .is_some_and(|rest| rest == "/" || rest == "/index.html");
+    let response = next.run(request).await;
+    if !page || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // The page is Swagger UI's index.html, under a kilobyte.
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    const ROOT: &str = r#"<div id="swagger-ui"></div>"#;
+    let html = String::from_utf8_lossy(&bytes).replacen(ROOT, &format!("{links}{ROOT}"), 1);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(html))
 }

@@ -137,10 +137,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         "petstore-portfolio listening on {base}\n  \
          pet store:  {base}/v2   (document: {base}{})\n  \
          portfolio:  {base}/api  (document: {base}{})\n  \
-         Swagger UI: {base}{}/",
+         Swagger UI: {base}{}/\n  \
+         client profiles (to generate clients from): {base}{} {base}{}",
         docs::PETSTORE_JSON_PATH,
         docs::PORTFOLIO_JSON_PATH,
-        docs::SWAGGER_UI_PATH
+        docs::SWAGGER_UI_PATH,
+        docs::PETSTORE_CLIENT_PROFILE_PATH,
+        docs::PORTFOLIO_CLIENT_PROFILE_PATH
     );
     server.run(shutdown_signal()).await
 }

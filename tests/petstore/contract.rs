@@ -153,9 +153,21 @@ fn the_client_profile_leaves_form_only_bodies_to_the_query() {
 }
 
 #[test]
-fn the_client_profile_has_no_shared_responses() {
+fn the_client_profile_keeps_shared_responses_json_only() {
     let profile = petstore_client_profile();
-    assert!(profile["components"].get("responses").is_none());
+    let responses = profile["components"]["responses"]
+        .as_object()
+        .expect("shared responses stay shared (progenitor follows their $ref)");
+    for (name, response) in responses {
+        let media: Vec<&String> = response["content"]
+            .as_object()
+            .map(|c| c.keys().collect())
+            .unwrap_or_default();
+        assert!(
+            media.is_empty() || media == ["application/json"],
+            "{name}: {media:?}"
+        );
+    }
 }
 
 #[test]

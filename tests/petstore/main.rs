@@ -21,6 +21,7 @@ mod negotiation;
 mod operation;
 mod pets;
 mod rate_limit;
+mod regenerate;
 mod sdk;
 mod store;
 mod support;

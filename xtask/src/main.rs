@@ -1,5 +1,6 @@
 //! `cargo xtask <command>`; see `cargo xtask --help`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -14,11 +15,33 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Regenerate the SDK in client/ from openapi/*.yaml.
+    /// Regenerate the SDK in client/ and the client profiles in
+    /// openapi/profiles/ from openapi/*.yaml; or, with --input, generate a
+    /// client for a crate of your own.
+    #[command(after_help = "\
+Examples:
+  cargo xtask codegen            the SDK and profiles of this repository
+  cargo xtask codegen --check    verify them
+  cargo xtask codegen --input petstore.client.json --output src/petstore.rs
+
+With --input, the code is plain progenitor output (builder interface, no
+hooks), for a crate that depends on progenitor-client 0.15, reqwest
+(features json, query), serde (derive), serde_json, chrono (serde) and
+regress; see the README's \"Regenerate the SDK\".")]
     Codegen {
-        /// Only verify that the checked-in SDK is what the documents generate.
+        /// Only verify that the files are what the documents generate.
         #[arg(long)]
         check: bool,
+        /// An OpenAPI 3.0 document (YAML or JSON) or a client profile, such
+        /// as one a server serves at /openapi/petstore.client.json.
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Where to write the generated client (Rust), with --input.
+        #[arg(long, value_name = "FILE.rs", requires = "input")]
+        output: Option<PathBuf>,
+        /// Where to write the input's client profile (JSON), with --input.
+        #[arg(long, value_name = "FILE.json", requires = "input")]
+        profile: Option<PathBuf>,
     },
     /// Compare each hand-written document with the one the code's annotations
     /// produce, and print every difference; and check that the server writes
@@ -67,13 +90,39 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = codegen::workspace_root();
     let result = match cli.command {
-        Command::Codegen { check: false } => codegen::write_all(&root).map(|()| true),
-        Command::Codegen { check: true } => codegen::stale_files(&root).map(|stale| {
+        Command::Codegen {
+            check,
+            input: Some(input),
+            output,
+            profile,
+        } => {
+            let request = codegen::Request {
+                input,
+                output,
+                profile,
+            };
+            codegen::run_request(&request, check).map(|stale| {
+                for file in &stale {
+                    eprintln!("{} is stale", file.display());
+                }
+                stale.is_empty()
+            })
+        }
+        Command::Codegen {
+            check: false,
+            input: None,
+            ..
+        } => codegen::write_all(&root).map(|()| true),
+        Command::Codegen {
+            check: true,
+            input: None,
+            ..
+        } => codegen::stale_files(&root).map(|stale| {
             for file in &stale {
                 eprintln!("{file} is stale: run `cargo xtask codegen` and commit the result");
             }
             if stale.is_empty() {
-                println!("the SDK is up to date with openapi/");
+                println!("the SDK and the client profiles are up to date with openapi/");
             }
             stale.is_empty()
         }),

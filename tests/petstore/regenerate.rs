@@ -44,15 +44,15 @@ use regenerated_client::{petstore, portfolio};
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base = std::env::args().nth(1).ok_or("usage: regenerated-client <base URL>")?;
     let pets = petstore::Client::new(&format!("{base}/v2"));
-    let pet = pets.get_pet_by_id().pet_id(1).send().await?.into_inner();
-    println!("pet {}", serde_json::to_string(&pet)?);
     let inventory = pets.get_inventory().send().await?.into_inner();
     println!("inventory {}", serde_json::to_string(&inventory)?);
-    match pets.get_pet_by_id().pet_id(987_654).send().await {
+    let user = pets.get_user_by_name().username("user1").send().await?.into_inner();
+    println!("user {}", serde_json::to_string(&user)?);
+    match pets.get_user_by_name().username("nobody").send().await {
         Err(petstore::Error::ErrorResponse(answer)) => {
             println!("missing {}", serde_json::to_string(&answer.into_inner())?);
         }
-        other => return Err(format!("pet 987654: {other:?}").into()),
+        other => return Err(format!("user nobody: {other:?}").into()),
     }
     let site = portfolio::Client::new(&base);
     let projects = site.list_projects().send().await?.into_inner();
@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 #[tokio::test]
 async fn a_client_generated_from_the_served_profiles_calls_the_server() {
     let started = Instant::now();
-    // The sample pets (pet 1 is Cat 1).
+    // The sample pets and users.
     let server = TestServer::start_with(Db::Sqlite, |c| c.petstore.demo_data = true).await;
     let dir = tempfile::Builder::new()
         .prefix("regenerated-client-")
@@ -136,16 +136,17 @@ async fn a_client_generated_from_the_served_profiles_calls_the_server() {
     };
     // What the generated client read is what the server answers.
     for (what, path) in [
-        ("pet", "/v2/pet/1"),
         ("inventory", "/v2/store/inventory"),
-        ("missing", "/v2/pet/987654"),
+        ("user", "/v2/user/user1"),
+        ("missing", "/v2/user/nobody"),
         ("projects", "/api/projects"),
     ] {
         let (_, _, answer) = send(http().get(server.at(path))).await;
         let answer: Value = serde_json::from_str(&answer).expect("a JSON answer");
         assert_eq!(printed(what), answer, "{what} ({path})");
     }
-    assert_eq!(printed("pet")["id"], 1);
+    assert!(printed("inventory")["available"].as_i64() > Some(0));
+    assert_eq!(printed("user")["username"], "user1");
     assert_eq!(printed("missing")["code"], 404);
     server.stop().await;
     eprintln!(

@@ -56,7 +56,7 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
     // 3. Upload a photo: the bytes of a 1x1 PNG.
     let uploaded = client
         .upload_file()
-        .pet_id(pet_id as u64)
+        .pet_id(pet_id)
         .body(TINY_PNG.to_vec())
         .send()
         .await?;
@@ -68,9 +68,10 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
         .to_owned();
     writeln!(out, "uploaded an image; it is served at {location}")?;
 
-    // 4. Place an order: the pet becomes pending.
+    // 4. Place an order: the pet becomes pending. The pet's id is the
+    // order's `petId`, one type for both.
     let order = types::Order::builder()
-        .pet_id(std::num::NonZeroU64::try_from(pet_id as u64)?)
+        .pet_id(pet_id)
         .quantity(std::num::NonZeroU32::MIN);
     let order = client
         .place_order()
@@ -81,7 +82,7 @@ pub async fn petstore_tour(server_url: &str, out: &mut impl Write) -> anyhow::Re
         .into_inner();
     let status = client
         .get_pet_by_id()
-        .pet_id(pet_id as u64)
+        .pet_id(pet_id)
         .send()
         .await?
         .into_inner()

@@ -36,8 +36,18 @@ impl std::error::Error for InvalidId {}
 macro_rules! id_type {
     ($name:ident, $what:literal) => {
         #[doc = concat!("The id of ", $what, ": a whole number from 1 to 2^53 - 1.")]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[derive(serde::Serialize, serde::Deserialize)]
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            serde::Serialize,
+            serde::Deserialize,
+        )]
         #[serde(try_from = "u64", into = "u64")]
         #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
         pub struct $name(#[cfg_attr(feature = "schemars", schemars(with = "u64"))] NonZeroU64);
@@ -73,6 +83,22 @@ macro_rules! id_type {
                         value: value.to_string(),
                     })
                     .and_then($name::try_from)
+            }
+        }
+
+        impl TryFrom<i32> for $name {
+            type Error = InvalidId;
+
+            fn try_from(value: i32) -> Result<Self, InvalidId> {
+                $name::try_from(i64::from(value))
+            }
+        }
+
+        impl TryFrom<u32> for $name {
+            type Error = InvalidId;
+
+            fn try_from(value: u32) -> Result<Self, InvalidId> {
+                $name::try_from(u64::from(value))
             }
         }
 
@@ -141,7 +167,10 @@ mod tests {
         assert!(PetId::try_from(MAX_ID + 1).is_err());
         assert_eq!("12".parse::<OrderId>().unwrap().get(), 12);
         let error = "x".parse::<OrderId>().unwrap_err().to_string();
-        assert_eq!(error, "an order must be a whole number from 1 to 9007199254740991, not \"x\"");
+        assert_eq!(
+            error,
+            "an order must be a whole number from 1 to 9007199254740991, not \"x\""
+        );
         let id: PetId = serde_json::from_str("42").unwrap();
         assert_eq!(serde_json::to_string(&id).unwrap(), "42");
         assert!(serde_json::from_str::<PetId>("0").is_err());

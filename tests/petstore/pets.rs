@@ -53,7 +53,7 @@ async fn adding_a_pet_assigns_an_id_and_makes_it_available(db: Db) {
     let server = TestServer::start(db).await;
     let added = add_pet(&server.petstore(), pet("Rex", &["good"])).await;
     assert!(
-        added.id.is_some_and(|id| id > 0),
+        added.id.is_some_and(|id| id.get() > 0),
         "an id is assigned: {added:?}"
     );
     assert_eq!(
@@ -119,9 +119,13 @@ async fn getting_a_missing_pet_is_404(db: Db) {
 async fn a_client_chosen_pet_id_is_kept(db: Db) {
     let server = TestServer::start(db).await;
     let mut tom = pet("Tom", &[]);
-    tom.id = Some(42);
+    tom.id = Some(42.try_into().unwrap());
     let added = add_pet(&server.petstore(), tom).await;
-    assert_eq!(added.id, Some(42), "the client's id is kept");
+    assert_eq!(
+        added.id.map(|id| id.get()),
+        Some(42),
+        "the client's id is kept"
+    );
     server.stop().await;
 }
 
@@ -129,11 +133,11 @@ async fn adding_a_pet_with_a_taken_id_replaces_that_pet(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     let mut tom = pet("Tom", &[]);
-    tom.id = Some(42);
+    tom.id = Some(42.try_into().unwrap());
     add_pet(&client, tom).await;
 
     let mut jerry = pet("Jerry", &["mouse"]);
-    jerry.id = Some(42);
+    jerry.id = Some(42.try_into().unwrap());
     jerry.status = Some(PetStatus::Sold);
     add_pet(&client, jerry).await;
 
@@ -148,9 +152,9 @@ async fn adding_a_pet_with_a_taken_id_replaces_that_pet(db: Db) {
 async fn server_chosen_ids_step_over_client_chosen_ones(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    for (name, id) in [("Tom", 42), ("Max", 9_007_199_254_740_991)] {
+    for (name, id) in [("Tom", 42_u64), ("Max", 9_007_199_254_740_991)] {
         let mut chosen = pet(name, &[]);
-        chosen.id = Some(id);
+        chosen.id = Some(id.try_into().unwrap());
         add_pet(&client, chosen).await;
     }
 
@@ -169,7 +173,7 @@ async fn server_chosen_ids_step_over_client_chosen_ones(db: Db) {
     for (name, id) in [("Next", last + 1), ("Later", last + 3)] {
         let id = i64::try_from(id).expect("an id");
         let mut chosen = pet(name, &[]);
-        chosen.id = Some(id);
+        chosen.id = Some(id.try_into().unwrap());
         add_pet(&client, chosen).await;
     }
     let after = [
@@ -187,7 +191,7 @@ async fn update_rex(client: &Client) -> (u64, String) {
     changed.name = "Rex II".parse().expect("a pet name");
     changed.tags.clear();
     changed.status = Some(PetStatus::Pending);
-    let id = changed.id.expect("the added pet has an id") as u64;
+    let id = changed.id.expect("the added pet has an id").get();
     let updated = client
         .update_pet()
         .body(changed)
@@ -221,7 +225,7 @@ async fn updating_a_missing_pet_is_404(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     let mut missing = add_pet(&client, pet("Rex", &[])).await;
-    missing.id = Some(9999);
+    missing.id = Some(9999.try_into().unwrap());
     assert_api_error(
         client.update_pet().body(missing).send().await,
         404,
@@ -661,7 +665,7 @@ async fn concurrent_adds_get_distinct_ids(db: Db) {
                 .await
         }
     });
-    let mut ids: Vec<i64> = futures::future::join_all(adds)
+    let mut ids: Vec<_> = futures::future::join_all(adds)
         .await
         .into_iter()
         .map(|r| {
@@ -684,7 +688,7 @@ async fn concurrent_writes_that_fail_do_not_block_others(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
     let mut rex = pet("Rex", &[]);
-    rex.id = Some(7);
+    rex.id = Some(7.try_into().unwrap());
     add_pet(&client, rex.clone()).await;
     let requests = (0..60).map(|i| {
         let client = client.clone();

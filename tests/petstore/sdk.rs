@@ -21,6 +21,7 @@ on_every_database!(
     a_dropped_connection_after_the_commit_is_retried_and_creates_one_pet,
     a_post_that_takes_no_key_is_not_retried_after_a_dropped_connection,
     the_base_url_may_name_the_service_or_not,
+    a_pet_read_is_ordered_and_found_by_its_own_id,
 );
 
 async fn an_answered_error_prints_as_one_line_with_its_parts(db: Db) {
@@ -250,4 +251,57 @@ async fn gateway_errors_are_retried_as_retry_after_says() {
         .unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(503));
     assert_eq!(gateway.received_requests().await.unwrap().len(), 1);
+}
+
+/// One id type per resource: the `PetId` a read gives is what an order's
+/// `pet_id` and every `pet_id(..)` take, with no conversion.
+async fn a_pet_read_is_ordered_and_found_by_its_own_id(db: Db) {
+    use petstore_portfolio_client::ids::PetId;
+    use petstore_portfolio_client::petstore::types;
+
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let added = client
+        .add_pet()
+        .body(pet("Ordered", &[]))
+        .send()
+        .await
+        .unwrap();
+    let pet_id: PetId = added.id.expect("an id");
+    let read = client.get_pet_by_id().pet_id(pet_id).send().await.unwrap();
+    let order = types::Order {
+        id: None,
+        pet_id: read.id.expect("an id"),
+        quantity: std::num::NonZeroU32::MIN,
+        ship_date: None,
+        status: None,
+        complete: None,
+    };
+    let placed = client.place_order().body(order).send().await.unwrap();
+    assert_eq!(placed.pet_id, pet_id);
+    let order_id = placed.id.expect("an order id");
+    let found = client
+        .get_order_by_id()
+        .order_id(order_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(found.pet_id, read.id.unwrap());
+}
+
+#[test]
+fn a_type_builder_names_every_invalid_field() {
+    use petstore_portfolio_client::petstore::types;
+
+    let error = types::Order::builder()
+        .pet_id(0_u64)
+        .quantity(0_u32)
+        .build()
+        .unwrap_err();
+    let fields: Vec<&str> = error.fields().iter().map(|(field, _)| *field).collect();
+    assert_eq!(fields, ["pet_id", "quantity"], "{error}");
+    assert!(
+        error.to_string().starts_with("invalid Order: pet_id: "),
+        "{error}"
+    );
 }

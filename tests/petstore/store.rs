@@ -39,7 +39,7 @@ on_every_database!(
 fn order(pet_id: u64, status: Option<OrderStatus>) -> types::Order {
     types::Order {
         id: None,
-        pet_id: std::num::NonZeroU64::new(pet_id).unwrap_or(std::num::NonZeroU64::MIN),
+        pet_id: pet_id.try_into().expect("a pet id"),
         quantity: std::num::NonZeroU32::MIN,
         ship_date: Some(chrono::Utc::now()),
         status,
@@ -60,7 +60,7 @@ async fn place_order(client: &Client, order: types::Order) -> types::Order {
 async fn delete_order(client: &Client, order: &types::Order) {
     client
         .delete_order()
-        .order_id(order.id.expect("the order has an id") as u64)
+        .order_id(order.id.expect("the order has an id").get())
         .send()
         .await
         .expect("deleteOrder");
@@ -92,7 +92,7 @@ async fn an_order_reads_back_as_placed(db: Db) {
     let placed = place_order(&client, order(rex, None)).await;
     let fetched = client
         .get_order_by_id()
-        .order_id(placed.id.expect("the order has an id") as u64)
+        .order_id(placed.id.expect("the order has an id").get())
         .send()
         .await
         .expect("getOrderById");
@@ -117,7 +117,7 @@ async fn a_deleted_order_is_gone(db: Db) {
     let rex = add_named_pet(&client, "Rex", &[]).await;
     let placed = place_order(&client, order(rex, None)).await;
     delete_order(&client, &placed).await;
-    let order_id = placed.id.expect("the order has an id") as u64;
+    let order_id = placed.id.expect("the order has an id").get();
     assert_api_error(
         client.get_order_by_id().order_id(order_id).send().await,
         404,
@@ -259,14 +259,18 @@ async fn ordering_a_missing_pet_is_422(db: Db) {
 /// Places order 77 for a new pet, Max.
 async fn place_order_77(client: &Client) -> types::Order {
     let mut chosen = order(add_named_pet(client, "Max", &[]).await, None);
-    chosen.id = Some(77);
+    chosen.id = Some(77.try_into().unwrap());
     place_order(client, chosen).await
 }
 
 async fn a_client_chosen_order_id_is_kept(db: Db) {
     let server = TestServer::start(db).await;
     let first = place_order_77(&server.petstore()).await;
-    assert_eq!(first.id, Some(77), "the client's id is kept");
+    assert_eq!(
+        first.id.map(|id| id.get()),
+        Some(77),
+        "the client's id is kept"
+    );
     server.stop().await;
 }
 
@@ -276,7 +280,7 @@ async fn a_taken_order_id_is_409_and_changes_nothing(db: Db) {
     place_order_77(&client).await;
     let ted = add_named_pet(&client, "Ted", &[]).await;
     let mut again = order(ted, None);
-    again.id = Some(77);
+    again.id = Some(77.try_into().unwrap());
     assert_api_error(
         client.place_order().body(again).send().await,
         409,

@@ -38,7 +38,7 @@ pub async fn add_pet(client: &Client, pet: types::Pet) -> types::Pet {
 /// Adds a pet named `name` with `tags`; returns its id.
 pub async fn add_named_pet(client: &Client, name: &str, tags: &[&str]) -> u64 {
     let added = add_pet(client, pet(name, tags)).await;
-    added.id.expect("the added pet has an id") as u64
+    added.id.expect("the added pet has an id").get()
 }
 
 /// The pet with this id, which must exist.

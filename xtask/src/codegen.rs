@@ -149,6 +149,14 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
             .with_inner_type(credentials)
             .with_hooks(progenitor::HooksMode::Expected)
             .with_derive("schemars::JsonSchema");
+        // The SDK's own id types stand in for the profile's named ids.
+        for name in SDK_ID_TYPES {
+            settings.with_replacement(
+                name,
+                format!("crate::ids::{name}"),
+                [progenitor::TypeImpl::Display, progenitor::TypeImpl::FromStr].into_iter(),
+            );
+        }
     }
     // progenitor panics (todo!, assert!) on what it does not support; turn
     // that into an error that says which document.
@@ -174,7 +182,10 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     }
     // progenitor's usage sketches are `ignore` doctests; as `text` they are
     // still shown, and `cargo test` does not list 20 ignored tests.
-    let code = rustfmt(&with_sdk_errors(&tokens.to_string())?)?.replace("```ignore", "```text");
+    let code = with_builds(&with_optional_schemars(&with_sdk_errors(
+        &tokens.to_string(),
+    )?))?;
+    let code = rustfmt(&code)?.replace("```ignore", "```text");
     let idempotent = idempotent_operations(&profile);
     Ok(format!(
         "{HEADER}// Source: {source}\n\n{code}\n\
@@ -238,6 +249,106 @@ fn with_sdk_errors(code: &str) -> anyhow::Result<String> {
         "progenitor's error answers no longer read as expected; update with_sdk_errors"
     );
     Ok(out.replace(TYPED_ERROR, "Err (Error :: UnexpectedResponse (response))"))
+}
+
+/// Gives each type builder a `build()` that names every field that is
+/// missing or breaks its rule (`TryFrom` stops at the first): after each
+/// builder's `TryFrom` impl, an inherent impl that collects the fields
+/// through `crate::InvalidFields`.
+fn with_builds(code: &str) -> anyhow::Result<String> {
+    const IMPL: &str = "impl :: std :: convert :: TryFrom < ";
+    const BODY: &str = "Ok (Self {";
+    let mut out = String::with_capacity(code.len() + code.len() / 5);
+    let mut rest = code;
+    while let Some(at) = rest.find(IMPL) {
+        let after = &rest[at + IMPL.len()..];
+        let Some((name, tail)) = after.split_once(" > for super :: ") else {
+            out.push_str(&rest[..at + IMPL.len()]);
+            rest = after;
+            continue;
+        };
+        let is_builder = tail.starts_with(&format!("{name} {{"))
+            && tail.split_once(BODY).is_some_and(|(head, _)| {
+                head.contains("type Error = super :: error :: ConversionError")
+            });
+        if !is_builder || name.contains(' ') {
+            out.push_str(&rest[..at + IMPL.len()]);
+            rest = after;
+            continue;
+        }
+        let (head, body) = tail.split_once(BODY).context("a builder's TryFrom")?;
+        let (fields, after_body) = body.split_once("})").context("a builder's TryFrom body")?;
+        let fields_len = fields.len();
+        let fields: Vec<&str> = fields
+            .split(',')
+            .filter_map(|f| f.split_once(':').map(|(name, _)| name.trim()))
+            .filter(|f| !f.is_empty())
+            .collect();
+        // The impl as it was, up to its end (`}) } }`).
+        let end = after_body.find('}').context("a builder's TryFrom end")?;
+        let end = end
+            + 1
+            + after_body[end + 1..]
+                .find('}')
+                .context("a builder's impl end")?
+            + 1;
+        out.push_str(&rest[..at + IMPL.len()]);
+        out.push_str(name);
+        out.push_str(" > for super :: ");
+        out.push_str(head);
+        out.push_str(BODY);
+        out.push_str(&body[..fields_len + 2 + end]);
+        let takes: String = fields
+            .iter()
+            .map(|f| format!("let {f} = problems.take(\"{f}\", self.{f});"))
+            .collect();
+        let somes = fields
+            .iter()
+            .map(|f| format!("Some({f})"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let names = fields.join(",");
+        out.push_str(&format!(
+            " impl {name} {{ \
+             #[doc = \" The value; or, when fields are missing or break their rules, an error that names every one.\"] \
+             pub fn build(self) -> ::std::result::Result<super::{name}, crate::InvalidFields> {{ \
+             let mut problems = crate::InvalidFields::new(\"{name}\"); {takes} \
+             match ({names},) {{ ({somes},) => Ok(super::{name} {{ {names} }}), _ => Err(problems) }} }} }}"
+        ));
+        rest = &after_body[end..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `schemars::JsonSchema` on the types only with the SDK's `schemars`
+/// feature: each derive list that names it loses it, and gains a
+/// `cfg_attr` beside it.
+fn with_optional_schemars(code: &str) -> String {
+    const DERIVE: &str = "# [derive (";
+    const SCHEMARS: &str = "schemars :: JsonSchema";
+    let mut out = String::with_capacity(code.len() + code.len() / 10);
+    let mut rest = code;
+    while let Some(at) = rest.find(DERIVE) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + DERIVE.len()..];
+        let Some(end) = after.find(")]") else {
+            break;
+        };
+        let derived: Vec<&str> = after[..end].split(',').map(str::trim).collect();
+        if derived.contains(&SCHEMARS) {
+            out.push_str(
+                "# [cfg_attr (feature = \"schemars\" , derive (schemars :: JsonSchema))] ",
+            );
+        }
+        let kept: Vec<&str> = derived.into_iter().filter(|d| *d != SCHEMARS).collect();
+        out.push_str(DERIVE);
+        out.push_str(&kept.join(" , "));
+        out.push_str(")]");
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// progenitor's ids (snake case) of the operations that declare the
@@ -477,8 +588,79 @@ pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
             }
         }
     }
+    name_ids(&mut profile);
     drop_unreached_components(&mut profile);
     Ok(profile)
+}
+
+/// The id types the SDK writes by hand (`client/src/ids.rs`).
+const SDK_ID_TYPES: [&str; 2] = ["PetId", "OrderId"];
+
+/// The largest id a JSON number carries exactly: 2^53 - 1.
+const MAX_ID: u64 = (1 << 53) - 1;
+
+/// Integers the document marks `x-sdk-id: Pet` become one named schema,
+/// `PetId`, wherever they are (a pet's `id`, an order's `petId`, the
+/// `petId` of a path), so that a generated client has one type for them:
+/// a pet read can be ordered without a conversion. A positive integer up
+/// to 2^53 - 1 (the wire may take 0 for "assign one": a client leaves the
+/// id out instead).
+fn name_ids(profile: &mut Value) {
+    let mut names = std::collections::BTreeSet::new();
+    replace_ids(profile, &mut names);
+    let Some(schemas) = profile
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for name in names {
+        let noun = name.to_lowercase();
+        let article = if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        schemas.insert(
+            format!("{name}Id"),
+            serde_json::json!({
+                "description": format!("The id of {article} {noun}: a whole number from 1 to 2^53 - 1."),
+                "type": "integer",
+                "format": "int64",
+                "minimum": 1,
+                "maximum": MAX_ID,
+                "example": 1
+            }),
+        );
+    }
+}
+
+fn replace_ids(value: &mut Value, names: &mut std::collections::BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(name) = map
+                .get("x-sdk-id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            {
+                let reference =
+                    serde_json::json!({"$ref": format!("#/components/schemas/{name}Id")});
+                *value = match map.get("description") {
+                    // A property keeps its own words beside the type.
+                    Some(description) => serde_json::json!({
+                        "allOf": [reference],
+                        "description": description
+                    }),
+                    None => reference,
+                };
+                names.insert(name);
+                return;
+            }
+            map.values_mut().for_each(|v| replace_ids(v, names));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_ids(v, names)),
+        _ => {}
+    }
 }
 
 fn profile_operation(op: &mut Value, components: &Value, name: &str, problems: &mut Vec<String>) {

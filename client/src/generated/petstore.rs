@@ -34,6 +34,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -177,6 +184,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -231,6 +245,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -269,10 +290,10 @@ pub mod types {
         pub complete: ::std::option::Option<bool>,
         #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1). An id already in\nuse is a 409."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub id: ::std::option::Option<i64>,
+        pub id: ::std::option::Option<crate::ids::OrderId>,
         #[doc = "The id of the pet ordered. It must name an existing pet whose status is\n`available`, else the order is refused with a 422."]
         #[serde(rename = "petId")]
-        pub pet_id: ::std::num::NonZeroU64,
+        pub pet_id: crate::ids::PetId,
         #[doc = "How many are ordered; 1 when left out. A pet is one animal whatever the\nquantity: the order changes its status, not a count."]
         #[serde(default = "defaults::default_nzu64::<::std::num::NonZeroU32, 1>")]
         pub quantity: ::std::num::NonZeroU32,
@@ -356,7 +377,7 @@ pub mod types {
         pub category: ::std::option::Option<Category>,
         #[doc = "Assigned by the server when absent or 0. Ids stay within the integers\nthat JavaScript represents exactly (at most 2^53 - 1). `addPet` with the\nid of an existing pet replaces it; `updatePet` needs one."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub id: ::std::option::Option<i64>,
+        pub id: ::std::option::Option<crate::ids::PetId>,
         #[doc = "The pet's name, 1 to 255 characters of one line of text."]
         pub name: PetName,
         #[doc = "URLs of photos of the pet, stored as given (the server neither fetches\nnor checks them); required, but may be empty. `uploadFile` appends the\nURL of each image it stores."]
@@ -508,6 +529,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -734,6 +762,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -1290,8 +1325,11 @@ pub mod types {
         #[derive(Clone, Debug)]
         pub struct Order {
             complete: ::std::result::Result<::std::option::Option<bool>, ::std::string::String>,
-            id: ::std::result::Result<::std::option::Option<i64>, ::std::string::String>,
-            pet_id: ::std::result::Result<::std::num::NonZeroU64, ::std::string::String>,
+            id: ::std::result::Result<
+                ::std::option::Option<crate::ids::OrderId>,
+                ::std::string::String,
+            >,
+            pet_id: ::std::result::Result<crate::ids::PetId, ::std::string::String>,
             quantity: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             ship_date: ::std::result::Result<
                 ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
@@ -1327,7 +1365,7 @@ pub mod types {
             }
             pub fn id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::ids::OrderId>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.id = value
@@ -1337,7 +1375,7 @@ pub mod types {
             }
             pub fn pet_id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::num::NonZeroU64>,
+                T: ::std::convert::TryInto<crate::ids::PetId>,
                 T::Error: ::std::fmt::Display,
             {
                 self.pet_id = value
@@ -1441,7 +1479,10 @@ pub mod types {
                 ::std::option::Option<super::Category>,
                 ::std::string::String,
             >,
-            id: ::std::result::Result<::std::option::Option<i64>, ::std::string::String>,
+            id: ::std::result::Result<
+                ::std::option::Option<crate::ids::PetId>,
+                ::std::string::String,
+            >,
             name: ::std::result::Result<super::PetName, ::std::string::String>,
             photo_urls: ::std::result::Result<
                 ::std::vec::Vec<::std::string::String>,
@@ -1478,7 +1519,7 @@ pub mod types {
             }
             pub fn id<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::std::option::Option<i64>>,
+                T: ::std::convert::TryInto<::std::option::Option<crate::ids::PetId>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.id = value
@@ -2394,7 +2435,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct GetPetById<'a> {
         client: &'a super::Client,
-        pet_id: Result<::std::num::NonZeroU64, String>,
+        pet_id: Result<crate::ids::PetId, String>,
     }
     impl<'a> GetPetById<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -2405,11 +2446,11 @@ pub mod builder {
         }
         pub fn pet_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::PetId>,
         {
-            self.pet_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for pet_id failed".to_string()
-            });
+            self.pet_id = value
+                .try_into()
+                .map_err(|_| "conversion to `crate :: ids :: PetId` for pet_id failed".to_string());
             self
         }
         #[doc = "Sends a `GET` request to `/pet/{petId}`"]
@@ -2473,7 +2514,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct UpdatePetWithForm<'a> {
         client: &'a super::Client,
-        pet_id: Result<::std::num::NonZeroU64, String>,
+        pet_id: Result<crate::ids::PetId, String>,
         name: Result<Option<types::UpdatePetWithFormName>, String>,
         status: Result<Option<types::PetStatus>, String>,
     }
@@ -2488,11 +2529,11 @@ pub mod builder {
         }
         pub fn pet_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::PetId>,
         {
-            self.pet_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for pet_id failed".to_string()
-            });
+            self.pet_id = value
+                .try_into()
+                .map_err(|_| "conversion to `crate :: ids :: PetId` for pet_id failed".to_string());
             self
         }
         pub fn name<V>(mut self, value: V) -> Self
@@ -2589,7 +2630,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct DeletePet<'a> {
         client: &'a super::Client,
-        pet_id: Result<::std::num::NonZeroU64, String>,
+        pet_id: Result<crate::ids::PetId, String>,
         api_key: Result<Option<::std::string::String>, String>,
     }
     impl<'a> DeletePet<'a> {
@@ -2602,11 +2643,11 @@ pub mod builder {
         }
         pub fn pet_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::PetId>,
         {
-            self.pet_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for pet_id failed".to_string()
-            });
+            self.pet_id = value
+                .try_into()
+                .map_err(|_| "conversion to `crate :: ids :: PetId` for pet_id failed".to_string());
             self
         }
         pub fn api_key<V>(mut self, value: V) -> Self
@@ -2685,7 +2726,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct GetPetImage<'a> {
         client: &'a super::Client,
-        pet_id: Result<::std::num::NonZeroU64, String>,
+        pet_id: Result<crate::ids::PetId, String>,
         image_id: Result<::std::num::NonZeroU64, String>,
     }
     impl<'a> GetPetImage<'a> {
@@ -2698,11 +2739,11 @@ pub mod builder {
         }
         pub fn pet_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::PetId>,
         {
-            self.pet_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for pet_id failed".to_string()
-            });
+            self.pet_id = value
+                .try_into()
+                .map_err(|_| "conversion to `crate :: ids :: PetId` for pet_id failed".to_string());
             self
         }
         pub fn image_id<V>(mut self, value: V) -> Self
@@ -2773,7 +2814,7 @@ pub mod builder {
     #[derive(Debug)]
     pub struct UploadFile<'a> {
         client: &'a super::Client,
-        pet_id: Result<::std::num::NonZeroU64, String>,
+        pet_id: Result<crate::ids::PetId, String>,
         additional_metadata: Result<Option<types::UploadFileAdditionalMetadata>, String>,
         idempotency_key: Result<Option<types::UploadFileIdempotencyKey>, String>,
         body: Result<reqwest::Body, String>,
@@ -2790,11 +2831,11 @@ pub mod builder {
         }
         pub fn pet_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::PetId>,
         {
-            self.pet_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for pet_id failed".to_string()
-            });
+            self.pet_id = value
+                .try_into()
+                .map_err(|_| "conversion to `crate :: ids :: PetId` for pet_id failed".to_string());
             self
         }
         pub fn additional_metadata<V>(mut self, value: V) -> Self
@@ -3086,7 +3127,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct GetOrderById<'a> {
         client: &'a super::Client,
-        order_id: Result<::std::num::NonZeroU64, String>,
+        order_id: Result<crate::ids::OrderId, String>,
     }
     impl<'a> GetOrderById<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -3097,10 +3138,10 @@ pub mod builder {
         }
         pub fn order_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::OrderId>,
         {
             self.order_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for order_id failed".to_string()
+                "conversion to `crate :: ids :: OrderId` for order_id failed".to_string()
             });
             self
         }
@@ -3163,7 +3204,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct DeleteOrder<'a> {
         client: &'a super::Client,
-        order_id: Result<::std::num::NonZeroU64, String>,
+        order_id: Result<crate::ids::OrderId, String>,
     }
     impl<'a> DeleteOrder<'a> {
         pub fn new(client: &'a super::Client) -> Self {
@@ -3174,10 +3215,10 @@ pub mod builder {
         }
         pub fn order_id<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::num::NonZeroU64>,
+            V: std::convert::TryInto<crate::ids::OrderId>,
         {
             self.order_id = value.try_into().map_err(|_| {
-                "conversion to `:: std :: num :: NonZeroU64` for order_id failed".to_string()
+                "conversion to `crate :: ids :: OrderId` for order_id failed".to_string()
             });
             self
         }

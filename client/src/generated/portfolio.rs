@@ -254,6 +254,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -701,6 +708,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -754,6 +768,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -809,6 +830,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -863,6 +891,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -916,6 +951,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -2170,6 +2212,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -2223,6 +2272,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -3097,6 +3153,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -3325,6 +3388,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -3429,6 +3499,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -3985,6 +4062,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -4039,6 +4123,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -4092,6 +4183,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -4209,6 +4307,13 @@ pub mod types {
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -4262,6 +4367,13 @@ pub mod types {
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^[!-~]([ -~]*[!-~])?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[!-~]([ -~]*[!-~])?$\"".into());
             }
             Ok(Self(value.to_string()))
         }

@@ -3,8 +3,8 @@
 //! migrate it once and all serve; what one writes the others see within a
 //! second; their outbox workers deliver every email once, also when one is
 //! killed; a limit holds across them with Redis; a demo reset by one is
-//! served by all; a server that finds a schema newer than it knows refuses
-//! to start.
+//! served by all; an idempotency key used on one is replayed by all; a
+//! server that finds a schema newer than it knows refuses to start.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -729,5 +729,49 @@ async fn a_demo_reset_by_one_replica_is_served_by_all() {
         .await;
     }
     resetting.terminate();
+    stop(replicas, database).await;
+}
+
+/// An `Idempotency-Key` holds across replicas: a retry that a load
+/// balancer sends to another replica gets the first answer, replayed, and
+/// the pet is created once; the same key with another body is refused on
+/// every replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_used_on_one_replica_is_replayed_by_all() {
+    const TEST: &str = "replicas::an_idempotency_key_used_on_one_replica_is_replayed_by_all";
+    let Some(database) = postgres(TEST).await else {
+        return;
+    };
+    let replicas = start_replicas(&database, &[]);
+    let client = http();
+    let pet = serde_json::json!({"name": "Once", "photoUrls": []});
+    let post = |replica: &ServerProcess, body: &serde_json::Value| {
+        client
+            .post(replica.at("/v2/pet"))
+            .header("Idempotency-Key", "replicated-1")
+            .json(body)
+            .send()
+    };
+    let first = post(&replicas[0], &pet).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let first: serde_json::Value = first.json().await.unwrap();
+    for replica in &replicas[1..] {
+        let again = post(replica, &pet).await.unwrap();
+        assert_eq!(again.status(), 200);
+        assert_eq!(again.headers().get("idempotency-replayed").unwrap(), "true");
+        assert_eq!(again.json::<serde_json::Value>().await.unwrap(), first);
+        let other = serde_json::json!({"name": "Twice", "photoUrls": []});
+        assert_eq!(post(replica, &other).await.unwrap().status(), 422);
+    }
+    let (status, _, found) =
+        send_json(client.get(replicas[2].at("/v2/pet/findByStatus?status=available"))).await;
+    assert_eq!(status, 200);
+    let named_once = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] == "Once")
+        .count();
+    assert_eq!(named_once, 1, "{found}");
     stop(replicas, database).await;
 }

@@ -305,3 +305,33 @@ fn a_type_builder_names_every_invalid_field() {
         "{error}"
     );
 }
+
+/// One call may have a time limit of its own; the client's others keep
+/// theirs.
+#[tokio::test]
+async fn a_call_can_have_its_own_timeout() {
+    let slow = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v2/store/inventory"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"sold": 1}))
+                .set_delay(Duration::from_millis(800)),
+        )
+        .mount(&slow)
+        .await;
+    let client = ClientBuilder::new(slow.uri()).no_retries().build().unwrap();
+    let started = std::time::Instant::now();
+    let error = client
+        .with_timeout(Duration::from_millis(100))
+        .get_inventory()
+        .send()
+        .await
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error:?}");
+    assert!(started.elapsed() < Duration::from_millis(700));
+    assert!(error.to_string().contains("timed out"), "{error}");
+    // The client itself waits as long as it was built to (30 s).
+    let inventory = client.get_inventory().send().await.unwrap();
+    assert_eq!(inventory.get("sold"), Some(&1));
+}

@@ -471,7 +471,7 @@ async fn the_sdk_signs_requests_as_its_builder_says(db: Db) {
         .send()
         .await
         .unwrap();
-    let id = u64::try_from(added.id.unwrap()).unwrap();
+    let id = added.id.unwrap().get();
     let by_basic = with(petstore::ClientBuilder::new(&server.url).basic_auth(USER, PASSWORD));
     by_basic.get_pet_by_id().pet_id(id).send().await.unwrap();
     let by_key = with(petstore::ClientBuilder::new(&server.url).api_key(&key));

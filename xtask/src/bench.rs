@@ -75,6 +75,34 @@ const ENDPOINTS: &[Endpoint] = &[
             r#"{"name":"bench","photoUrls":["https://example.com/p.png"],"status":"available"}"#,
         ),
     },
+    // The same pet with a new Idempotency-Key each time: what keeping the
+    // answer for a retry costs.
+    Endpoint {
+        name: "add-pet-keyed",
+        method: "POST",
+        path: "/v2/pet",
+        headers: &[
+            ("Content-Type", "application/json"),
+            ("Idempotency-Key", "bench-keyed-sample"),
+        ],
+        body: Some(
+            r#"{"name":"bench","photoUrls":["https://example.com/p.png"],"status":"available"}"#,
+        ),
+    },
+    // One key, sent again and again: every request after the first is a
+    // retry, answered from the kept answer (one read by the primary key).
+    Endpoint {
+        name: "add-pet-replayed",
+        method: "POST",
+        path: "/v2/pet",
+        headers: &[
+            ("Content-Type", "application/json"),
+            ("Idempotency-Key", "bench-replayed"),
+        ],
+        body: Some(
+            r#"{"name":"bench","photoUrls":["https://example.com/p.png"],"status":"available"}"#,
+        ),
+    },
     Endpoint {
         name: "place-order",
         method: "POST",
@@ -274,6 +302,14 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     println!(
         "durable POST /v2/pet / GET /v2/pet/1: {:.2}",
         rate("add-pet") / rate("pet-json")
+    );
+    println!(
+        "POST /v2/pet with a new Idempotency-Key / without one: {:.2}",
+        rate("add-pet-keyed") / rate("add-pet")
+    );
+    println!(
+        "replayed POST /v2/pet (same key) / GET /v2/pet/1: {:.2}",
+        rate("add-pet-replayed") / rate("pet-json")
     );
     println!("start to first answer: {} ms", first_answer.as_millis());
     println!(
@@ -536,6 +572,24 @@ function request()
   local pet = {first_new_pet} + sent * 2 + tindex
   sent = sent + 1
   return wrk.format(nil, nil, nil, string.format('{{"petId":%d,"quantity":1,"status":"placed"}}', pet))
+end
+"#
+        ));
+    } else if endpoint.name == "add-pet-keyed" {
+        let body = endpoint.body.unwrap_or_default();
+        script.push_str(&format!(
+            r#"local threads = 0
+function setup(thread)
+  thread:set("tindex", threads)
+  threads = threads + 1
+end
+local sent = 0
+function request()
+  sent = sent + 1
+  local headers = {{}}
+  headers["Content-Type"] = "application/json"
+  headers["Idempotency-Key"] = string.format("bench-%d-%d", tindex, sent)
+  return wrk.format(nil, nil, headers, [[{body}]])
 end
 "#
         ));

@@ -30,8 +30,6 @@ pub trait Service {
     /// The client for the server whose root (without the service's path)
     /// is `root_url`.
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;
-    /// The client's base URL, HTTP client and transport.
-    fn parts(client: &Self::Client) -> (&str, &reqwest::Client, &Transport);
 }
 
 /// A client id, its secret, and the scopes to ask for.

@@ -22,6 +22,7 @@ use reqwest::header::{AUTHORIZATION, HeaderName};
 pub use crate::auth::Credentials;
 pub use crate::builder::BuildError;
 pub use crate::error::{ApiError, Error};
+use crate::transport::Transport;
 
 /// The path under which the server mounts the pet store.
 pub const BASE_PATH: &str = "/v2";
@@ -38,66 +39,9 @@ impl crate::builder::Service for Petstore {
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Client {
         Client::new_with_client(&format!("{root_url}{BASE_PATH}"), http, transport)
     }
-
-    fn parts(client: &Client) -> (&str, &reqwest::Client, &Transport) {
-        (client.baseurl(), client.client(), client.inner())
-    }
 }
 
-use crate::transport::Transport;
-
-/// Puts the builder's credentials on every request and retries as its
-/// policy allows (see [`crate::transport`]).
-impl progenitor_client::ClientHooks<Transport> for Client {
-    async fn pre<E>(
-        &self,
-        request: &mut reqwest::Request,
-        info: &progenitor_client::OperationInfo,
-    ) -> Result<(), progenitor_client::Error<E>> {
-        self.inner
-            .prepare(&self.client, request, info.operation_id)
-            .await
-            .map_err(|e| progenitor_client::Error::Custom(e.to_string()))
-    }
-
-    async fn exec(
-        &self,
-        request: reqwest::Request,
-        _info: &progenitor_client::OperationInfo,
-    ) -> reqwest::Result<reqwest::Response> {
-        self.inner.execute(&self.client, request).await
-    }
-}
-
-impl Client {
-    /// A client like this one (the same connections and credentials) whose
-    /// calls give up on each attempt after `timeout`: a per-call time limit.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: &petstore_portfolio_client::petstore::Client) -> Result<(), petstore_portfolio_client::Error> {
-    /// use std::time::Duration;
-    /// use petstore_portfolio_client::RetryPolicy;
-    ///
-    /// let quick = client.with_timeout(Duration::from_millis(500));
-    /// let once = client.with_retry(RetryPolicy::no_retries());
-    /// # let _ = (quick, once);
-    /// # Ok(()) }
-    /// ```
-    pub fn with_timeout(&self, timeout: std::time::Duration) -> Client {
-        self.with_transport(|transport| transport.timeout = Some(timeout))
-    }
-
-    /// A client like this one with another retry policy.
-    pub fn with_retry(&self, policy: crate::RetryPolicy) -> Client {
-        self.with_transport(|transport| transport.retry = policy)
-    }
-
-    fn with_transport(&self, change: impl FnOnce(&mut Transport)) -> Client {
-        let mut transport = self.inner.clone();
-        change(&mut transport);
-        Client::new_with_client(&self.baseurl, self.client.clone(), transport)
-    }
-}
+crate::transport::service_client!();
 
 /// Builds a [`Client`] for a server, with optional credentials.
 ///

@@ -250,10 +250,16 @@ impl TestServer {
     /// `scopes`.
     pub async fn bearer_token(&self, scopes: &[Scope]) -> String {
         let (id, secret) = self.oauth_client(scopes).await;
+        self.token_of_client(&id, &secret).await
+    }
+
+    /// A bearer token for the OAuth client `id` (the client credentials
+    /// grant).
+    pub async fn token_of_client(&self, id: &str, secret: &str) -> String {
         let (status, _, body) = send_json(
             http()
                 .post(self.at("/api/oauth/token"))
-                .basic_auth(&id, Some(&secret))
+                .basic_auth(id, Some(secret))
                 .form(&[("grant_type", "client_credentials")]),
         )
         .await;

@@ -91,15 +91,7 @@ async fn a_paged_list_streams_every_item_and_ends_with_an_error_that_stops_it(db
         emails.push(email);
     }
     let (id, secret) = server.oauth_client(&[Scope::SubscribersRead]).await;
-    let (status, _, body) = send_json(
-        http()
-            .post(server.at("/api/oauth/token"))
-            .basic_auth(&id, Some(&secret))
-            .form(&[("grant_type", "client_credentials")]),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    let token = body["access_token"].as_str().unwrap().to_owned();
+    let token = server.token_of_client(&id, &secret).await;
     let client = ClientBuilder::new(&server.url)
         .bearer_token(&token)
         .build()

@@ -122,14 +122,26 @@ async fn swagger_ui_authorize_works_in_a_browser() {
     }
 
     // "Try it out" on addPet sent the document's example pet with the token
-    // from the sign-in page: it is stored.
-    let (status, _, pet) = send_json(
+    // from the sign-in page: it is stored, under an id the server chose (the
+    // example has none, so it overwrites no pet, such as 10 of the sample
+    // data).
+    let key = server.petstore_key().await;
+    let (status, _, pets) = send_json(
         http()
-            .get(server.at("/v2/pet/10"))
-            .header("api_key", server.petstore_key().await),
+            .get(server.at("/v2/pet/findByStatus?status=available"))
+            .basic_auth(USER, Some(PASSWORD)),
     )
     .await;
-    assert_eq!(status, 200, "{pet}");
-    assert_eq!(pet["name"], "doggie");
+    assert_eq!(status, 200, "{pets}");
+    let doggies: Vec<&serde_json::Value> = pets
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] == "doggie")
+        .collect();
+    assert_eq!(doggies.len(), 1, "{pets}");
+    let (status, _, _) =
+        send_json(http().get(server.at("/v2/pet/10")).header("api_key", &key)).await;
+    assert_eq!(status, 404, "nothing was written at the old example's id");
     server.stop().await;
 }

@@ -2802,7 +2802,6 @@ pub mod builder {
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
-                406u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),

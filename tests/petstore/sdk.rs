@@ -175,6 +175,7 @@ async fn an_unreachable_server_says_why_under_alternate() {
         "{line}"
     );
     let chain = format!("{error:#}");
+    println!("{{}}: {line}\n{{:#}}: {chain}");
     assert!(chain.len() > line.len(), "{chain}");
     assert!(chain.to_lowercase().contains("refused"), "{chain}");
     let through_anyhow = format!("{:#}", anyhow::Error::from(error));

@@ -25,7 +25,7 @@
 
 pub mod db;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,9 +88,9 @@ pub struct Idempotency {
 
 struct Inner {
     db: Database,
-    /// Method and route template (as the router matches it) of each
-    /// operation that takes a key.
-    operations: HashSet<(Method, String)>,
+    /// By method, the route templates (as the router matches them) of the
+    /// operations that take a key.
+    operations: HashMap<Method, HashSet<String>>,
     /// The headers that carry the service's credentials: the caller.
     credential_headers: &'static [HeaderName],
     /// How long the first request may run before a retry may take the key
@@ -104,7 +104,7 @@ struct Inner {
 impl std::fmt::Debug for Idempotency {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Idempotency")
-            .field("operations", &self.inner.operations.len())
+            .field("operations", &self.operations())
             .finish_non_exhaustive()
     }
 }
@@ -133,16 +133,16 @@ impl Idempotency {
         }
     }
 
-    /// How many operations take keys (for tests and the log).
+    /// How many route templates take keys (for tests).
     pub fn operations(&self) -> usize {
-        self.inner.operations.len()
+        self.inner.operations.values().map(HashSet::len).sum()
     }
 }
 
 /// The operations of `api` that declare the `Idempotency-Key` header, as
 /// (method, route template the router matches, prefix included).
-fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashSet<(Method, String)> {
-    let mut operations = HashSet::new();
+fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashMap<Method, HashSet<String>> {
+    let mut operations: HashMap<Method, HashSet<String>> = HashMap::new();
     for (path, item) in &api.paths.paths {
         let methods = [
             (Method::GET, &item.get),
@@ -164,8 +164,9 @@ fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashSet<(Method, Strin
             if takes_key {
                 // The router may match the template with or without the
                 // prefix it is nested under.
-                operations.insert((method.clone(), path.clone()));
-                operations.insert((method, format!("{prefix}{path}")));
+                let templates = operations.entry(method).or_default();
+                templates.insert(path.clone());
+                templates.insert(format!("{prefix}{path}"));
             }
         }
     }
@@ -180,13 +181,16 @@ pub async fn replay_or_run(
     next: Next,
 ) -> Response {
     let inner = &idempotency.inner;
-    let Some(route) = request.extensions().get::<MatchedPath>() else {
+    // Most requests carry no key: one header lookup, and on.
+    if !request.headers().contains_key(IDEMPOTENCY_KEY) {
         return next.run(request).await;
-    };
-    if !inner
-        .operations
-        .contains(&(request.method().clone(), route.as_str().to_owned()))
-    {
+    }
+    let takes_keys = request
+        .extensions()
+        .get::<MatchedPath>()
+        .zip(inner.operations.get(request.method()))
+        .is_some_and(|(route, templates)| templates.contains(route.as_str()));
+    if !takes_keys {
         return next.run(request).await;
     }
     let key = match key_of(request.headers()) {

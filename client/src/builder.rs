@@ -190,7 +190,12 @@ impl<S: Service> ClientBuilder<S> {
             .connect_timeout(self.connect_timeout);
         let http = crate::tls::configure(http, &self.roots)?;
         let http = http.build().map_err(BuildError::Http)?;
-        let transport = Transport::new(credentials, self.retry, S::IDEMPOTENT_OPERATIONS);
+        let transport = Transport::new(
+            credentials,
+            self.retry,
+            self.timeout,
+            S::IDEMPOTENT_OPERATIONS,
+        );
         Ok(S::client(&root, http, transport))
     }
 }

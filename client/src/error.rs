@@ -51,6 +51,10 @@ pub struct ApiError {
 #[derive(Debug)]
 pub struct TransportError {
     operation: &'static str,
+    /// The server's origin (`https://host:port`): never the path or query,
+    /// which may carry a secret (`login_user` sends the password there).
+    origin: Option<String>,
+    /// reqwest's error, without its URL.
     source: reqwest::Error,
 }
 
@@ -225,7 +229,7 @@ impl fmt::Display for Error {
         match self {
             Error::Api(e) => fmt::Display::fmt(e, f),
             Error::Transport(e) => {
-                write!(f, "{} got no answer: {}", e.operation, describe(&e.source))?;
+                write!(f, "{} got no answer: {}", e.operation, describe(e))?;
                 if f.alternate() {
                     write_causes(f, &e.source)?;
                 }
@@ -273,20 +277,20 @@ impl fmt::Debug for ApiError {
     }
 }
 
-/// reqwest's own words for a failure, without its URL (`error sending
-/// request for url (...)` becomes `error sending request`).
-fn describe(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
+/// What failed, and where: `cannot connect (http://127.0.0.1:8080)`.
+fn describe(error: &TransportError) -> String {
+    let source = &error.source;
+    let kind = if source.is_timeout() {
         "timed out"
-    } else if error.is_connect() {
+    } else if source.is_connect() {
         "cannot connect"
-    } else if error.is_body() || error.is_decode() {
+    } else if source.is_body() || source.is_decode() {
         "the answer was cut off"
     } else {
         "the connection failed"
     };
-    match error.url() {
-        Some(url) => format!("{kind} ({})", url.origin().ascii_serialization()),
+    match &error.origin {
+        Some(origin) => format!("{kind} ({origin})"),
         None => kind.to_owned(),
     }
 }
@@ -320,7 +324,12 @@ impl From<TokenError> for Error {
 
 impl Error {
     pub(crate) fn transport(operation: &'static str, source: reqwest::Error) -> Self {
-        Error::Transport(TransportError { operation, source })
+        let origin = source.url().map(|url| url.origin().ascii_serialization());
+        Error::Transport(TransportError {
+            operation,
+            origin,
+            source: source.without_url(),
+        })
     }
 
     /// The SDK's error for what progenitor's generated code returned;

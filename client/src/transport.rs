@@ -23,6 +23,8 @@ pub struct Transport {
     pub(crate) retry: RetryPolicy,
     /// Each attempt's time limit, when the call sets one.
     pub(crate) timeout: Option<Duration>,
+    /// Each attempt's time limit otherwise (the builder's).
+    pub(crate) attempt_timeout: Duration,
     /// The operations (progenitor's snake-case ids) that take an
     /// `Idempotency-Key`.
     pub(crate) idempotent: &'static [&'static str],
@@ -32,19 +34,21 @@ impl Transport {
     pub(crate) fn new(
         credentials: Credentials,
         retry: RetryPolicy,
+        attempt_timeout: Duration,
         idempotent: &'static [&'static str],
     ) -> Self {
         Transport {
             credentials,
             retry,
             timeout: None,
+            attempt_timeout,
             idempotent,
         }
     }
 
-    /// Before a request leaves: its credentials, its time limit, and an
-    /// idempotency key when its operation takes one and the caller gave
-    /// none.
+    /// Before a request leaves: its credentials, and an idempotency key
+    /// when its operation takes one and the caller gave none. (Its time
+    /// limit is set per attempt, by [`Transport::execute`].)
     pub(crate) async fn prepare(
         &self,
         http: &reqwest::Client,
@@ -52,9 +56,6 @@ impl Transport {
         operation: &str,
     ) -> Result<(), crate::auth::TokenError> {
         self.credentials.apply(http, request).await?;
-        if let Some(timeout) = self.timeout {
-            *request.timeout_mut() = Some(timeout);
-        }
         if self.idempotent.contains(&operation) && !request.headers().contains_key(IDEMPOTENCY_KEY)
         {
             let key = HeaderValue::from_str(&new_key()).unwrap_or(HeaderValue::from_static("-"));
@@ -73,7 +74,11 @@ impl Transport {
         let retriable = retriable_method(&request);
         let mut attempt = 1;
         let mut request = request;
+        let attempt_limit = self.timeout.unwrap_or(self.attempt_timeout);
         loop {
+            // No attempt runs past the deadline.
+            let left = self.retry.total().saturating_sub(started.elapsed());
+            *request.timeout_mut() = Some(attempt_limit.min(left.max(Duration::from_millis(1))));
             let spare = (attempt < self.retry.attempts())
                 .then(|| request.try_clone())
                 .flatten();

@@ -183,6 +183,24 @@ async fn an_unreachable_server_says_why_under_alternate() {
         through_anyhow.to_lowercase().contains("refused"),
         "{through_anyhow}"
     );
+
+    // loginUser sends the password in the query: no form of the error
+    // shows the URL's path or query.
+    let error = client
+        .login_user()
+        .username("user1")
+        .password("s3cret-pass")
+        .send()
+        .await
+        .unwrap_err();
+    for shown in [
+        error.to_string(),
+        format!("{error:#}"),
+        format!("{error:?}"),
+        format!("{:#}", anyhow::Error::from(error)),
+    ] {
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
 }
 
 /// A gateway in front of the server answers 503 with `Retry-After` (or

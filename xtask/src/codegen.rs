@@ -333,7 +333,9 @@ fn with_optional_schemars(code: &str) -> String {
         out.push_str(&rest[..at]);
         let after = &rest[at + DERIVE.len()..];
         let Some(end) = after.find(")]") else {
-            break;
+            // Not a derive list after all: the rest goes out as it is.
+            out.push_str(&rest[at..]);
+            return out;
         };
         let derived: Vec<&str> = after[..end].split(',').map(str::trim).collect();
         if derived.contains(&SCHEMARS) {
@@ -588,7 +590,7 @@ pub fn client_profile(document: &Value) -> anyhow::Result<Value> {
             }
         }
     }
-    name_ids(&mut profile);
+    name_ids(&mut profile)?;
     drop_unreached_components(&mut profile);
     Ok(profile)
 }
@@ -605,16 +607,24 @@ const MAX_ID: u64 = (1 << 53) - 1;
 /// a pet read can be ordered without a conversion. A positive integer up
 /// to 2^53 - 1 (the wire may take 0 for "assign one": a client leaves the
 /// id out instead).
-fn name_ids(profile: &mut Value) {
+fn name_ids(profile: &mut Value) -> anyhow::Result<()> {
     let mut names = std::collections::BTreeSet::new();
-    replace_ids(profile, &mut names);
+    let mut problems = Vec::new();
+    replace_ids(profile, "#", &mut names, &mut problems);
+    if !problems.is_empty() {
+        bail!("x-sdk-id:\n  {}", problems.join("\n  "));
+    }
     let Some(schemas) = profile
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
     else {
-        return;
+        return Ok(());
     };
     for name in names {
+        let schema_name = format!("{name}Id");
+        if schemas.contains_key(&schema_name) {
+            bail!("x-sdk-id: {name} would name the schema {schema_name}, which the document has");
+        }
         let noun = name.to_lowercase();
         let article = if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
             "an"
@@ -622,7 +632,7 @@ fn name_ids(profile: &mut Value) {
             "a"
         };
         schemas.insert(
-            format!("{name}Id"),
+            schema_name,
             serde_json::json!({
                 "description": format!("The id of {article} {noun}: a whole number from 1 to 2^53 - 1."),
                 "type": "integer",
@@ -633,9 +643,28 @@ fn name_ids(profile: &mut Value) {
             }),
         );
     }
+    Ok(())
 }
 
-fn replace_ids(value: &mut Value, names: &mut std::collections::BTreeSet<String>) {
+/// What a schema marked `x-sdk-id` may say besides: the named schema stands
+/// in for all of it, so anything else (`nullable`, `default`, ...) would be
+/// lost without a word.
+const ID_SCHEMA_KEYS: [&str; 7] = [
+    "x-sdk-id",
+    "description",
+    "type",
+    "format",
+    "minimum",
+    "maximum",
+    "example",
+];
+
+fn replace_ids(
+    value: &mut Value,
+    at: &str,
+    names: &mut std::collections::BTreeSet<String>,
+    problems: &mut Vec<String>,
+) {
     match value {
         Value::Object(map) => {
             if let Some(name) = map
@@ -643,6 +672,16 @@ fn replace_ids(value: &mut Value, names: &mut std::collections::BTreeSet<String>
                 .and_then(Value::as_str)
                 .map(str::to_owned)
             {
+                let other: Vec<&String> = map
+                    .keys()
+                    .filter(|k| !ID_SCHEMA_KEYS.contains(&k.as_str()))
+                    .collect();
+                if map.get("type").and_then(Value::as_str) != Some("integer") || !other.is_empty() {
+                    problems.push(format!(
+                        "{at}: an id must be an integer schema with no more than {ID_SCHEMA_KEYS:?} (it has {other:?})"
+                    ));
+                    return;
+                }
                 let reference =
                     serde_json::json!({"$ref": format!("#/components/schemas/{name}Id")});
                 *value = match map.get("description") {
@@ -656,9 +695,15 @@ fn replace_ids(value: &mut Value, names: &mut std::collections::BTreeSet<String>
                 names.insert(name);
                 return;
             }
-            map.values_mut().for_each(|v| replace_ids(v, names));
+            for (key, item) in map.iter_mut() {
+                replace_ids(item, &format!("{at}/{key}"), names, problems);
+            }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| replace_ids(v, names)),
+        Value::Array(items) => {
+            for (index, item) in items.iter_mut().enumerate() {
+                replace_ids(item, &format!("{at}/{index}"), names, problems);
+            }
+        }
         _ => {}
     }
 }

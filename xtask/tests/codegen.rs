@@ -245,3 +245,34 @@ fn input_mode_asks_where_to_write() {
         .to_string();
     assert!(err.contains("--output"), "{err}");
 }
+
+#[test]
+fn ids_marked_x_sdk_id_become_one_named_schema() {
+    let profile = profile_of("openapi/petstore.yaml");
+    let pet_id = &profile["components"]["schemas"]["PetId"];
+    assert_eq!(pet_id["minimum"], 1, "{pet_id}");
+    let order = &profile["components"]["schemas"]["Order"]["properties"];
+    assert_eq!(
+        order["petId"]["allOf"][0]["$ref"],
+        "#/components/schemas/PetId"
+    );
+    let pet = &profile["components"]["schemas"]["Pet"]["properties"];
+    assert_eq!(pet["id"]["allOf"][0]["$ref"], "#/components/schemas/PetId");
+    let get = &profile["paths"]["/pet/{petId}"]["get"]["parameters"][0];
+    assert_eq!(get["schema"]["$ref"], "#/components/schemas/PetId", "{get}");
+}
+
+#[test]
+fn an_id_that_says_more_than_an_id_is_refused() {
+    let mut document = document();
+    document["components"]["schemas"]["Thing"] = json!({
+        "type": "object",
+        "properties": {"owner": {"type": "integer", "nullable": true, "x-sdk-id": "Pet"}}
+    });
+    let error = codegen::client_profile(&document).unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("x-sdk-id") && text.contains("nullable"),
+        "{text}"
+    );
+}

@@ -10,6 +10,9 @@ pub struct Claim<'a> {
     pub caller: &'a str,
     pub key: &'a str,
     pub fingerprint: &'a str,
+    /// A token of the request that takes the key: only it may keep an
+    /// answer or free the key (not a request whose lease was taken over).
+    pub holder: &'a str,
     /// Until when the request that holds the key may run.
     pub lease_until_ms: i64,
     pub expires_ms: i64,
@@ -97,13 +100,14 @@ pub async fn claim(db: &Database, claim: &Claim<'_>, now_ms: i64) -> Result<bool
     .await?;
     let taken = sqlx::query(
         "INSERT INTO idempotency_keys \
-         (caller, idem_key, fingerprint, lease_until_ms, expires_ms) \
-         VALUES ($1, $2, $3, $4, $5) \
+         (caller, idem_key, fingerprint, holder, lease_until_ms, expires_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (caller, idem_key) DO NOTHING",
     )
     .bind(claim.caller)
     .bind(claim.key)
     .bind(claim.fingerprint)
+    .bind(claim.holder)
     .bind(claim.lease_until_ms)
     .bind(claim.expires_ms)
     .execute(tx.conn())
@@ -114,37 +118,47 @@ pub async fn claim(db: &Database, claim: &Claim<'_>, now_ms: i64) -> Result<bool
     Ok(taken)
 }
 
-/// Keeps the answer of the request that holds the key.
+/// Keeps the answer of the request that holds the key (`holder`); a
+/// request whose key was taken over keeps nothing.
 pub async fn complete(
     db: &Database,
     caller: &str,
     key: &str,
+    holder: &str,
     answer: &StoredAnswer,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3, lease_until_ms = NULL \
-         WHERE caller = $4 AND idem_key = $5",
+         WHERE caller = $4 AND idem_key = $5 AND holder = $6 AND status IS NULL",
     )
     .bind(i32::from(answer.status))
     .bind(&answer.headers)
     .bind(&answer.sealed_body)
     .bind(caller)
     .bind(key)
+    .bind(holder)
     .execute(tx.conn())
     .await?;
     tx.commit().await
 }
 
 /// Frees a key whose request did not complete (an error answer, which
-/// changed nothing): the next request with it runs.
-pub async fn release(db: &Database, caller: &str, key: &str) -> Result<(), StoreError> {
+/// changed nothing): the next request with it runs. Only its holder may.
+pub async fn release(
+    db: &Database,
+    caller: &str,
+    key: &str,
+    holder: &str,
+) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     sqlx::query(
-        "DELETE FROM idempotency_keys WHERE caller = $1 AND idem_key = $2 AND status IS NULL",
+        "DELETE FROM idempotency_keys \
+         WHERE caller = $1 AND idem_key = $2 AND holder = $3 AND status IS NULL",
     )
     .bind(caller)
     .bind(key)
+    .bind(holder)
     .execute(tx.conn())
     .await?;
     tx.commit().await

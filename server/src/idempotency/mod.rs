@@ -53,9 +53,9 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 pub const IDEMPOTENCY_REPLAYED: HeaderName = HeaderName::from_static("idempotency-replayed");
 /// The longest key accepted, in characters.
 pub const MAX_KEY_CHARS: usize = 255;
-/// The largest answer kept for replay; a larger one is answered but not
-/// kept (no creating operation answers anything near it).
-const MAX_KEPT_BODY: usize = 1024 * 1024;
+/// The largest answer kept for replay (no creating operation answers
+/// anything near it; a larger one is a 500, and the key is freed).
+const MAX_KEPT_BODY: usize = 16 * 1024 * 1024;
 
 /// The `Idempotency-Key` header, as the operations that take it declare it
 /// (`params(IdempotencyKeyHeader)`).
@@ -96,6 +96,9 @@ struct Inner {
     /// How long the first request may run before a retry may take the key
     /// over (its replica died): the request timeout and a margin.
     lease: Duration,
+    /// How long a request with a key may run: the request timeout, so that
+    /// it has ended before its lease does.
+    run_for: Duration,
     kept: Duration,
     /// The largest body any of the service's routes accepts.
     max_body: usize,
@@ -127,6 +130,7 @@ impl Idempotency {
                 operations: operations_taking_keys(api, prefix),
                 credential_headers,
                 lease: request_timeout + Duration::from_secs(5),
+                run_for: request_timeout,
                 kept,
                 max_body,
             }),
@@ -235,10 +239,12 @@ async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> R
             db::State::Running { .. } => {}
         }
     }
+    let holder = format!("{:032x}", rand::random::<u128>());
     let claim = db::Claim {
         caller: &caller.id,
         key: &key,
         fingerprint: &fingerprint,
+        holder: &holder,
         lease_until_ms: now + millis(inner.lease),
         expires_ms: now + millis(inner.kept),
     };
@@ -256,25 +262,88 @@ async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> R
 
     // The request runs in a task of its own: if the client goes away (the
     // connection dropped after the commit), the answer is still kept for
-    // its retry.
+    // its retry. It runs no longer than the request timeout, so that it
+    // has ended before its lease does and a retry may take the key over.
     let request = Request::from_parts(parts, Body::from(body));
-    let db = inner.db.clone();
+    let held = Held {
+        db: inner.db.clone(),
+        caller,
+        key,
+        holder,
+    };
+    let run_for = inner.run_for;
     let task = tokio::spawn(async move {
-        let ran = std::panic::AssertUnwindSafe(next.run(request))
-            .catch_unwind()
-            .await;
-        let response = match ran {
-            Ok(response) => response,
-            Err(_) => {
-                release(&db, &caller, &key).await;
-                return Error::internal("an idempotent request", "its handler panicked")
-                    .into_response();
+        let handled = std::panic::AssertUnwindSafe(next.run(request)).catch_unwind();
+        match tokio::time::timeout(run_for, handled).await {
+            Ok(Ok(response)) => held.keep(response).await,
+            Ok(Err(_panic)) => {
+                held.release().await;
+                Error::internal("an idempotent request", "its handler panicked").into_response()
             }
-        };
-        keep(&db, &caller, &key, response).await
+            // Cut off: what it did is undone unless it committed. The key
+            // stays taken until its lease ends; then a retry runs.
+            Err(_) => Error::new(
+                crate::error::ErrorCode::ServiceUnavailable,
+                "the service could not answer in time",
+            )
+            .into_response(),
+        }
     });
     task.await
         .unwrap_or_else(|e| Error::internal("an idempotent request", e).into_response())
+}
+
+/// A key this request holds: what it needs to keep its answer or free it.
+struct Held {
+    db: Database,
+    caller: Caller,
+    key: String,
+    /// The claim's token: a request whose key was taken over cannot keep
+    /// an answer or free the key of the one that took it.
+    holder: String,
+}
+
+impl Held {
+    /// Keeps a successful answer (and returns it); frees the key after an
+    /// error answer, which changed nothing.
+    async fn keep(self, response: Response) -> Response {
+        if !response.status().is_success() {
+            self.release().await;
+            return response;
+        }
+        let (parts, body) = response.into_parts();
+        let body = match axum::body::to_bytes(body, MAX_KEPT_BODY).await {
+            Ok(body) => body,
+            Err(e) => {
+                self.release().await;
+                return Error::internal("reading an answer to keep", e).into_response();
+            }
+        };
+        let answer = db::StoredAnswer {
+            status: parts.status.as_u16(),
+            headers: kept_headers(&parts.headers),
+            sealed_body: self.caller.seal(&body),
+        };
+        // The answer goes out whatever happens here; without it kept, a
+        // retry would find the key running until its lease ends and then
+        // run again, so a passing failure is tried again.
+        for pause_ms in [0, 50, 250] {
+            tokio::time::sleep(Duration::from_millis(pause_ms)).await;
+            match db::complete(&self.db, &self.caller.id, &self.key, &self.holder, &answer).await {
+                Ok(()) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot keep the answer of an idempotent request");
+                }
+            }
+        }
+        Response::from_parts(parts, Body::from(body))
+    }
+
+    async fn release(self) {
+        if let Err(e) = db::release(&self.db, &self.caller.id, &self.key, &self.holder).await {
+            tracing::warn!(error = %e, "cannot free an idempotency key");
+        }
+    }
 }
 
 /// The whole body, or the error a handler would answer: 413 beyond
@@ -290,40 +359,6 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, Error> {
         Err(e) => Err(Error::bad_request(format!(
             "cannot read the request body: {e}"
         ))),
-    }
-}
-
-/// Keeps a successful answer (and returns it); frees the key after an
-/// error answer, which changed nothing.
-async fn keep(db: &Database, caller: &Caller, key: &str, response: Response) -> Response {
-    if !response.status().is_success() {
-        release(db, caller, key).await;
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let body = match axum::body::to_bytes(body, MAX_KEPT_BODY).await {
-        Ok(body) => body,
-        Err(e) => {
-            release(db, caller, key).await;
-            return Error::internal("reading an answer to keep", e).into_response();
-        }
-    };
-    let answer = db::StoredAnswer {
-        status: parts.status.as_u16(),
-        headers: kept_headers(&parts.headers),
-        sealed_body: caller.seal(&body),
-    };
-    if let Err(e) = db::complete(db, &caller.id, key, &answer).await {
-        // The answer still goes out; a retry finds the key running until
-        // its lease ends, then runs again.
-        tracing::warn!(error = %e, "cannot keep the answer of an idempotent request");
-    }
-    Response::from_parts(parts, Body::from(body))
-}
-
-async fn release(db: &Database, caller: &Caller, key: &str) {
-    if let Err(e) = db::release(db, &caller.id, key).await {
-        tracing::warn!(error = %e, "cannot free an idempotency key");
     }
 }
 
@@ -668,5 +703,48 @@ mod tests {
             .unwrap();
         assert_eq!(&body[..], b"thing");
         assert_eq!(gate.made.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A request whose lease ran out and whose key was taken over can
+    /// neither free the key nor keep its answer over the new holder's.
+    #[tokio::test]
+    async fn only_the_holder_of_a_key_keeps_an_answer_or_frees_it() {
+        let (_dir, db) = crate::storage::temporary_sqlite().await;
+        let claim = |holder: &'static str, lease_until_ms| db::Claim {
+            caller: "c",
+            key: "k",
+            fingerprint: "f",
+            holder,
+            lease_until_ms,
+            expires_ms: 10_000,
+        };
+        assert!(db::claim(&db, &claim("a", 100), 0).await.unwrap());
+        assert!(
+            !db::claim(&db, &claim("b", 1_200), 50).await.unwrap(),
+            "a's lease holds"
+        );
+        assert!(
+            db::claim(&db, &claim("b", 1_200), 200).await.unwrap(),
+            "taken over"
+        );
+        let answer = |status| db::StoredAnswer {
+            status,
+            headers: "[]".to_owned(),
+            sealed_body: Vec::new(),
+        };
+        db::release(&db, "c", "k", "a").await.unwrap();
+        db::complete(&db, "c", "k", "a", &answer(201))
+            .await
+            .unwrap();
+        let stored = db::find(&db, "c", "k").await.unwrap().unwrap();
+        assert!(
+            matches!(stored.state, db::State::Running { .. }),
+            "b still holds it"
+        );
+        db::complete(&db, "c", "k", "b", &answer(200))
+            .await
+            .unwrap();
+        let stored = db::find(&db, "c", "k").await.unwrap().unwrap();
+        assert!(matches!(stored.state, db::State::Done(ref a) if a.status == 200));
     }
 }

@@ -162,10 +162,7 @@ impl Server {
         });
         let mut background = vec![
             access.spawn_refresh(db.clone()),
-            idempotency::spawn_sweeper(
-                db.clone(),
-                Duration::from_secs(config.http.idempotency_keys_kept_secs.max(1)),
-            ),
+            idempotency::spawn_sweeper(db.clone(), config.http.idempotency_keys_kept()),
         ];
         // Replicas starting at once fill empty tables one at a time.
         let startup = db
@@ -306,7 +303,7 @@ pub fn build_router(
     };
     let authorize_routes = petstore::authorize::router(petstore_state.clone())
         .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
-    let kept = Duration::from_secs(config.http.idempotency_keys_kept_secs.max(1));
+    let kept = config.http.idempotency_keys_kept();
     let db = petstore_state.db.clone();
     let (petstore_routes, petstore_api) = petstore::router(&petstore_state.config)
         .with_state(petstore_state.clone())

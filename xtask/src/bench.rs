@@ -552,6 +552,16 @@ fn write_answer(
     Ok(())
 }
 
+/// Gives each wrk thread an index (`tindex`) and a count of what it sent
+/// (`sent`), for scripts whose requests differ one from the next.
+const WRK_THREAD_INDEX: &str = r#"local threads = 0
+function setup(thread)
+  thread:set("tindex", threads)
+  threads = threads + 1
+end
+local sent = 0
+"#;
+
 /// A wrk script that sends the endpoint's method, headers and body; for
 /// `place-order`, an order for each pet from `first_new_pet` on (each wrk
 /// thread takes every other one), since an order makes its pet pending.
@@ -560,15 +570,12 @@ fn wrk_script(endpoint: &Endpoint, first_new_pet: i64) -> String {
     for (name, value) in endpoint.headers {
         script.push_str(&format!("wrk.headers[\"{name}\"] = \"{value}\"\n"));
     }
+    if matches!(endpoint.name, "place-order" | "add-pet-keyed") {
+        script.push_str(WRK_THREAD_INDEX);
+    }
     if endpoint.name == "place-order" {
         script.push_str(&format!(
-            r#"local threads = 0
-function setup(thread)
-  thread:set("tindex", threads)
-  threads = threads + 1
-end
-local sent = 0
-function request()
+            r#"function request()
   local pet = {first_new_pet} + sent * 2 + tindex
   sent = sent + 1
   return wrk.format(nil, nil, nil, string.format('{{"petId":%d,"quantity":1,"status":"placed"}}', pet))
@@ -578,13 +585,7 @@ end
     } else if endpoint.name == "add-pet-keyed" {
         let body = endpoint.body.unwrap_or_default();
         script.push_str(&format!(
-            r#"local threads = 0
-function setup(thread)
-  thread:set("tindex", threads)
-  threads = threads + 1
-end
-local sent = 0
-function request()
+            r#"function request()
   sent = sent + 1
   local headers = {{}}
   headers["Content-Type"] = "application/json"

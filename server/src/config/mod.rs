@@ -177,6 +177,13 @@ pub struct HttpConfig {
     pub idempotency_keys_kept_secs: u64,
 }
 
+impl HttpConfig {
+    /// How long an idempotency key's answer is kept (at least a second).
+    pub fn idempotency_keys_kept(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.idempotency_keys_kept_secs.max(1))
+    }
+}
+
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {

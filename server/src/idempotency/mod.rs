@@ -402,9 +402,7 @@ fn kept_headers(headers: &HeaderMap) -> String {
     ];
     let pairs: Vec<(&str, &str)> = headers
         .iter()
-        .filter(|(name, _)| {
-            KEPT.contains(name) || name.as_str().starts_with("x-expires") || *name == "x-rate-limit"
-        })
+        .filter(|(name, _)| KEPT.contains(name))
         .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)))
         .collect();
     serde_json::to_string(&pairs).unwrap_or_else(|_| "[]".to_owned())

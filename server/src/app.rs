@@ -180,7 +180,7 @@ impl Server {
                 Duration::from_secs(secs),
             ));
         }
-        portfolio::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
+        portfolio::ops::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
             .await
             .context("cannot load the portfolio content")?;
         startup

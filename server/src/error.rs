@@ -22,6 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
+use crate::failure::Failure;
 use crate::storage::StoreError;
 
 /// Machine-readable error codes, upper case on the wire; the same in both
@@ -285,6 +286,37 @@ impl From<StoreError> for Error {
             .with_cause(format!("database unavailable: {cause}")),
             StoreError::Corrupt(what) => Error::internal("corrupt data in the database", what),
             StoreError::Database(cause) => Error::internal("database error", cause),
+        }
+    }
+}
+
+/// The one place an operation's failure becomes an answer: its status and
+/// message, `details.fields` for broken fields, `details.required_scope`
+/// for a refusal.
+impl From<Failure> for Error {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::NotFound(message) => Error::not_found(message),
+            Failure::Conflict(message) => Error::conflict(message),
+            Failure::Invalid { message, fields } if fields.is_empty() => Error::validation(message),
+            Failure::Invalid { fields, .. } => Error::invalid_fields(fields),
+            Failure::Malformed(message) => Error::bad_request(message),
+            Failure::Refused { message, scope } => {
+                Error::new(ErrorCode::Forbidden, message).with_detail("required_scope", scope)
+            }
+            Failure::Busy {
+                message,
+                per_caller,
+                retry_after,
+            } => {
+                let code = if per_caller {
+                    ErrorCode::RateLimited
+                } else {
+                    ErrorCode::ServiceUnavailable
+                };
+                Error::new(code, message).with_retry_after(retry_after)
+            }
+            Failure::Storage(error) => Error::from(error),
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod deadline;
 pub mod docs;
 pub mod error;
 pub mod extract;
+pub mod failure;
 pub mod idempotency;
 pub mod limits;
 pub mod mail;

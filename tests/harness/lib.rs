@@ -225,15 +225,16 @@ impl TestServer {
         let db = petstore_portfolio_server::storage::Database::connect(&self.database_url())
             .await
             .expect("the test database");
-        let issued = petstore_portfolio_server::portfolio::admin::oauth_clients::register(
-            &db,
+        let issued = petstore_portfolio_server::portfolio::ops::oauth_clients::register(
+            petstore_portfolio_server::portfolio::ops::Context::offline(&db),
+            petstore_portfolio_server::portfolio::ops::Actor::Operator,
             "test client",
             scopes.to_vec(),
         )
         .await
         .expect("the client is registered");
         db.close().await;
-        (issued.stored.client.client_id, issued.secret)
+        (issued.client.client_id, issued.client_secret)
     }
 
     /// A portfolio client that gets bearer tokens (client credentials) as

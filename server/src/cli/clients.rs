@@ -9,7 +9,7 @@ use crate::access::db;
 use crate::access::tokens::OAuthClient;
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
-use crate::portfolio::admin::oauth_clients::{self, IssuedOAuthClient};
+use crate::portfolio::ops::{Actor, Context, oauth_clients};
 
 #[derive(Debug, Subcommand)]
 pub enum ClientsCommand {
@@ -42,16 +42,11 @@ pub enum ClientsCommand {
 
 pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
+    let ctx = Context::offline(&db);
     match command {
         ClientsCommand::Create { name, scopes, json } => {
-            let issued = oauth_clients::register(&db, &name, scopes)
-                .await
-                .map_err(super::user_error)?;
-            // The same shape as registerOauthClient's answer.
-            let shown = IssuedOAuthClient {
-                client: issued.stored.client,
-                client_secret: issued.secret,
-            };
+            // The same shape as createOauthClient's answer.
+            let shown = oauth_clients::register(ctx, Actor::Operator, &name, scopes).await?;
             let client = &shown.client;
             super::print(json, &shown, || {
                 vec![
@@ -91,9 +86,7 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
             })
         }
         ClientsCommand::Revoke { client_id, json } => {
-            if !db::revoke_client(&db, &client_id, crate::clock::now()).await? {
-                anyhow::bail!("no client {client_id:?} that is not revoked already");
-            }
+            oauth_clients::revoke(ctx, Actor::Operator, &client_id).await?;
             super::print(json, &serde_json::json!({"revoked": client_id}), || {
                 vec![format!(
                     "revoked client {client_id}; its tokens stop working"

@@ -7,9 +7,10 @@ use clap::Subcommand;
 
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
-use crate::portfolio::admin::key_requests::{self, Approval, ApprovedKeyRequest};
 use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
+use crate::portfolio::ops::key_requests::{self, Approval};
+use crate::portfolio::ops::{Actor, Context};
 
 /// How many requests `key-requests list` shows at most.
 const LIST_LIMIT: i64 = 1000;
@@ -56,6 +57,7 @@ fn parse_status(text: &str) -> Result<KeyRequestStatus, String> {
 
 pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
+    let ctx = Context::offline(&db);
     match command {
         KeyRequestsCommand::List { status, json } => {
             let (requests, _) = db::key_requests::list(&db, status, 0, LIST_LIMIT).await?;
@@ -83,11 +85,10 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
                     crate::docs::SWAGGER_UI_PATH
                 )
             });
-            let approved = key_requests::approve(&db, &id, &approval, docs.as_deref())
-                .await
-                .map_err(super::user_error)?;
             // The same shape as approveKeyRequest's answer.
-            let approved = ApprovedKeyRequest::from(approved);
+            let approved =
+                key_requests::approve(ctx, Actor::Operator, &id, &approval, docs.as_deref())
+                    .await?;
             super::print(json, &approved, || {
                 let mut lines = vec![format!(
                     "approved {}; its key was queued for {}:",
@@ -100,9 +101,7 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
             })
         }
         KeyRequestsCommand::Reject { id, json } => {
-            let request = key_requests::reject(&db, &id)
-                .await
-                .map_err(super::user_error)?;
+            let request = key_requests::reject(ctx, &id).await?;
             super::print(json, &request, || {
                 vec![format!(
                     "rejected {}; {} will be told",

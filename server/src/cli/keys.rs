@@ -5,15 +5,14 @@
 use chrono::Utc;
 use clap::Subcommand;
 
-use crate::access::keys::{self, ApiKey, NewKey};
+use crate::access::keys::{ApiKey, NewKey};
 use crate::access::{Service, db};
 use crate::clock::timestamp;
 use crate::config::{Config, Scope};
-use crate::portfolio::admin::api_keys::{IssuedApiKey, RotatedApiKey};
+use crate::portfolio::ops::api_keys::{self, DEFAULT_OLD_KEY_HOURS, IssuedApiKey};
+use crate::portfolio::ops::{Actor, Context};
 
 /// How long a rotated key keeps working, unless told.
-const DEFAULT_OLD_KEY_HOURS: u32 = 24;
-
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
     /// Make a key; it is printed once.
@@ -62,6 +61,7 @@ pub enum KeysCommand {
 
 pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
+    let ctx = Context::offline(&db);
     match command {
         KeysCommand::Create {
             name,
@@ -76,9 +76,8 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
                 scopes,
                 expires_in_days,
             };
-            super::refuse(&new.problems())?;
             // The same shape as createApiKey's answer.
-            let issued = IssuedApiKey::from(keys::create(&db, &new).await?);
+            let issued = IssuedApiKey::from(api_keys::create(ctx, Actor::Operator, &new).await?);
             super::print(json, &issued, || {
                 let mut lines = describe(&issued.api_key);
                 lines.push(format!("key: {}", issued.key));
@@ -106,17 +105,9 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
             old_key_valid_for_hours,
             json,
         } => {
-            let old_valid_until =
-                crate::clock::now() + chrono::Duration::hours(i64::from(old_key_valid_for_hours));
-            let Some(issued) = keys::rotate(&db, &id, old_valid_until).await? else {
-                anyhow::bail!("no key {id:?} in force (or it was rotated already)");
-            };
             // The same shape as rotateApiKey's answer.
-            let rotated = RotatedApiKey {
-                replaced: id,
-                old_key_valid_until: old_valid_until,
-                new: IssuedApiKey::from(issued),
-            };
+            let rotated =
+                api_keys::rotate(ctx, Actor::Operator, &id, old_key_valid_for_hours).await?;
             super::print(json, &rotated, || {
                 let mut lines = vec![format!(
                     "key {} works until {}; its replacement:",
@@ -130,9 +121,7 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
             })
         }
         KeysCommand::Revoke { id, json } => {
-            if !db::revoke_key(&db, &id, Utc::now()).await? {
-                anyhow::bail!("no key {id:?} that is not revoked already");
-            }
+            api_keys::revoke(ctx, Actor::Operator, &id).await?;
             super::print(json, &serde_json::json!({"revoked": id}), || {
                 vec![format!("revoked key {id}")]
             })

@@ -161,10 +161,18 @@ pub fn key_requests_waiting(owner: &str) -> OutgoingEmail {
     }
 }
 
-pub fn key_request_received(
-    owner: &str,
-    request: &crate::portfolio::model::KeyRequest,
-) -> OutgoingEmail {
+/// What the owner is told of a request for a key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyRequestNotice<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub organisation: &'a str,
+    pub intended_use: &'a str,
+    pub expected_volume: &'a str,
+    pub technical_contact: &'a str,
+}
+
+pub fn key_request_received(owner: &str, request: KeyRequestNotice<'_>) -> OutgoingEmail {
     OutgoingEmail {
         to: owner.to_owned(),
         subject: format!("API key request from {}", request.organisation),

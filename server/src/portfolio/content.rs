@@ -1,9 +1,6 @@
 //! Site information, projects, achievements and posts: served from the
 //! database, which is filled from a content file on first start.
 
-use std::path::Path;
-
-use anyhow::Context as _;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse as _, Response};
@@ -16,10 +13,9 @@ use utoipa::ToSchema;
 use super::PortfolioState;
 use super::auth::{ContextRead, Protected};
 use super::db;
-use super::model::{Achievement, ContentFile, Post, PostSummary, Project, SiteInfo, Slug};
+use super::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug};
 use crate::error::Error;
 use crate::extract::Path as PathParam;
-use crate::storage::Database;
 
 /// How many posts the LLM context carries.
 const RECENT_POSTS_IN_CONTEXT: usize = 10;
@@ -31,32 +27,6 @@ pub struct LlmContext {
     pub projects: Vec<Project>,
     pub achievements: Vec<Achievement>,
     pub recent_posts: Vec<Post>,
-}
-
-/// Fills the content tables from the file (or the sample), if they are
-/// empty (first start).
-pub async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result<()> {
-    if !db::content::is_empty(db).await? {
-        return Ok(());
-    }
-    let content = ContentFile::load(file)?;
-    super::admin::content::check_content_file(&content).map_err(|problems| {
-        let source = file.map_or_else(
-            || "the sample content".to_owned(),
-            |path| format!("the content file {}", path.display()),
-        );
-        anyhow::anyhow!("{source} breaks the rules of its fields: {problems}")
-    })?;
-    db::content::load(db, &content)
-        .await
-        .context("cannot store the content")?;
-    tracing::info!(
-        projects = content.projects.len(),
-        achievements = content.achievements.len(),
-        posts = content.posts.len(),
-        "loaded the portfolio content"
-    );
-    Ok(())
 }
 
 /// The post with this slug; 404 if there is none.

@@ -1,7 +1,7 @@
 //! Checking a body's fields one by one, for a 422 that names every broken
 //! field (`details.fields`: field -> problem).
 
-use crate::error::Error;
+use crate::failure::Failure;
 
 /// The problems found so far.
 #[derive(Debug, Default)]
@@ -46,12 +46,12 @@ impl Fields {
         self.0.push((name.to_owned(), problem.to_owned()));
     }
 
-    /// 422 if any field broke its rule.
-    pub fn check(self) -> Result<(), Error> {
+    /// Invalid if any field broke its rule.
+    pub fn check(self) -> Result<(), Failure> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(Error::invalid_fields(self.0))
+            Err(Failure::invalid_fields(self.0))
         }
     }
 }

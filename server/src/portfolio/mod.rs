@@ -19,6 +19,7 @@ pub mod model;
 pub mod newsletter;
 pub mod notify;
 pub mod oauth;
+pub mod ops;
 pub mod paging;
 pub mod rate_limit;
 pub mod social;
@@ -52,6 +53,17 @@ pub struct PortfolioState(Arc<Shared>);
 impl PortfolioState {
     pub fn new(shared: Shared) -> Self {
         PortfolioState(Arc::new(shared))
+    }
+}
+
+impl PortfolioState {
+    /// What the operations need of the state.
+    pub fn ops(&self) -> ops::Context<'_> {
+        ops::Context {
+            db: &self.db,
+            access: Some(&self.access),
+            mailer: Some(&self.mailer),
+        }
     }
 }
 

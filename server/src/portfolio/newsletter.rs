@@ -5,24 +5,13 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use sqlx::AnyConnection;
 use utoipa::{IntoParams, IntoResponses, ToSchema};
 
 use super::PortfolioState;
-use super::db;
-use super::fields::Fields;
-use super::model::{Subscriber, SubscriberStatus};
-use crate::clock::now_ms;
+use super::ops;
+use super::ops::newsletter::SubscribeRequest;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query};
-use crate::mail::{outbox, templates};
-use crate::secret;
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct SubscribeRequest {
-    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
-    pub email: Option<String>,
-}
 
 /// The answer to a subscription: the same whether the address was new,
 /// known, or unsubscribed, so that it reveals nothing about who subscribed.
@@ -60,33 +49,6 @@ pub struct TokenQuery {
     token: String,
 }
 
-/// Sends the email a (re)subscription calls for, in the caller's
-/// transaction: the welcome email (single opt-in), or a confirmation link
-/// (double opt-in).
-async fn send_subscription_email(
-    state: &PortfolioState,
-    conn: &mut AnyConnection,
-    subscriber: &Subscriber,
-) -> Result<(), Error> {
-    let settings = &state.config.newsletter;
-    let email = if settings.double_opt_in {
-        let confirm_token = secret::token::<24>();
-        let ttl_ms = i64::try_from(settings.confirmation_ttl_hours).unwrap_or(48) * 3_600_000;
-        db::subscribers::await_confirmation(conn, subscriber.id, &confirm_token, now_ms() + ttl_ms)
-            .await?;
-        templates::confirmation(&state.public_url, &subscriber.email, &confirm_token)
-    } else {
-        db::subscribers::mark_subscribed(conn, subscriber.id).await?;
-        templates::welcome(
-            &state.public_url,
-            &subscriber.email,
-            &subscriber.unsubscribe_token,
-        )
-    };
-    outbox::enqueue(conn, &email).await?;
-    Ok(())
-}
-
 /// Subscribes to the newsletter.
 #[utoipa::path(
     post,
@@ -106,46 +68,11 @@ pub async fn subscribe_newsletter(
     State(state): State<PortfolioState>,
     JsonBody(request): JsonBody<SubscribeRequest>,
 ) -> Result<(StatusCode, axum::Json<SubscribeAccepted>), Error> {
-    let mut fields = Fields::default();
-    let email = fields.email("email", request.email.as_deref(), true);
-    fields.check()?;
-    // Addresses are compared case-insensitively.
-    let email = email.unwrap_or_default().to_lowercase();
-    let quiet_ms =
-        i64::try_from(state.config.newsletter.resend_after_minutes).unwrap_or(10) * 60_000;
-
-    let mut tx = state.db.begin_write().await?;
-    let subscriber = match db::subscribers::find_by_email(tx.conn(), &email).await? {
-        Some(known) => known,
-        None => {
-            let unsubscribe_token = secret::token::<24>();
-            let mailbox = crate::mail::address::mailbox_key(&email);
-            let id =
-                db::subscribers::insert(tx.conn(), &email, &mailbox, &unsubscribe_token).await?;
-            Subscriber {
-                id,
-                email,
-                status: SubscriberStatus::Pending,
-                unsubscribe_token,
-                confirm_expires_ms: None,
-                last_emailed_at_ms: None,
-            }
-        }
+    let newsletter = ops::newsletter::Newsletter {
+        public_url: &state.public_url,
+        settings: &state.config.newsletter,
     };
-    // Subscribed already: nothing to send. Pending or unsubscribed: send
-    // again, but not into a flood, counted per mailbox (`victim+1@`,
-    // `victim+2@`... reach one inbox).
-    let mailbox = crate::mail::address::mailbox_key(&subscriber.email);
-    let last_emailed = db::subscribers::last_emailed_mailbox(tx.conn(), &mailbox).await?;
-    let send = subscriber.status != SubscriberStatus::Subscribed
-        && last_emailed.is_none_or(|at| now_ms() - at >= quiet_ms);
-    if send {
-        send_subscription_email(&state, tx.conn(), &subscriber).await?;
-    }
-    tx.commit().await?;
-    if send {
-        state.mailer.wake();
-    }
+    ops::newsletter::subscribe(state.ops(), newsletter, &request).await?;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(SubscribeAccepted {
@@ -173,39 +100,16 @@ pub async fn confirm_newsletter(
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
     let token = token_from(query)?;
-    let mut tx = state.db.begin_write().await?;
-    let subscriber = db::subscribers::find_by_confirm_token(tx.conn(), &token)
-        .await?
-        .ok_or_else(|| Error::not_found("no subscription waits for this confirmation"))?;
-    if subscriber.confirmation_expired(now_ms()) {
-        return Err(Error::bad_request(
-            "this confirmation link has expired; subscribe again for a new one",
-        ));
-    }
-    db::subscribers::mark_subscribed(tx.conn(), subscriber.id).await?;
-    outbox::enqueue(
-        tx.conn(),
-        &templates::welcome(
-            &state.public_url,
-            &subscriber.email,
-            &subscriber.unsubscribe_token,
-        ),
-    )
-    .await?;
-    tx.commit().await?;
-    state.mailer.wake();
+    ops::newsletter::confirm(state.ops(), &state.public_url, &token).await?;
     Ok(axum::Json(SubscriptionState {
         status: SubscriptionStatus::Subscribed,
     }))
 }
 
-/// The token of a link; 400 when it is missing or cannot be one.
+/// The token of a link; 400 when it is missing.
 fn token_from(query: Result<Query<TokenQuery>, Error>) -> Result<String, Error> {
     let Query(TokenQuery { token }) =
         query.map_err(|_| Error::bad_request("the link has no token"))?;
-    if token.is_empty() || token.len() > 100 {
-        return Err(Error::bad_request("the token is malformed"));
-    }
     Ok(token)
 }
 
@@ -214,11 +118,7 @@ async fn unsubscribe(
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
     let token = token_from(query)?;
-    if !db::subscribers::unsubscribe(&state.db, &token).await? {
-        return Err(Error::not_found(
-            "no subscription has this unsubscribe link",
-        ));
-    }
+    ops::newsletter::unsubscribe(state.ops(), &token).await?;
     Ok(axum::Json(SubscriptionState {
         status: SubscriptionStatus::Unsubscribed,
     }))

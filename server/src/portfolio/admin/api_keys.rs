@@ -7,17 +7,15 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::access::keys::{ApiKey, IssuedKey, Name, NewKey};
+use crate::access::keys::{ApiKey, Name, NewKey};
 use crate::access::{Service, db as access_db};
 use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path, Query, keep_empty};
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{KeysManage, Private};
-
-/// How long a rotated key keeps working unless asked (hours), and the most.
-pub const DEFAULT_OLD_KEY_HOURS: u32 = 24;
-pub const MAX_OLD_KEY_HOURS: u32 = 720;
+use crate::portfolio::ops::api_keys::{DEFAULT_OLD_KEY_HOURS, IssuedApiKey, RotatedApiKey};
+use crate::portfolio::ops::{self, Actor};
 
 /// A key to make.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -40,31 +38,6 @@ pub struct ApiKeySpec {
     pub expires_in_days: Option<u32>,
 }
 
-/// A key just made, shown this once.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct IssuedApiKey {
-    pub api_key: ApiKey,
-    /// The key itself (`pk_<id>_<secret>`); it is not kept.
-    pub key: String,
-}
-
-impl From<IssuedKey> for IssuedApiKey {
-    fn from(issued: IssuedKey) -> Self {
-        IssuedApiKey {
-            api_key: issued.stored.key,
-            key: issued.key,
-        }
-    }
-}
-
-/// A rotation: the replacement, shown once, and until when the old key works.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RotatedApiKey {
-    pub replaced: String,
-    pub old_key_valid_until: chrono::DateTime<chrono::Utc>,
-    pub new: IssuedApiKey,
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct RotationQuery {
@@ -73,10 +46,6 @@ pub struct RotationQuery {
     #[param(minimum = 0, maximum = 720)]
     #[serde(default, deserialize_with = "keep_empty")]
     old_key_valid_for_hours: Option<u32>,
-}
-
-fn not_in_force(id: &str) -> Error {
-    Error::not_found(format!("no key {id:?} in force"))
 }
 
 /// Lists the API keys (never their secrets), newest first. Keys from the
@@ -130,12 +99,7 @@ pub async fn create_api_key(
         scopes: spec.scopes.unwrap_or_default(),
         expires_in_days: spec.expires_in_days,
     };
-    let problems = new.problems();
-    if !problems.is_empty() {
-        return Err(Error::invalid_fields(problems));
-    }
-    super::may_grant(&caller, &new.scopes)?;
-    let issued = state.access.create_key(&state.db, &new).await?;
+    let issued = ops::api_keys::create(state.ops(), Actor::Holding(&caller.scopes), &new).await?;
     Ok((StatusCode::CREATED, axum::Json(issued.into())))
 }
 
@@ -168,29 +132,11 @@ pub async fn rotate_api_key(
     let hours = query
         .old_key_valid_for_hours
         .unwrap_or(DEFAULT_OLD_KEY_HOURS);
-    if hours > MAX_OLD_KEY_HOURS {
-        return Err(Error::bad_request(format!(
-            "old_key_valid_for_hours is at most {MAX_OLD_KEY_HOURS}"
-        )));
-    }
-    let old = access_db::get_key(&state.db, &id)
-        .await?
-        .ok_or_else(|| not_in_force(&id))?;
-    super::may_grant(&caller, &old.key.scopes)?;
-    let old_valid_until = crate::clock::now() + chrono::Duration::hours(i64::from(hours));
-    let issued = state
-        .access
-        .rotate_key(&state.db, &id, old_valid_until)
-        .await?
-        .ok_or_else(|| not_in_force(&id))?;
-    Ok(axum::Json(RotatedApiKey {
-        replaced: id,
-        old_key_valid_until: old_valid_until,
-        new: issued.into(),
-    }))
+    let by = Actor::Holding(&caller.scopes);
+    let rotated = ops::api_keys::rotate(state.ops(), by, &id, hours).await?;
+    Ok(axum::Json(rotated))
 }
 
-/// Revokes a key: it stops working at once.
 #[utoipa::path(
     post,
     path = "/api/admin/api-keys/{id}/revoke",
@@ -211,17 +157,6 @@ pub async fn revoke_api_key(
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<ApiKey>, Error> {
-    let Some(stored) = access_db::get_key(&state.db, &id).await? else {
-        return Err(Error::not_found(format!("no key {id:?}")));
-    };
-    super::may_revoke(&caller, &stored.key.scopes)?;
-    if !state.access.revoke_key(&state.db, &id).await? {
-        return Err(Error::conflict(format!(
-            "the key {id:?} was revoked already"
-        )));
-    }
-    let key = access_db::get_key(&state.db, &id)
-        .await?
-        .ok_or_else(|| Error::not_found(format!("no key {id:?}")))?;
-    Ok(axum::Json(key.key))
+    let key = ops::api_keys::revoke(state.ops(), Actor::Holding(&caller.scopes), &id).await?;
+    Ok(axum::Json(key))
 }

@@ -6,15 +6,16 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::db::{self as access_db, StoredClient};
-use crate::access::keys::{Name, name_problem};
-use crate::access::tokens::{self, IssuedClient, OAuthClient};
+use crate::access::db as access_db;
+use crate::access::keys::Name;
+use crate::access::tokens::OAuthClient;
 use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path};
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{KeysManage, Private};
-use crate::storage::Database;
+use crate::portfolio::ops::oauth_clients::IssuedOAuthClient;
+use crate::portfolio::ops::{self, Actor};
 
 /// A client to register.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -27,40 +28,6 @@ pub struct OAuthClientSpec {
     pub scopes: Option<Vec<Scope>>,
 }
 
-/// A client just registered, with its secret, shown this once.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct IssuedOAuthClient {
-    pub client: OAuthClient,
-    /// Give it, with the client id, to `POST /api/oauth/token`; it is not kept.
-    pub client_secret: String,
-}
-
-/// Registers a client (the CLI's `clients create` too): 422 for a bad name
-/// or no scopes.
-pub async fn register(
-    db: &Database,
-    name: &str,
-    scopes: Vec<Scope>,
-) -> Result<IssuedClient, Error> {
-    let mut problems = Vec::new();
-    if let Some(problem) = name_problem(name) {
-        problems.push(("name".to_owned(), problem));
-    }
-    if scopes.is_empty() {
-        problems.push(("scopes".to_owned(), "give at least one scope".to_owned()));
-    }
-    if !problems.is_empty() {
-        return Err(Error::invalid_fields(problems));
-    }
-    let mut scopes = scopes;
-    scopes.sort();
-    scopes.dedup();
-    let issued = tokens::register(name.trim(), scopes);
-    access_db::create_client(db, &issued.stored).await?;
-    Ok(issued)
-}
-
-/// Lists the OAuth clients (never their secrets), newest first.
 #[utoipa::path(
     get,
     path = "/api/admin/oauth-clients",
@@ -104,19 +71,13 @@ pub async fn create_oauth_client(
     Private(caller, _): Private<KeysManage>,
     JsonBody(spec): JsonBody<OAuthClientSpec>,
 ) -> Result<(StatusCode, axum::Json<IssuedOAuthClient>), Error> {
+    let by = Actor::Holding(&caller.scopes);
+    let name = spec.name.as_deref().unwrap_or_default();
     let scopes = spec.scopes.unwrap_or_default();
-    super::may_grant(&caller, &scopes)?;
-    let issued = register(&state.db, spec.name.as_deref().unwrap_or_default(), scopes).await?;
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(IssuedOAuthClient {
-            client: issued.stored.client,
-            client_secret: issued.secret,
-        }),
-    ))
+    let issued = ops::oauth_clients::register(state.ops(), by, name, scopes).await?;
+    Ok((StatusCode::CREATED, axum::Json(issued)))
 }
 
-/// Revokes a client: its tokens stop working at once, and it gets no more.
 #[utoipa::path(
     post,
     path = "/api/admin/oauth-clients/{client_id}/revoke",
@@ -137,17 +98,7 @@ pub async fn revoke_oauth_client(
     Private(caller, _): Private<KeysManage>,
     Path(client_id): Path<String>,
 ) -> Result<axum::Json<OAuthClient>, Error> {
-    let found = |client: Option<StoredClient>| {
-        client.ok_or_else(|| Error::not_found(format!("no client {client_id:?}")))
-    };
-    let stored = found(access_db::get_client(&state.db, &client_id).await?)?;
-    super::may_revoke(&caller, &stored.client.scopes)?;
-    if !state.access.revoke_client(&state.db, &client_id).await? {
-        return Err(Error::conflict(format!(
-            "the client {client_id:?} was revoked already"
-        )));
-    }
-    Ok(axum::Json(
-        found(access_db::get_client(&state.db, &client_id).await?)?.client,
-    ))
+    let by = Actor::Holding(&caller.scopes);
+    let client = ops::oauth_clients::revoke(state.ops(), by, &client_id).await?;
+    Ok(axum::Json(client))
 }

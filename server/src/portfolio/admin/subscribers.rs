@@ -8,12 +8,11 @@ use utoipa::IntoParams;
 
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
-use crate::mail::outbox;
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{Private, SubscribersRead, SubscribersWrite};
-use crate::portfolio::db;
 use crate::portfolio::model::{SubscriberEntry, SubscriberStatus};
 use crate::portfolio::paging::{PageQuery, page_of};
+use crate::portfolio::{db, ops};
 
 page_of!(
     /// A page of subscribers, in the order they came.
@@ -77,11 +76,6 @@ pub async fn erase_subscriber(
     _caller: Private<SubscribersWrite>,
     Path(id): Path<i64>,
 ) -> Result<StatusCode, Error> {
-    let mut tx = state.db.begin_write().await?;
-    let Some(email) = db::subscribers::erase(tx.conn(), id).await? else {
-        return Err(Error::not_found(format!("no subscriber {id}")));
-    };
-    outbox::forget_recipient(tx.conn(), &email).await?;
-    tx.commit().await?;
+    ops::newsletter::erase_subscriber(state.ops(), id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

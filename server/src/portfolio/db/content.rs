@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
 use crate::portfolio::model::{Achievement, ContentFile, Post, Project, SiteInfo, Slug};
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, placeholders};
 
 fn json_list(what: &str, text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::corrupt(format!("{what}: {e}")))
@@ -32,168 +32,142 @@ pub async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError
         .execute(tx.conn())
         .await?;
     for project in &content.projects {
-        insert_project(tx.conn(), project).await?;
+        insert(tx.conn(), project).await?;
     }
     for achievement in &content.achievements {
-        insert_achievement(tx.conn(), achievement).await?;
+        insert(tx.conn(), achievement).await?;
     }
     for post in &content.posts {
-        insert_post(tx.conn(), post).await?;
+        insert(tx.conn(), post).await?;
     }
     tx.commit().await
 }
 
 /// Replaces the site information.
-pub async fn replace_site_info(db: &Database, site: &SiteInfo) -> Result<(), StoreError> {
-    let mut tx = db.begin_write().await?;
+pub async fn replace_site_info(
+    conn: &mut AnyConnection,
+    site: &SiteInfo,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE site_info SET document = $1 WHERE id = 1")
         .bind(json_text(site)?)
-        .execute(tx.conn())
+        .execute(conn)
         .await?;
-    tx.commit().await
-}
-
-/// Stores a new project (a taken slug is a conflict).
-pub async fn insert_project(conn: &mut AnyConnection, p: &Project) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO projects (slug, title, summary, description, url, repository_url, tags, featured) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.summary)
-    .bind(&p.description)
-    .bind(&p.url)
-    .bind(&p.repository_url)
-    .bind(json_text(&p.tags)?)
-    .bind(i32::from(p.featured))
-    .execute(conn)
-    .await?;
     Ok(())
 }
 
-/// Replaces project `slug` with `p` (which may carry a new slug); false if
-/// there is no such project.
-pub async fn replace_project(db: &Database, slug: &Slug, p: &Project) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let replaced = sqlx::query(
-        "UPDATE projects SET slug = $1, title = $2, summary = $3, description = $4, url = $5, \
-         repository_url = $6, tags = $7, featured = $8 WHERE slug = $9",
-    )
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.summary)
-    .bind(&p.description)
-    .bind(&p.url)
-    .bind(&p.repository_url)
-    .bind(json_text(&p.tags)?)
-    .bind(i32::from(p.featured))
-    .bind(slug.as_str())
-    .execute(tx.conn())
-    .await?;
-    tx.commit().await?;
-    Ok(replaced.rows_affected() == 1)
+/// What the store writes of each kind of item: its table, its columns
+/// (the slug first), and its values in their order. One implementation of
+/// insert, replace and delete serves all three kinds.
+pub trait StoredItem: Sync {
+    const TABLE: &'static str;
+    const COLUMNS: &'static [&'static str];
+
+    /// Binds the item's values, one per column.
+    fn bind<'q>(&'q self, query: AnyQuery<'q>) -> Result<AnyQuery<'q>, StoreError>;
 }
 
-/// Stores a new achievement (a taken slug is a conflict).
-pub async fn insert_achievement(
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+impl StoredItem for Project {
+    const TABLE: &'static str = "projects";
+    const COLUMNS: &'static [&'static str] = &[
+        "slug",
+        "title",
+        "summary",
+        "description",
+        "url",
+        "repository_url",
+        "tags",
+        "featured",
+    ];
+
+    fn bind<'q>(&'q self, query: AnyQuery<'q>) -> Result<AnyQuery<'q>, StoreError> {
+        Ok(query
+            .bind(&self.slug)
+            .bind(&self.title)
+            .bind(&self.summary)
+            .bind(&self.description)
+            .bind(&self.url)
+            .bind(&self.repository_url)
+            .bind(json_text(&self.tags)?)
+            .bind(i32::from(self.featured)))
+    }
+}
+
+impl StoredItem for Achievement {
+    const TABLE: &'static str = "achievements";
+    const COLUMNS: &'static [&'static str] = &["slug", "title", "description", "date", "url"];
+
+    fn bind<'q>(&'q self, query: AnyQuery<'q>) -> Result<AnyQuery<'q>, StoreError> {
+        Ok(query
+            .bind(&self.slug)
+            .bind(&self.title)
+            .bind(&self.description)
+            .bind(self.date.to_string())
+            .bind(&self.url))
+    }
+}
+
+impl StoredItem for Post {
+    const TABLE: &'static str = "posts";
+    const COLUMNS: &'static [&'static str] =
+        &["slug", "title", "summary", "body", "tags", "published_at"];
+
+    fn bind<'q>(&'q self, query: AnyQuery<'q>) -> Result<AnyQuery<'q>, StoreError> {
+        Ok(query
+            .bind(&self.slug)
+            .bind(&self.title)
+            .bind(&self.summary)
+            .bind(&self.body)
+            .bind(json_text(&self.tags)?)
+            // To the second, so that the text sorts as the time does.
+            .bind(clock::timestamp_secs(self.published_at)))
+    }
+}
+
+/// Stores a new item (a taken slug is a conflict).
+pub async fn insert<T: StoredItem>(conn: &mut AnyConnection, item: &T) -> Result<(), StoreError> {
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({})",
+        T::TABLE,
+        T::COLUMNS.join(", "),
+        placeholders(T::COLUMNS.len())
+    );
+    item.bind(sqlx::query(&sql))?.execute(conn).await?;
+    Ok(())
+}
+
+/// Replaces the item `slug` with `item`; false if there is no such item.
+pub async fn replace<T: StoredItem>(
     conn: &mut AnyConnection,
-    a: &Achievement,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO achievements (slug, title, description, date, url) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(&a.slug)
-    .bind(&a.title)
-    .bind(&a.description)
-    .bind(a.date.to_string())
-    .bind(&a.url)
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Replaces achievement `slug` with `a`; false if there is no such one.
-pub async fn replace_achievement(
-    db: &Database,
     slug: &Slug,
-    a: &Achievement,
+    item: &T,
 ) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let replaced = sqlx::query(
-        "UPDATE achievements SET slug = $1, title = $2, description = $3, date = $4, url = $5 \
-         WHERE slug = $6",
-    )
-    .bind(&a.slug)
-    .bind(&a.title)
-    .bind(&a.description)
-    .bind(a.date.to_string())
-    .bind(&a.url)
-    .bind(slug.as_str())
-    .execute(tx.conn())
-    .await?;
-    tx.commit().await?;
-    Ok(replaced.rows_affected() == 1)
-}
-
-/// Stores a new post (a taken slug is a conflict).
-pub async fn insert_post(conn: &mut AnyConnection, p: &Post) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO posts (slug, title, summary, body, tags, published_at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.summary)
-    .bind(&p.body)
-    .bind(json_text(&p.tags)?)
-    // To the second, so that the text sorts as the time does.
-    .bind(clock::timestamp_secs(p.published_at))
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Replaces post `slug` with `p`; false if there is no such post.
-pub async fn replace_post(db: &Database, slug: &Slug, p: &Post) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let replaced = sqlx::query(
-        "UPDATE posts SET slug = $1, title = $2, summary = $3, body = $4, tags = $5, \
-         published_at = $6 WHERE slug = $7",
-    )
-    .bind(&p.slug)
-    .bind(&p.title)
-    .bind(&p.summary)
-    .bind(&p.body)
-    .bind(json_text(&p.tags)?)
-    .bind(clock::timestamp_secs(p.published_at))
-    .bind(slug.as_str())
-    .execute(tx.conn())
-    .await?;
-    tx.commit().await?;
-    Ok(replaced.rows_affected() == 1)
-}
-
-/// What can be deleted by slug.
-#[derive(Debug, Clone, Copy)]
-pub enum Item {
-    Project,
-    Achievement,
-    Post,
-}
-
-/// Deletes an item; false if there is no such one.
-pub async fn delete(db: &Database, item: Item, slug: &Slug) -> Result<bool, StoreError> {
-    let query = match item {
-        Item::Project => "DELETE FROM projects WHERE slug = $1",
-        Item::Achievement => "DELETE FROM achievements WHERE slug = $1",
-        Item::Post => "DELETE FROM posts WHERE slug = $1",
-    };
-    let mut tx = db.begin_write().await?;
-    let deleted = sqlx::query(query)
+    let assignments: Vec<String> = (1..)
+        .zip(T::COLUMNS)
+        .map(|(n, column)| format!("{column} = ${n}"))
+        .collect();
+    let sql = format!(
+        "UPDATE {} SET {} WHERE slug = ${}",
+        T::TABLE,
+        assignments.join(", "),
+        T::COLUMNS.len() + 1
+    );
+    let replaced = item
+        .bind(sqlx::query(&sql))?
         .bind(slug.as_str())
-        .execute(tx.conn())
+        .execute(conn)
         .await?;
-    tx.commit().await?;
+    Ok(replaced.rows_affected() == 1)
+}
+
+/// Deletes the item `slug` of `T`'s kind; false if there is no such item.
+pub async fn delete<T: StoredItem>(
+    conn: &mut AnyConnection,
+    slug: &Slug,
+) -> Result<bool, StoreError> {
+    let sql = format!("DELETE FROM {} WHERE slug = $1", T::TABLE);
+    let deleted = sqlx::query(&sql).bind(slug.as_str()).execute(conn).await?;
     Ok(deleted.rows_affected() == 1)
 }
 

@@ -139,19 +139,14 @@ pub async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), St
 }
 
 /// Unsubscribes the address that has this unsubscribe token; false if none has.
-pub async fn unsubscribe(db: &Database, unsubscribe_token: &str) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let Some(subscriber) = find_by(tx.conn(), "unsubscribe_token", unsubscribe_token).await? else {
+pub async fn unsubscribe(
+    conn: &mut AnyConnection,
+    unsubscribe_token: &str,
+) -> Result<bool, StoreError> {
+    let Some(subscriber) = find_by(conn, "unsubscribe_token", unsubscribe_token).await? else {
         return Ok(false);
     };
-    set_status(
-        tx.conn(),
-        subscriber.id,
-        SubscriberStatus::Unsubscribed,
-        None,
-    )
-    .await?;
-    tx.commit().await?;
+    set_status(conn, subscriber.id, SubscriberStatus::Unsubscribed, None).await?;
     Ok(true)
 }
 

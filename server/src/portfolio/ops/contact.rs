@@ -1,0 +1,75 @@
+//! The contact form: a submission is stored, and the site owner told by
+//! email, in one transaction.
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::Context;
+use crate::failure::Failure;
+use crate::mail::{outbox, templates};
+use crate::portfolio::db;
+use crate::portfolio::fields::Fields;
+use crate::portfolio::model::ContactSubmission;
+
+/// A contact-form submission.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ContactRequest {
+    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    pub name: Option<String>,
+    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    pub email: Option<String>,
+    #[schema(max_length = 200, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[schema(max_length = 5000, nullable = false)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The stored submission.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ContactReceipt {
+    pub id: i64,
+    pub received_at: chrono::DateTime<Utc>,
+}
+
+/// Stores a submission and queues the owner's notification with it.
+pub async fn submit(
+    ctx: Context<'_>,
+    request: ContactRequest,
+    owner: &str,
+) -> Result<ContactReceipt, Failure> {
+    let mut fields = Fields::default();
+    let name = fields.text("name", request.name.as_deref(), true, 100);
+    let email = fields.email("email", request.email.as_deref(), true);
+    fields.text("subject", request.subject.as_deref(), false, 200);
+    fields.text("message", request.message.as_deref(), false, 5000);
+    fields.check()?;
+    let submission = ContactSubmission {
+        name: name.unwrap_or_default(),
+        email: email.unwrap_or_default(),
+        subject: request.subject,
+        message: request.message,
+        received_at: Utc::now(),
+    };
+    let notification = templates::contact_notification(
+        owner,
+        templates::ContactNotice {
+            name: &submission.name,
+            email: &submission.email,
+            subject: submission.subject.as_deref(),
+            message: submission.message.as_deref(),
+        },
+    );
+    // The submission and its notification commit together.
+    let mut tx = ctx.db.begin_write().await?;
+    let id = db::contact::insert(tx.conn(), &submission).await?;
+    outbox::enqueue(tx.conn(), &notification).await?;
+    tx.commit().await?;
+    ctx.mail_queued();
+    Ok(ContactReceipt {
+        id,
+        received_at: submission.received_at,
+    })
+}

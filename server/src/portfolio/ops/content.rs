@@ -1,0 +1,347 @@
+//! The site's content: site information (replace), and projects,
+//! achievements and posts (create, replace, delete), with the rules each
+//! kind of item keeps. One implementation of create, replace and delete
+//! serves the three kinds ([`Item`]).
+//!
+//! A replacement keeps the item's slug: one in the body must match the
+//! path (a rename is a create and a delete), so that what was recorded
+//! under a slug (a post's notification, its publication) stays its own.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use super::Context;
+use crate::failure::{Failure, OnConflict as _};
+use crate::portfolio::db;
+use crate::portfolio::db::content::StoredItem;
+use crate::portfolio::fields::Fields;
+use crate::portfolio::model::{
+    Achievement, ContentFile, Link, Post, Project, SiteInfo, Slug, is_http_url,
+};
+use crate::storage::Database;
+
+/// A kind of content item: what it is called, its slug, its rules.
+pub trait Item: StoredItem {
+    /// What people call it ("project").
+    const NAME: &'static str;
+
+    fn slug(&self) -> &str;
+
+    /// The item's problems, by field.
+    fn check(&self) -> Result<(), Failure>;
+}
+
+impl Item for Project {
+    const NAME: &'static str = "project";
+
+    fn slug(&self) -> &str {
+        &self.slug
+    }
+
+    fn check(&self) -> Result<(), Failure> {
+        check_project(self)
+    }
+}
+
+impl Item for Achievement {
+    const NAME: &'static str = "achievement";
+
+    fn slug(&self) -> &str {
+        &self.slug
+    }
+
+    fn check(&self) -> Result<(), Failure> {
+        check_achievement(self)
+    }
+}
+
+impl Item for Post {
+    const NAME: &'static str = "post";
+
+    fn slug(&self) -> &str {
+        &self.slug
+    }
+
+    fn check(&self) -> Result<(), Failure> {
+        check_post(self)
+    }
+}
+
+/// Fills the content tables from the file (or the sample), if they are
+/// empty (first start).
+pub async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result<()> {
+    if !db::content::is_empty(db).await? {
+        return Ok(());
+    }
+    let content = ContentFile::load(file)?;
+    check_content_file(&content).map_err(|problems| {
+        let source = file.map_or_else(
+            || "the sample content".to_owned(),
+            |path| format!("the content file {}", path.display()),
+        );
+        anyhow::anyhow!("{source} breaks the rules of its fields: {problems}")
+    })?;
+    db::content::load(db, &content)
+        .await
+        .context("cannot store the content")?;
+    tracing::info!(
+        projects = content.projects.len(),
+        achievements = content.achievements.len(),
+        posts = content.posts.len(),
+        "loaded the portfolio content"
+    );
+    Ok(())
+}
+
+/// Replaces the site information.
+pub async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), Failure> {
+    check_site_info(site)?;
+    let mut tx = ctx.db.begin_write().await?;
+    db::content::replace_site_info(tx.conn(), site).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Adds an item; a taken slug is a conflict.
+pub async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> {
+    item.check()?;
+    let mut tx = ctx.db.begin_write().await?;
+    db::content::insert(tx.conn(), item)
+        .await
+        .on_conflict(|_| {
+            Failure::conflict(format!(
+                "a {} with the slug {:?} exists",
+                T::NAME,
+                item.slug()
+            ))
+        })?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Replaces the item `slug`, keeping its slug.
+pub async fn replace<T: Item>(ctx: Context<'_>, slug: &Slug, item: &T) -> Result<(), Failure> {
+    item.check()?;
+    same_slug(slug, item.slug())?;
+    let mut tx = ctx.db.begin_write().await?;
+    if !db::content::replace(tx.conn(), slug, item).await? {
+        return Err(missing::<T>(slug));
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Deletes the item `slug` of `T`'s kind.
+pub async fn delete<T: Item>(ctx: Context<'_>, slug: &Slug) -> Result<(), Failure> {
+    let mut tx = ctx.db.begin_write().await?;
+    if !db::content::delete::<T>(tx.conn(), slug).await? {
+        return Err(missing::<T>(slug));
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Unless the body's slug is the path's: a replacement keeps its slug.
+fn same_slug(path: &Slug, body: &str) -> Result<(), Failure> {
+    if path.as_str() == body {
+        return Ok(());
+    }
+    Err(Failure::invalid_fields([(
+        "slug".to_owned(),
+        format!(
+            "must be {:?}, the path's: a replacement keeps its slug (create the new one and delete the old)",
+            path.as_str()
+        ),
+    )]))
+}
+
+fn missing<T: Item>(slug: &Slug) -> Failure {
+    Failure::not_found(format!("no {} {:?}", T::NAME, slug.as_str()))
+}
+
+const MAX_TAGS: usize = 20;
+const MAX_LINKS: usize = 20;
+
+/// An http(s) URL of at most 2000 characters, if given.
+fn url(fields: &mut Fields, name: &str, value: Option<&str>) {
+    if let Some(text) = fields.text(name, value, false, 2000)
+        && !is_http_url(&text)
+    {
+        fields.problem(name, "not an http(s) URL");
+    }
+}
+
+fn slug(fields: &mut Fields, value: &str) {
+    if Slug::try_from(value.to_owned()).is_err() {
+        fields.problem(
+            "slug",
+            "lower-case letters and digits in dash-separated runs, at most 100 characters",
+        );
+    }
+}
+
+fn tags(fields: &mut Fields, tags: &[String]) {
+    if tags.len() > MAX_TAGS {
+        fields.problem("tags", &format!("at most {MAX_TAGS} tags"));
+    }
+    for (i, tag) in tags.iter().enumerate() {
+        fields.text(&format!("tags[{i}]"), Some(tag), true, 50);
+    }
+}
+
+fn links(fields: &mut Fields, links: &[Link]) {
+    if links.len() > MAX_LINKS {
+        fields.problem("links", &format!("at most {MAX_LINKS} links"));
+    }
+    for (i, link) in links.iter().enumerate() {
+        fields.text(&format!("links[{i}].label"), Some(&link.label), true, 100);
+        fields.text(&format!("links[{i}].url"), Some(&link.url), true, 2000);
+        url(fields, &format!("links[{i}].url"), Some(&link.url));
+    }
+}
+
+pub fn check_site_info(site: &SiteInfo) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    fields.text("name", Some(&site.name), true, 100);
+    fields.text("headline", Some(&site.headline), true, 200);
+    fields.text("bio", Some(&site.bio), true, 5000);
+    fields.text("location", site.location.as_deref(), false, 100);
+    fields.email("contact_email", site.contact_email.as_deref(), false);
+    url(&mut fields, "website", site.website.as_deref());
+    links(&mut fields, &site.links);
+    fields.check()
+}
+
+pub fn check_project(project: &Project) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    slug(&mut fields, &project.slug);
+    fields.text("title", Some(&project.title), true, 200);
+    fields.text("summary", Some(&project.summary), true, 500);
+    fields.text("description", Some(&project.description), true, 20_000);
+    url(&mut fields, "url", project.url.as_deref());
+    url(
+        &mut fields,
+        "repository_url",
+        project.repository_url.as_deref(),
+    );
+    tags(&mut fields, &project.tags);
+    fields.check()
+}
+
+pub fn check_achievement(achievement: &Achievement) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    slug(&mut fields, &achievement.slug);
+    fields.text("title", Some(&achievement.title), true, 200);
+    fields.text("description", Some(&achievement.description), true, 5000);
+    url(&mut fields, "url", achievement.url.as_deref());
+    fields.check()
+}
+
+pub fn check_post(post: &Post) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    slug(&mut fields, &post.slug);
+    fields.text("title", Some(&post.title), true, 200);
+    fields.text("summary", Some(&post.summary), true, 1000);
+    fields.text("body", Some(&post.body), true, 200_000);
+    tags(&mut fields, &post.tags);
+    fields.check()
+}
+
+/// The content file (or the sample) against the rules of the writes above,
+/// so that what the public reads serve always keeps the documented schemas:
+/// each problem, by item and field.
+pub fn check_content_file(content: &ContentFile) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut note = |item: String, checked: Result<(), Failure>| {
+        if let Err(Failure::Invalid { fields, .. }) = checked {
+            for (field, problem) in fields {
+                problems.push(format!("{item}: {field}: {problem}"));
+            }
+        }
+    };
+    note("site".to_owned(), check_site_info(&content.site));
+    for project in &content.projects {
+        note(
+            format!("project {:?}", project.slug),
+            check_project(project),
+        );
+    }
+    for achievement in &content.achievements {
+        note(
+            format!("achievement {:?}", achievement.slug),
+            check_achievement(achievement),
+        );
+    }
+    for post in &content.posts {
+        note(format!("post {:?}", post.slug), check_post(post));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(value: &str) -> usize {
+        let mut fields = Fields::default();
+        url(&mut fields, "url", Some(value));
+        fields.check().map_or_else(
+            |e| match e {
+                Failure::Invalid { fields, .. } => fields.len(),
+                _ => 0,
+            },
+            |()| 0,
+        )
+    }
+
+    #[test]
+    fn the_sample_content_keeps_the_rules_and_a_bad_file_is_refused() {
+        let sample = ContentFile::load(None).unwrap();
+        assert_eq!(check_content_file(&sample), Ok(()));
+        let mut bad = sample;
+        bad.projects[0].url = Some("javascript:alert(1)".to_owned());
+        bad.site.name = String::new();
+        let problems = check_content_file(&bad).unwrap_err();
+        assert!(problems.contains("site: name: required"), "{problems}");
+        let slug = &bad.projects[0].slug;
+        assert!(
+            problems.contains(&format!("project {slug:?}: url: not an http(s) URL")),
+            "{problems}"
+        );
+    }
+
+    #[test]
+    fn links_are_http_urls_as_the_pattern_says() {
+        for good in [
+            "https://example.com",
+            "http://localhost:8080/a/b?c=d#e",
+            "http://127.0.0.1:65535/",
+            "https://a-b.c-d.example/ümlaut?q=\u{1}",
+            "HTTPS://EXAMPLE.COM/".to_lowercase().as_str(),
+        ] {
+            assert!(url::Url::parse(good).is_ok(), "{good}");
+            assert_eq!(problems(good), 0, "{good}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "ftp://example.com/",
+            "http://",
+            "http://[::1]/",
+            "http://user:pw@example.com/",
+            "http://1.2.3.999/",
+            "http://1.2.3.4.5/",
+            "http://example.com:65536/",
+            "http://example.com:0/",
+            "http://xn--a.com/",
+            "http://a..b/",
+            "http://example.com/a b",
+        ] {
+            assert_eq!(problems(bad), 1, "{bad}");
+        }
+    }
+}

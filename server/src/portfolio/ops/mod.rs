@@ -1,0 +1,88 @@
+//! The portfolio's operations: one function per use case, between the
+//! handlers (and the operator's CLI) and storage. Each owns its transaction,
+//! takes and returns the domain's types, keeps the rules, and fails with a
+//! [`Failure`](crate::failure::Failure), which the handlers turn into the
+//! service's error answer in one `From`.
+//!
+//! What a change must reach besides the database, the server's caches of
+//! keys and tokens and its mail worker, comes in a [`Context`]; the CLI has
+//! neither (a running server reloads keys within a second, and its mail
+//! worker finds queued mail by itself).
+
+pub mod api_keys;
+pub mod contact;
+pub mod content;
+pub mod key_requests;
+pub mod newsletter;
+pub mod oauth_clients;
+
+use crate::access::Access;
+use crate::config::Scope;
+use crate::failure::Failure;
+use crate::mail::Mailer;
+use crate::storage::Database;
+
+/// What the operations work on.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub db: &'a Database,
+    /// The server's caches of keys and tokens, told of a change at once.
+    pub access: Option<&'a Access>,
+    /// The mail worker, woken once a transaction that queued mail commits.
+    pub mailer: Option<&'a Mailer>,
+}
+
+impl<'a> Context<'a> {
+    /// The CLI's: the database alone.
+    pub fn offline(db: &'a Database) -> Self {
+        Context {
+            db,
+            access: None,
+            mailer: None,
+        }
+    }
+
+    /// Tells the mail worker that mail was queued.
+    fn mail_queued(&self) {
+        if let Some(mailer) = self.mailer {
+            mailer.wake();
+        }
+    }
+}
+
+/// Who asks for a change to credentials.
+#[derive(Debug, Clone, Copy)]
+pub enum Actor<'a> {
+    /// The operator at the CLI, who may do anything.
+    Operator,
+    /// A caller with a token holding these scopes: it hands out, and
+    /// revokes, only what it holds itself, so that managing keys is not a
+    /// way to more power (`keys:manage` cannot make an `admin` key).
+    Holding(&'a [Scope]),
+}
+
+impl Actor<'_> {
+    /// Refused unless the actor holds every one of `scopes`, to hand them on.
+    pub fn may_grant(self, scopes: &[Scope]) -> Result<(), Failure> {
+        self.holds_all(scopes, "hand out the scope")
+    }
+
+    /// Refused unless the actor holds every scope of the credential it
+    /// would revoke: `keys:manage` alone may not end an `admin` key.
+    pub fn may_revoke(self, scopes: &[Scope]) -> Result<(), Failure> {
+        self.holds_all(scopes, "revoke a credential with the scope")
+    }
+
+    fn holds_all(self, scopes: &[Scope], to: &str) -> Result<(), Failure> {
+        let Actor::Holding(held) = self else {
+            return Ok(());
+        };
+        match scopes.iter().find(|scope| !scope.granted_by(held)) {
+            None => Ok(()),
+            Some(scope) => Err(Failure::Refused {
+                message: format!("you cannot {to} {scope}: your token does not hold it"),
+                scope: scope.as_str(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The newsletter: subscribe (idempotent, and quiet: a mailbox gets at most
+//! one email a quiet period), confirm (double opt-in), unsubscribe, tell
+//! the subscribers of a post (once per post), erase a subscriber.
+
+use serde::{Deserialize, Serialize};
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+
+use super::Context;
+use crate::clock::now_ms;
+use crate::config::NewsletterConfig;
+use crate::failure::Failure;
+use crate::mail::address::mailbox_key;
+use crate::mail::{outbox, templates};
+use crate::portfolio::db;
+use crate::portfolio::fields::Fields;
+use crate::portfolio::model::{Slug, Subscriber, SubscriberStatus};
+use crate::secret;
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct SubscribeRequest {
+    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    pub email: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct NotifyRequest {
+    /// The post to announce.
+    #[schema(value_type = String, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
+    pub post_slug: Slug,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct NotifyResult {
+    pub post_slug: String,
+    /// How many emails were queued for this post (by this call or the first).
+    #[schema(minimum = 0)]
+    pub queued: i64,
+    /// True when an earlier call notified the subscribers already; nothing
+    /// was queued again.
+    pub already_notified: bool,
+}
+
+/// Where the newsletter's links point, and how it behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct Newsletter<'a> {
+    /// The server's address, without a trailing slash.
+    pub public_url: &'a str,
+    pub settings: &'a NewsletterConfig,
+}
+
+/// Subscribes an address (again); nothing tells a new address from a
+/// known one. Subscribed already: nothing is sent. Pending or unsubscribed:
+/// the email is sent again, but not into a flood, counted per mailbox
+/// (`victim+1@`, `victim+2@`... reach one inbox).
+pub async fn subscribe(
+    ctx: Context<'_>,
+    newsletter: Newsletter<'_>,
+    request: &SubscribeRequest,
+) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    let email = fields.email("email", request.email.as_deref(), true);
+    fields.check()?;
+    // Addresses are compared case-insensitively.
+    let email = email.unwrap_or_default().to_lowercase();
+    let quiet_ms = i64::try_from(newsletter.settings.resend_after_minutes).unwrap_or(10) * 60_000;
+
+    let mut tx = ctx.db.begin_write().await?;
+    let subscriber = match db::subscribers::find_by_email(tx.conn(), &email).await? {
+        Some(known) => known,
+        None => {
+            let unsubscribe_token = secret::token::<24>();
+            let mailbox = mailbox_key(&email);
+            let id =
+                db::subscribers::insert(tx.conn(), &email, &mailbox, &unsubscribe_token).await?;
+            Subscriber {
+                id,
+                email,
+                status: SubscriberStatus::Pending,
+                unsubscribe_token,
+                confirm_expires_ms: None,
+                last_emailed_at_ms: None,
+            }
+        }
+    };
+    let mailbox = mailbox_key(&subscriber.email);
+    let last_emailed = db::subscribers::last_emailed_mailbox(tx.conn(), &mailbox).await?;
+    let send = subscriber.status != SubscriberStatus::Subscribed
+        && last_emailed.is_none_or(|at| now_ms() - at >= quiet_ms);
+    if send {
+        send_subscription_email(newsletter, tx.conn(), &subscriber).await?;
+    }
+    tx.commit().await?;
+    if send {
+        ctx.mail_queued();
+    }
+    Ok(())
+}
+
+/// Queues the email a (re)subscription calls for, in the caller's
+/// transaction: the welcome email (single opt-in), or a confirmation link
+/// (double opt-in).
+async fn send_subscription_email(
+    newsletter: Newsletter<'_>,
+    conn: &mut AnyConnection,
+    subscriber: &Subscriber,
+) -> Result<(), Failure> {
+    let settings = newsletter.settings;
+    let email = if settings.double_opt_in {
+        let confirm_token = secret::token::<24>();
+        let ttl_ms = i64::try_from(settings.confirmation_ttl_hours).unwrap_or(48) * 3_600_000;
+        db::subscribers::await_confirmation(conn, subscriber.id, &confirm_token, now_ms() + ttl_ms)
+            .await?;
+        templates::confirmation(newsletter.public_url, &subscriber.email, &confirm_token)
+    } else {
+        db::subscribers::mark_subscribed(conn, subscriber.id).await?;
+        templates::welcome(
+            newsletter.public_url,
+            &subscriber.email,
+            &subscriber.unsubscribe_token,
+        )
+    };
+    outbox::enqueue(conn, &email).await?;
+    Ok(())
+}
+
+/// The token of a link, unless it cannot be one.
+fn token(token: &str) -> Result<&str, Failure> {
+    if token.is_empty() || token.len() > 100 {
+        return Err(Failure::malformed("the token is malformed"));
+    }
+    Ok(token)
+}
+
+/// Confirms the subscription waiting for `confirm_token`, and welcomes it.
+pub async fn confirm(
+    ctx: Context<'_>,
+    public_url: &str,
+    confirm_token: &str,
+) -> Result<(), Failure> {
+    let confirm_token = token(confirm_token)?;
+    let mut tx = ctx.db.begin_write().await?;
+    let subscriber = db::subscribers::find_by_confirm_token(tx.conn(), confirm_token)
+        .await?
+        .ok_or_else(|| Failure::not_found("no subscription waits for this confirmation"))?;
+    if subscriber.confirmation_expired(now_ms()) {
+        return Err(Failure::malformed(
+            "this confirmation link has expired; subscribe again for a new one",
+        ));
+    }
+    db::subscribers::mark_subscribed(tx.conn(), subscriber.id).await?;
+    let welcome = templates::welcome(public_url, &subscriber.email, &subscriber.unsubscribe_token);
+    outbox::enqueue(tx.conn(), &welcome).await?;
+    tx.commit().await?;
+    ctx.mail_queued();
+    Ok(())
+}
+
+/// Unsubscribes the subscription of `unsubscribe_token` (again, if it
+/// already was).
+pub async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<(), Failure> {
+    let unsubscribe_token = token(unsubscribe_token)?;
+    let mut tx = ctx.db.begin_write().await?;
+    if !db::subscribers::unsubscribe(tx.conn(), unsubscribe_token).await? {
+        return Err(Failure::not_found(
+            "no subscription has this unsubscribe link",
+        ));
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Queues one email per subscribed address about a post, once per post: a
+/// second call answers what the first queued.
+pub async fn notify(
+    ctx: Context<'_>,
+    public_url: &str,
+    slug: &Slug,
+) -> Result<NotifyResult, Failure> {
+    let mut tx = ctx.db.begin_write().await?;
+    let post = db::content::post(tx.conn(), slug)
+        .await?
+        .ok_or_else(|| Failure::not_found(format!("no post {:?}", slug.as_str())))?;
+    let result = |queued, already_notified| NotifyResult {
+        post_slug: slug.to_string(),
+        queued,
+        already_notified,
+    };
+    if let Some(queued) = db::notifications::queued_for(tx.conn(), slug).await? {
+        return Ok(result(queued, true));
+    }
+    let subscribers = db::subscribers::subscribed(tx.conn()).await?;
+    let url = format!("{public_url}/api/posts/{slug}");
+    let notice = templates::PostNotice {
+        title: &post.title,
+        summary: &post.summary,
+        url: &url,
+    };
+    // Written a chunk at a time: 10,000 emails held at once would take
+    // tens of MiB.
+    for chunk in subscribers.chunks(outbox::EMAILS_PER_STATEMENT) {
+        let emails: Vec<_> = chunk
+            .iter()
+            .map(|subscriber| {
+                templates::new_post(
+                    public_url,
+                    notice,
+                    &subscriber.email,
+                    &subscriber.unsubscribe_token,
+                )
+            })
+            .collect();
+        outbox::enqueue_all(tx.conn(), &emails).await?;
+    }
+    let queued = i64::try_from(subscribers.len()).unwrap_or(i64::MAX);
+    db::notifications::record(tx.conn(), slug, queued).await?;
+    tx.commit().await?;
+    ctx.mail_queued();
+    Ok(result(queued, false))
+}
+
+/// Erases subscriber `id` and every email still waiting for its address.
+pub async fn erase_subscriber(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
+    let mut tx = ctx.db.begin_write().await?;
+    let Some(email) = db::subscribers::erase(tx.conn(), id).await? else {
+        return Err(Failure::not_found(format!("no subscriber {id}")));
+    };
+    outbox::forget_recipient(tx.conn(), &email).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -299,10 +299,20 @@ impl From<Failure> for Error {
             Failure::NotFound(message) => Error::not_found(message),
             Failure::Conflict(message) => Error::conflict(message),
             Failure::Invalid { message, fields } if fields.is_empty() => Error::validation(message),
-            Failure::Invalid { fields, .. } => Error::invalid_fields(fields),
+            Failure::Invalid { message, fields } => {
+                let fields: Map<String, Value> = fields
+                    .into_iter()
+                    .map(|(field, problem)| (field, Value::String(problem)))
+                    .collect();
+                Error::validation(message).with_detail("fields", Value::Object(fields))
+            }
             Failure::Malformed(message) => Error::bad_request(message),
             Failure::Refused { message, scope } => {
-                Error::new(ErrorCode::Forbidden, message).with_detail("required_scope", scope)
+                let refused = Error::new(ErrorCode::Forbidden, message);
+                match scope {
+                    Some(scope) => refused.with_detail("required_scope", scope),
+                    None => refused,
+                }
             }
             Failure::Busy {
                 message,
@@ -316,6 +326,7 @@ impl From<Failure> for Error {
                 };
                 Error::new(code, message).with_retry_after(retry_after)
             }
+            Failure::Fault { context, cause } => Error::internal(context, cause),
             Failure::Storage(error) => Error::from(error),
         }
     }

@@ -25,10 +25,11 @@ pub enum Failure {
     /// The input cannot be read as what the operation takes (a malformed
     /// token, a value out of range).
     Malformed(Cow<'static, str>),
-    /// The caller may not do this: it lacks `scope`.
+    /// The caller may not do this (it lacks `scope`, where a scope would
+    /// let it).
     Refused {
         message: String,
-        scope: &'static str,
+        scope: Option<&'static str>,
     },
     /// Not now: this caller has asked too often (`per_caller`), or the
     /// service is full; try again after `retry_after` seconds.
@@ -36,6 +37,12 @@ pub enum Failure {
         message: Cow<'static, str>,
         per_caller: bool,
         retry_after: u64,
+    },
+    /// A fault of the server's own (a worker thread gone): the caller learns
+    /// only that something went wrong; `context` and `cause` go to the log.
+    Fault {
+        context: &'static str,
+        cause: String,
     },
     /// Storage failed: unavailable for now, or a fault.
     Storage(StoreError),
@@ -71,6 +78,16 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// A fault of the server's own, with what was going on.
+    pub fn fault(context: &'static str, cause: impl std::fmt::Display) -> Self {
+        Failure::Fault {
+            context,
+            cause: cause.to_string(),
+        }
+    }
+}
+
 impl From<StoreError> for Failure {
     fn from(error: StoreError) -> Self {
         Failure::Storage(error)
@@ -94,6 +111,7 @@ impl std::fmt::Display for Failure {
                 f.write_str(&lines.join("; "))
             }
             Failure::Refused { message, .. } => f.write_str(message),
+            Failure::Fault { context, cause } => write!(f, "{context}: {cause}"),
             Failure::Storage(error) => write!(f, "{error}"),
         }
     }

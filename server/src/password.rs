@@ -16,7 +16,7 @@ use argon2::{Algorithm, Argon2, Block, Params, Version};
 use subtle::ConstantTimeEq as _;
 use tokio::sync::oneshot;
 
-use crate::error::{Error, ErrorCode};
+use crate::failure::Failure;
 
 /// The OWASP parameters for argon2id (Password Storage Cheat Sheet):
 /// 19 MiB of memory, 2 iterations, 1 lane, a 32-byte hash.
@@ -74,19 +74,19 @@ impl Hasher {
     }
 
     /// The argon2id hash of a password (PHC string format, salt included).
-    pub async fn hash(&self, password: String) -> Result<String, Error> {
+    pub async fn hash(&self, password: String) -> Result<String, Failure> {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Hash { password, reply })?;
         answer
             .await
-            .map_err(|e| Error::internal("the password hashing thread ended", e))?
-            .map_err(|e| Error::internal("cannot hash a password", e))
+            .map_err(|e| Failure::fault("the password hashing thread ended", e))?
+            .map_err(|e| Failure::fault("cannot hash a password", e))
     }
 
     /// Whether `password` matches `hash`. Without a hash (no such user) a
     /// dummy hash is checked all the same, so that a wrong username takes as
     /// long as a wrong password; the answer is then always false.
-    pub async fn verify(&self, password: String, hash: Option<String>) -> Result<bool, Error> {
+    pub async fn verify(&self, password: String, hash: Option<String>) -> Result<bool, Failure> {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Verify {
             password,
@@ -95,18 +95,18 @@ impl Hasher {
         })?;
         answer
             .await
-            .map_err(|e| Error::internal("the password checking thread ended", e))
+            .map_err(|e| Failure::fault("the password checking thread ended", e))
     }
 
-    fn submit(&self, job: Job) -> Result<(), Error> {
+    fn submit(&self, job: Job) -> Result<(), Failure> {
         self.jobs.try_send(job).map_err(|e| match e {
-            TrySendError::Full(_) => Error::new(
-                ErrorCode::ServiceUnavailable,
-                "too many password checks at once; retry in a moment",
-            )
-            .with_retry_after(RETRY_AFTER_SECS),
+            TrySendError::Full(_) => Failure::Busy {
+                message: "too many password checks at once; retry in a moment".into(),
+                per_caller: false,
+                retry_after: RETRY_AFTER_SECS,
+            },
             TrySendError::Disconnected(_) => {
-                Error::internal("password hashing", "the hashing threads are gone")
+                Failure::fault("password hashing", "the hashing threads are gone")
             }
         })
     }
@@ -262,8 +262,17 @@ mod tests {
         let mut refused = 0;
         for attempt in attempts {
             if let Err(e) = attempt.await.unwrap() {
-                assert_eq!(e.code(), ErrorCode::ServiceUnavailable);
-                assert_eq!(e.retry_after(), Some(RETRY_AFTER_SECS));
+                assert!(
+                    matches!(
+                        e,
+                        Failure::Busy {
+                            per_caller: false,
+                            retry_after: RETRY_AFTER_SECS,
+                            ..
+                        }
+                    ),
+                    "{e:?}"
+                );
                 refused += 1;
             }
         }

@@ -122,7 +122,7 @@ pub fn check_text<T: Serialize>(value: &T) -> Result<(), Error> {
     let read = serde_json::to_value(value)
         .map_err(|e| Error::internal("a body that does not serialise", e))?;
     find_nul(&read).map_err(Error::bad_request)?;
-    crate::text_policy::check(&read)
+    Ok(crate::text_policy::check(&read)?)
 }
 
 fn find_nul(value: &serde_json::Value) -> Result<(), String> {

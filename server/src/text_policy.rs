@@ -7,7 +7,7 @@
 //! log. NUL, which neither database can store, stays a 400 of its own
 //! ([`crate::strict_json::NUL_MESSAGE`]).
 
-use crate::error::Error;
+use crate::failure::Failure;
 
 /// The properties that hold prose, where tab and newlines belong (a post's
 /// body, a description, a contact message, a key request's intended use, a
@@ -40,7 +40,7 @@ pub fn problem(text: &str, multi_line: bool) -> Option<String> {
 
 /// Refuses one field's text (a query parameter, a form part) that breaks
 /// the policy: 422 naming it, as [`check`] does for a body.
-pub fn check_field(field: &str, text: &str) -> Result<(), Error> {
+pub fn check_field(field: &str, text: &str) -> Result<(), Failure> {
     let multi_line = MULTI_LINE_FIELDS.contains(&field);
     match problem(text, multi_line) {
         None => Ok(()),
@@ -48,15 +48,17 @@ pub fn check_field(field: &str, text: &str) -> Result<(), Error> {
     }
 }
 
-fn refused(field: &str, problem: String) -> Error {
-    Error::validation(format!("{field} {problem}"))
-        .with_detail("fields", serde_json::json!({ field: problem }))
+fn refused(field: &str, problem: String) -> Failure {
+    Failure::Invalid {
+        message: format!("{field} {problem}").into(),
+        fields: vec![(field.to_owned(), problem)],
+    }
 }
 
 /// Refuses the first field of `value` (a body as read, under its wire
 /// names) whose text breaks the policy: 422 naming it, as
 /// `details.fields` too.
-pub fn check(value: &serde_json::Value) -> Result<(), Error> {
+pub fn check(value: &serde_json::Value) -> Result<(), Failure> {
     match first_problem(value, &mut Vec::new(), false) {
         None => Ok(()),
         Some((field, problem)) => Err(refused(&field, problem)),
@@ -147,16 +149,14 @@ mod tests {
     #[test]
     fn the_field_is_named() {
         let body = json!({"name": "ok", "tags": [{"name": "fine"}, {"name": "x\u{7}"}]});
-        let refused = check(&body).unwrap_err();
+        let Failure::Invalid { message, fields } = check(&body).unwrap_err() else {
+            panic!("not a broken rule");
+        };
         assert_eq!(
-            refused.details()["fields"]["tags.1.name"],
-            problem("x\u{7}", false).unwrap()
+            fields,
+            [("tags.1.name".to_owned(), problem("x\u{7}", false).unwrap())]
         );
-        assert!(
-            refused.message().starts_with("tags.1.name holds"),
-            "{}",
-            refused.message()
-        );
+        assert!(message.starts_with("tags.1.name holds"), "{message}");
         assert!(check(&json!({"message": "Hi,\n\tthanks"})).is_ok());
         assert!(check(&json!({"subject": "Hi,\nthanks"})).is_err());
     }

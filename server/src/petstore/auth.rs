@@ -50,27 +50,7 @@ pub const API_KEY_HEADER: &str = "api_key";
 /// The realm of the pet store's challenges.
 const REALM: &str = "petstore";
 
-/// The scopes of `petstore_auth`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PetScope {
-    ReadPets,
-    WritePets,
-}
-
-impl PetScope {
-    pub const ALL: [PetScope; 2] = [PetScope::WritePets, PetScope::ReadPets];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PetScope::ReadPets => "read:pets",
-            PetScope::WritePets => "write:pets",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-}
+pub use super::model::{PetScope, Principal};
 
 /// What an operation takes in `enforce` mode.
 pub trait Security: Send + Sync + 'static {
@@ -124,33 +104,6 @@ security!(
     api_key: true,
     oauth: Some(&[])
 );
-
-/// Who is calling, once their credential was checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Principal {
-    /// A pet store user, by a token (a session, or the implicit flow's) or
-    /// by HTTP Basic, which holds both scopes.
-    User {
-        id: i64,
-        scopes: Vec<PetScope>,
-        /// The SHA-256 of the session token it came with, if any: a password
-        /// change ends the user's other sessions, not this one.
-        session: Option<String>,
-    },
-    /// A pet store `api_key`; `admin` when it carries the scope.
-    Key { admin: bool },
-}
-
-impl Principal {
-    /// Whether this caller may change, delete or see all of the user
-    /// `user_id`: that user, or an admin key.
-    pub fn may_act_for(&self, user_id: i64) -> bool {
-        match self {
-            Principal::User { id, .. } => *id == user_id,
-            Principal::Key { admin } => *admin,
-        }
-    }
-}
 
 /// Proof that a request may call an operation of security `S`, and who
 /// made it (`None` in `open` mode, where nothing is checked). As an

@@ -12,6 +12,7 @@ pub mod authorize;
 pub mod db;
 pub mod demo_data;
 pub mod model;
+pub mod ops;
 pub mod pet;
 pub mod pet_image;
 pub mod pet_list;
@@ -49,6 +50,18 @@ pub struct PetstoreState(Arc<Shared>);
 impl PetstoreState {
     pub fn new(shared: Shared) -> Self {
         PetstoreState(Arc::new(shared))
+    }
+}
+
+impl PetstoreState {
+    /// What the operations need of the state.
+    pub fn ops(&self) -> ops::Context<'_> {
+        ops::Context {
+            db: &self.db,
+            new_pets: &self.new_pets,
+            hasher: &self.hasher,
+            access: &self.access,
+        }
     }
 }
 

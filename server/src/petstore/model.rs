@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::error::Error;
+use crate::failure::Failure;
 
 /// The largest id a client may choose: the largest integer JavaScript
 /// represents exactly, so that no client loses precision, and far enough
@@ -93,7 +93,7 @@ impl PetStatus {
 
 impl Pet {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Error> {
+    pub fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         check_pet_name("name", &self.name)?;
         if let Some(Category {
@@ -118,9 +118,9 @@ impl Pet {
 }
 
 /// A pet's name: not empty, at most 255 characters.
-pub fn check_pet_name(field: &str, name: &str) -> Result<(), Error> {
+pub fn check_pet_name(field: &str, name: &str) -> Result<(), Failure> {
     if name.is_empty() {
-        return Err(Error::validation(format!("{field} must not be empty")));
+        return Err(Failure::invalid(format!("{field} must not be empty")));
     }
     // A name may also come from a query (updatePetWithForm), which no
     // body check sees.
@@ -128,9 +128,9 @@ pub fn check_pet_name(field: &str, name: &str) -> Result<(), Error> {
     check_length(field, name, MAX_NAME_CHARS)
 }
 
-fn check_length(field: &str, value: &str, max: usize) -> Result<(), Error> {
+fn check_length(field: &str, value: &str, max: usize) -> Result<(), Failure> {
     if value.chars().count() > max {
-        return Err(Error::validation(format!(
+        return Err(Failure::invalid(format!(
             "{field} must be at most {max} characters"
         )));
     }
@@ -139,12 +139,12 @@ fn check_length(field: &str, value: &str, max: usize) -> Result<(), Error> {
 
 /// An id a client put in a body: absent or 0 (the server chooses), or
 /// positive up to [`MAX_CLIENT_ID`].
-pub fn check_client_id(id: Option<i64>) -> Result<(), Error> {
+pub fn check_client_id(id: Option<i64>) -> Result<(), Failure> {
     match id {
-        Some(id) if id < 0 => Err(Error::validation(
+        Some(id) if id < 0 => Err(Failure::invalid(
             "id must be positive (or 0 or absent to let the server choose one)",
         )),
-        Some(id) if id > MAX_CLIENT_ID => Err(Error::validation(format!(
+        Some(id) if id > MAX_CLIENT_ID => Err(Failure::invalid(format!(
             "id must be at most {MAX_CLIENT_ID}"
         ))),
         _ => Ok(()),
@@ -240,13 +240,13 @@ impl OrderStatus {
 
 impl Order {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Error> {
+    pub fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         if self.pet_id < 1 {
-            return Err(Error::validation("petId must be a positive integer"));
+            return Err(Failure::invalid("petId must be a positive integer"));
         }
         if matches!(self.quantity, Some(q) if q < 1) {
-            return Err(Error::validation("quantity must be at least 1"));
+            return Err(Failure::invalid("quantity must be at least 1"));
         }
         Ok(())
     }
@@ -260,15 +260,6 @@ impl Order {
         self.complete = Some(status == OrderStatus::Delivered);
         self
     }
-}
-
-/// Why an order cannot be placed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OrderRefused {
-    /// No pet has that id.
-    NoSuchPet,
-    /// The pet is not `available`.
-    PetIs(PetStatus),
 }
 
 /// A user of the store. `password` is write-only: it is stored as an
@@ -333,13 +324,13 @@ fn username_byte(b: u8) -> bool {
 
 impl User {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Error> {
+    pub fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         if self.username.is_empty() {
-            return Err(Error::validation("username must not be empty"));
+            return Err(Failure::invalid("username must not be empty"));
         }
         if !self.username.bytes().all(username_byte) {
-            return Err(Error::validation(
+            return Err(Failure::invalid(
                 "username may hold only ASCII letters, digits and . _ @ + -",
             ));
         }
@@ -348,7 +339,7 @@ impl User {
             .as_ref()
             .is_some_and(|p| p.chars().count() < MIN_PASSWORD_CHARS)
         {
-            return Err(Error::validation(format!(
+            return Err(Failure::invalid(format!(
                 "password must be at least {MIN_PASSWORD_CHARS} characters"
             )));
         }
@@ -406,6 +397,55 @@ impl std::fmt::Debug for StoredUser {
             .field("user", &self.user)
             .field("password_hash", &self.password_hash.as_ref().map(|_| "***"))
             .finish()
+    }
+}
+
+/// The scopes of `petstore_auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PetScope {
+    ReadPets,
+    WritePets,
+}
+
+impl PetScope {
+    pub const ALL: [PetScope; 2] = [PetScope::WritePets, PetScope::ReadPets];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PetScope::ReadPets => "read:pets",
+            PetScope::WritePets => "write:pets",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Who is calling, once their credential was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// A pet store user, by a token (a session, or the implicit flow's) or
+    /// by HTTP Basic, which holds both scopes.
+    User {
+        id: i64,
+        scopes: Vec<PetScope>,
+        /// The SHA-256 of the session token it came with, if any: a password
+        /// change ends the user's other sessions, not this one.
+        session: Option<String>,
+    },
+    /// A pet store `api_key`; `admin` when it carries the scope.
+    Key { admin: bool },
+}
+
+impl Principal {
+    /// Whether this caller may change, delete or see all of the user
+    /// `user_id`: that user, or an admin key.
+    pub fn may_act_for(&self, user_id: i64) -> bool {
+        match self {
+            Principal::User { id, .. } => *id == user_id,
+            Principal::Key { admin } => *admin,
+        }
     }
 }
 

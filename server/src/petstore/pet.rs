@@ -15,13 +15,14 @@ use utoipa::ToSchema;
 use super::PetstoreState;
 use super::auth::{Authorized, Pets, PetsOrKey};
 use super::db;
-use super::model::{Category, Pet, PetStatus, Tag, check_pet_name, requested_id};
+use super::model::{Category, Pet, PetStatus, Tag, check_pet_name};
+use super::ops;
 use super::pet_list::{self, Listing};
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, bytes_response,
     parse_form, parse_xml, positive_id, to_bytes, xml_document,
 };
-use crate::error::{Error, OnConflict as _};
+use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
 
 // ---- XML and form shapes -------------------------------------------------
@@ -170,7 +171,7 @@ impl WireBody for Pet {
     }
 
     fn validate(&self) -> Result<(), Error> {
-        self.check_rules()
+        Ok(self.check_rules()?)
     }
 }
 
@@ -202,19 +203,7 @@ pub async fn add_pet(
     format: Format,
     Body(pet): Body<Pet>,
 ) -> Result<Reply<Pet>, Error> {
-    // An id that exists replaces that pet (upstream behaviour that generated
-    // clients rely on).
-    let pet = pet.with_default_status();
-    let pet = match requested_id(pet.id) {
-        // The store gives the id: the pet goes in with the others that
-        // arrive at the same time.
-        None => state.new_pets.add(pet).await?,
-        requested => db::pets::insert_or_replace(&state.db, requested, pet)
-            .await
-            .on_conflict(|_| {
-                Error::conflict("a pet with this id was created at the same time; try again")
-            })?,
-    };
+    let pet = ops::pets::add(state.ops(), pet).await?;
     Ok(Reply::new(format, pet))
 }
 
@@ -239,15 +228,7 @@ pub async fn update_pet(
     format: Format,
     Body(pet): Body<Pet>,
 ) -> Result<Reply<Pet>, Error> {
-    let Some(id) = requested_id(pet.id) else {
-        return Err(Error::not_found(
-            "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
-        ));
-    };
-    let pet = pet.with_default_status();
-    if !db::pets::replace(&state.db, id, &pet).await? {
-        return Err(not_found(id));
-    }
+    let pet = ops::pets::replace(state.ops(), pet).await?;
     Ok(Reply::new(format, pet))
 }
 
@@ -440,22 +421,13 @@ pub async fn update_pet_with_form(
 ) -> Result<Reply<Pet>, Error> {
     let id = positive_id("petId", pet_id)?;
     let form = form.unwrap_or_default();
-    for name in [&query.name, &form.name].into_iter().flatten() {
+    // Both are checked; the body wins where both give a field.
+    if let Some(name) = &query.name {
         check_pet_name("name", name)?;
     }
-    // The body wins where both give a field.
     let name = form.name.or(query.name);
     let status = form.status.or(query.status);
-    let pet = db::pets::update(&state.db, id, |pet| {
-        if let Some(name) = name {
-            pet.name = name;
-        }
-        if let Some(status) = status {
-            pet.status = Some(status);
-        }
-    })
-    .await?
-    .ok_or_else(|| not_found(id))?;
+    let pet = ops::pets::rename_or_move(state.ops(), id, name, status).await?;
     Ok(Reply::new(format, pet))
 }
 
@@ -484,8 +456,6 @@ pub async fn delete_pet(
     Path(pet_id): Path<i64>,
 ) -> Result<StatusCode, Error> {
     let id = positive_id("petId", pet_id)?;
-    if !db::pets::delete(&state.db, id).await? {
-        return Err(not_found(id));
-    }
+    ops::pets::delete(state.ops(), id).await?;
     Ok(StatusCode::OK)
 }

@@ -14,11 +14,12 @@ use axum::http::StatusCode;
 use super::PetstoreState;
 use super::auth::{Authorized, Inventory};
 use super::db;
-use super::model::{Order, OrderRefused, PetStatus, requested_id};
+use super::model::{Order, PetStatus};
+use super::ops;
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, positive_id,
 };
-use crate::error::{Error, OnConflict as _};
+use crate::error::Error;
 use crate::extract::Path;
 
 impl ToXml for Order {}
@@ -27,12 +28,8 @@ impl WireBody for Order {
     const FORMATS: &'static [BodyFormat] = ALL_FORMATS;
 
     fn validate(&self) -> Result<(), Error> {
-        self.check_rules()
+        Ok(self.check_rules()?)
     }
-}
-
-fn not_found(id: i64) -> Error {
-    Error::not_found(format!("order {id} not found"))
 }
 
 /// Returns pet inventories by status.
@@ -86,22 +83,8 @@ pub async fn place_order(
     format: Format,
     Body(order): Body<Order>,
 ) -> Result<Reply<Order>, Error> {
-    let (requested, pet_id) = (requested_id(order.id), order.pet_id);
-    let placed = db::orders::place(&state.db, requested, &order.with_defaults())
-        .await
-        .on_conflict(|_| Error::conflict(format!("order {} exists", requested.unwrap_or(0))))?;
-    match placed {
-        Ok(order) => Ok(Reply::new(format, order)),
-        Err(refused) => {
-            let why = match refused {
-                OrderRefused::NoSuchPet => "does not exist".to_owned(),
-                OrderRefused::PetIs(status) => format!("is {}", status.as_str()),
-            };
-            Err(Error::validation(format!(
-                "pet {pet_id} {why}, so it cannot be ordered"
-            )))
-        }
-    }
+    let order = ops::orders::place(state.ops(), order).await?;
+    Ok(Reply::new(format, order))
 }
 
 /// Find purchase order by ID.
@@ -123,9 +106,7 @@ pub async fn get_order_by_id(
     Path(order_id): Path<i64>,
 ) -> Result<Reply<Order>, Error> {
     let id = positive_id("orderId", order_id)?;
-    let order = db::orders::get(&state.db, id)
-        .await?
-        .ok_or_else(|| not_found(id))?;
+    let order = ops::orders::get(state.ops(), id).await?;
     Ok(Reply::new(format, order))
 }
 
@@ -148,8 +129,6 @@ pub async fn delete_order(
     Path(order_id): Path<i64>,
 ) -> Result<StatusCode, Error> {
     let id = positive_id("orderId", order_id)?;
-    if !db::orders::delete(&state.db, id).await? {
-        return Err(not_found(id));
-    }
+    ops::orders::delete(state.ops(), id).await?;
     Ok(StatusCode::OK)
 }

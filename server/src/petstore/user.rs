@@ -6,15 +6,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PetstoreState;
-use super::auth::{self, Authorized, Principal, UserAccount, Viewer};
+use super::auth::{self, Authorized, UserAccount, Viewer};
 use super::db;
-use super::model::{StoredUser, User, requested_id};
+use super::model::User;
+use super::ops;
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
 use crate::clock;
 use crate::config::AuthMode;
-use crate::error::{Error, ErrorCode, OnConflict as _};
+use crate::error::Error;
 use crate::extract::{ClientAddress, Path, Query, keep_empty};
-use crate::password::Hasher;
 
 impl ToXml for User {}
 
@@ -22,7 +22,7 @@ impl WireBody for User {
     const FORMATS: &'static [BodyFormat] = ALL_FORMATS;
 
     fn validate(&self) -> Result<(), Error> {
-        self.check_rules()
+        Ok(self.check_rules()?)
     }
 }
 
@@ -40,56 +40,10 @@ impl WireBody for UserList {
             return Err(Error::validation("the list must hold at least one user"));
         }
         for (index, user) in self.0.iter().enumerate() {
-            user.check_rules().map_err(|e| {
-                Error::validation(format!("user {index} ({}): {}", user.username, e.message()))
-            })?;
+            user.check_rules()
+                .map_err(|e| Error::validation(format!("user {index} ({}): {e}", user.username)))?;
         }
         Ok(())
-    }
-}
-
-/// The hash of a password, if one was given.
-async fn hash_if_given(hasher: &Hasher, password: Option<&str>) -> Result<Option<String>, Error> {
-    match password {
-        Some(given) => hasher.hash(given.to_owned()).await.map(Some),
-        None => Ok(None),
-    }
-}
-
-fn user_not_found(username: &str) -> Error {
-    Error::not_found(format!("user {username:?} not found"))
-}
-
-/// The user named `username`, if `caller` may change it: anyone in `open`
-/// mode (no caller), else the user or an admin key. A caller who may not
-/// learns nothing of whether the user exists.
-async fn account_for(
-    state: &PetstoreState,
-    caller: Option<&Principal>,
-    username: &str,
-) -> Result<StoredUser, Error> {
-    let stored = db::users::get(&state.db, username).await?;
-    match (caller, stored) {
-        (None, Some(stored)) => Ok(stored),
-        (Some(caller), Some(stored)) if caller.may_act_for(stored.id) => Ok(stored),
-        (None | Some(Principal::Key { admin: true }), None) => Err(user_not_found(username)),
-        (Some(_), _) => Err(Error::new(
-            ErrorCode::Forbidden,
-            format!(
-                "only the user {username:?} (a session, a token or HTTP Basic of theirs) \
-                 or an api_key with the scope admin may do this"
-            ),
-        )),
-    }
-}
-
-fn username_taken(user: &User) -> Error {
-    match requested_id(user.id) {
-        Some(id) => Error::conflict(format!(
-            "a user with the username {:?} or the id {id} exists",
-            user.username
-        )),
-        None => Error::conflict(format!("the username {:?} is taken", user.username)),
     }
 }
 
@@ -113,13 +67,8 @@ pub async fn create_user(
     format: Format,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, Error> {
-    let hash = hash_if_given(&state.hasher, user.password.as_deref()).await?;
-    let mut tx = state.db.begin_write().await?;
-    let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
-        .await
-        .on_conflict(|_| username_taken(&user))?;
-    tx.commit().await?;
-    Ok(Reply::new(format, user.public(id)))
+    let user = ops::users::create(state.ops(), vec![user]).await?;
+    Ok(Reply::new(format, user))
 }
 
 /// Creates list of users with given input array.
@@ -142,21 +91,7 @@ pub async fn create_users_with_list_input(
     format: Format,
     Body(UserList(users)): Body<UserList>,
 ) -> Result<Reply<User>, Error> {
-    let mut hashes = Vec::with_capacity(users.len());
-    for user in &users {
-        hashes.push(hash_if_given(&state.hasher, user.password.as_deref()).await?);
-    }
-    // All or none: one transaction, and the first conflict rolls it back.
-    let mut tx = state.db.begin_write().await?;
-    let mut last = None;
-    for (user, hash) in users.into_iter().zip(hashes) {
-        let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
-            .await
-            .on_conflict(|_| username_taken(&user))?;
-        last = Some(user.public(id));
-    }
-    tx.commit().await?;
-    let last = last.ok_or_else(|| Error::validation("the list must hold at least one user"))?;
+    let last = ops::users::create(state.ops(), users).await?;
     Ok(Reply::new(format, last))
 }
 
@@ -282,7 +217,7 @@ pub async fn get_user_by_name(
 ) -> Result<Reply<User>, Error> {
     let stored = db::users::get(&state.db, &username)
         .await?
-        .ok_or_else(|| user_not_found(&username))?;
+        .ok_or_else(|| Error::not_found(format!("user {username:?} not found")))?;
     let shown_whole = state.config.auth_mode == AuthMode::Open
         || viewer.is_some_and(|viewer| viewer.may_act_for(stored.id));
     let user = if shown_whole {
@@ -318,23 +253,16 @@ pub async fn update_user(
     headers: HeaderMap,
     Body(user): Body<User>,
 ) -> Result<Reply<User>, Error> {
-    let id = account_for(&state, caller.as_ref(), &username).await?.id;
-    // Without a password the old one stays; with one, the user's other
-    // sessions end (the one this request came with, if any, goes on).
-    let new_hash = hash_if_given(&state.hasher, user.password.as_deref()).await?;
     let keep = auth::session_of(&headers);
-    let replaced = db::users::replace(&state.db, id, &user, new_hash.as_deref(), keep.as_deref())
-        .await
-        .on_conflict(|_| Error::conflict(format!("the username {:?} is taken", user.username)))?;
-    if !replaced {
-        return Err(user_not_found(&username));
-    }
-    // A new name or password: the old pair verifies no more.
-    state.access.logins.forget_user(id);
-    if new_hash.is_some() {
-        state.access.sessions.forget_user(id, keep.as_deref());
-    }
-    Ok(Reply::new(format, user.public(id)))
+    let user = ops::users::replace(
+        state.ops(),
+        caller.as_ref(),
+        &username,
+        user,
+        keep.as_deref(),
+    )
+    .await?;
+    Ok(Reply::new(format, user))
 }
 
 /// Delete user resource.
@@ -357,11 +285,6 @@ pub async fn delete_user(
     _format: Format,
     Path(username): Path<String>,
 ) -> Result<StatusCode, Error> {
-    let id = account_for(&state, caller.as_ref(), &username).await?.id;
-    if !db::users::delete(&state.db, id).await? {
-        return Err(user_not_found(&username));
-    }
-    state.access.logins.forget_user(id);
-    state.access.sessions.forget_user(id, None);
+    ops::users::delete(state.ops(), caller.as_ref(), &username).await?;
     Ok(StatusCode::OK)
 }

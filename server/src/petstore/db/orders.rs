@@ -3,9 +3,9 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use super::{IdTable, new_id, pets};
+use super::{IdTable, new_id};
 use crate::clock;
-use crate::petstore::model::{Order, OrderRefused, OrderStatus};
+use crate::petstore::model::{Order, OrderStatus};
 use crate::storage::{Database, StoreError};
 
 #[derive(Debug, FromRow)]
@@ -54,53 +54,37 @@ pub async fn get(db: &Database, id: i64) -> Result<Option<Order>, StoreError> {
     load(&mut *db.conn().await?, id).await
 }
 
-/// Places an order (its defaults applied) for an available pet, which takes
-/// the status the order gives it, in one transaction; the order as stored.
-/// A taken order id is [`StoreError::Conflict`].
+/// Stores an order (its defaults applied) under the id it asks for or a
+/// new one, without touching its pet; the order as stored. A taken order
+/// id is [`StoreError::Conflict`].
 pub async fn place(
-    db: &Database,
+    conn: &mut AnyConnection,
     requested: Option<i64>,
     order: &Order,
-) -> Result<Result<Order, OrderRefused>, StoreError> {
-    let status = order.status.unwrap_or(OrderStatus::Placed);
-    let mut tx = db.begin_write().await?;
-    // Check and claim the pet in one statement, so that two orders racing for
-    // the same pet (possible on PostgreSQL) cannot both win.
-    if !pets::claim_available(tx.conn(), order.pet_id, status.pet_status()).await? {
-        let refused = match pets::status(tx.conn(), order.pet_id).await? {
-            None => OrderRefused::NoSuchPet,
-            Some(other) => OrderRefused::PetIs(other),
-        };
-        return Ok(Err(refused));
-    }
-    let id = new_id(tx.conn(), IdTable::Orders, requested).await?;
-    insert(tx.conn(), id, order).await?;
-    let placed = load(tx.conn(), id).await?.ok_or(StoreError::NotFound)?;
-    tx.commit().await?;
-    Ok(Ok(placed))
+) -> Result<Order, StoreError> {
+    let id = new_id(conn, IdTable::Orders, requested).await?;
+    insert(conn, id, order).await?;
+    load(conn, id).await?.ok_or(StoreError::NotFound)
 }
 
-/// Deletes an order and gives its pet the status the deletion calls for,
-/// in one transaction; false if there is no such order.
-pub async fn delete(db: &Database, id: i64) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
+/// Deletes an order; its pet's id and the order's status as it was, or
+/// `None` if there is no such order.
+pub async fn delete(
+    conn: &mut AnyConnection,
+    id: i64,
+) -> Result<Option<(i64, OrderStatus)>, StoreError> {
     // DELETE ... RETURNING: of two deletes racing, only one sees the order.
     let deleted: Option<(i64, String)> =
         sqlx::query_as("DELETE FROM orders WHERE id = $1 RETURNING pet_id, status")
             .bind(id)
-            .fetch_optional(tx.conn())
+            .fetch_optional(conn)
             .await?;
     let Some((pet_id, status)) = deleted else {
-        return Ok(false);
+        return Ok(None);
     };
     let status = OrderStatus::parse(&status)
         .ok_or_else(|| StoreError::corrupt(format!("order {id}: status")))?;
-    if let Some(pet_status) = status.pet_status_once_deleted() {
-        // The pet may have been deleted since; then there is nothing to release.
-        pets::set_status(tx.conn(), pet_id, pet_status).await?;
-    }
-    tx.commit().await?;
-    Ok(true)
+    Ok(Some((pet_id, status)))
 }
 
 /// Inserts an order with id `id` (its defaults applied), without touching its pet.

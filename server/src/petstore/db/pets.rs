@@ -338,65 +338,11 @@ async fn index_tags(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), 
 /// 32,766; PostgreSQL's 65,535): the body limit lets a pet have more tags.
 const TAGS_PER_STATEMENT: usize = 500;
 
-/// Stores a new pet, or replaces the one with the id it asks for; returns
-/// the pet as stored (with its id).
-pub async fn insert_or_replace(
-    db: &Database,
-    requested: Option<i64>,
-    mut pet: Pet,
-) -> Result<Pet, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let existing = match requested {
-        Some(id) => status(tx.conn(), id).await?.map(|_| id),
-        None => None,
-    };
-    let id = match existing {
-        Some(id) => {
-            write(tx.conn(), id, &pet).await?;
-            id
-        }
-        None => insert(tx.conn(), requested, &pet).await?,
-    };
-    tx.commit().await?;
-    pet.id = Some(id);
-    Ok(pet)
-}
-
-/// Replaces the pet `id`; false if there is none.
-pub async fn replace(db: &Database, id: i64, pet: &Pet) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    if status(tx.conn(), id).await?.is_none() {
-        return Ok(false);
-    }
-    write(tx.conn(), id, pet).await?;
-    tx.commit().await?;
-    Ok(true)
-}
-
-/// Changes the pet `id` as `change` says, in one transaction; the pet as
-/// changed, or `None` if there is none.
-pub async fn update(
-    db: &Database,
-    id: i64,
-    change: impl FnOnce(&mut Pet),
-) -> Result<Option<Pet>, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let Some(mut pet) = get(tx.conn(), id).await? else {
-        return Ok(None);
-    };
-    change(&mut pet);
-    write(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
-    Ok(Some(pet))
-}
-
 /// Deletes the pet `id` (its tags and images go with it); false if there is none.
-pub async fn delete(db: &Database, id: i64) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
+pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
     let deleted = sqlx::query("DELETE FROM pets WHERE id = $1")
         .bind(id)
-        .execute(tx.conn())
+        .execute(conn)
         .await?;
-    tx.commit().await?;
     Ok(deleted.rows_affected() > 0)
 }

@@ -85,13 +85,12 @@ pub async fn insert(
 /// access version), so that they forget the user's sessions and remembered
 /// passwords.
 pub async fn replace(
-    db: &Database,
+    conn: &mut AnyConnection,
     id: i64,
     user: &User,
     new_password_hash: Option<&str>,
     keep: Option<&str>,
 ) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
     let updated: Option<i64> = sqlx::query_scalar(
         "UPDATE users SET username = $1, first_name = $2, last_name = $3, email = $4, \
          password_hash = COALESCE($5, password_hash), phone = $6, user_status = $7 \
@@ -105,7 +104,7 @@ pub async fn replace(
     .bind(&user.phone)
     .bind(user.user_status)
     .bind(id)
-    .fetch_optional(tx.conn())
+    .fetch_optional(&mut *conn)
     .await?;
     if updated.is_none() {
         return Ok(false);
@@ -114,27 +113,24 @@ pub async fn replace(
         sqlx::query("DELETE FROM user_sessions WHERE user_id = $1 AND token_hash <> $2")
             .bind(id)
             .bind(keep.unwrap_or_default())
-            .execute(tx.conn())
+            .execute(&mut *conn)
             .await?;
     }
-    bump_version(tx.conn()).await?;
-    tx.commit().await?;
+    bump_version(conn).await?;
     Ok(true)
 }
 
 /// Deletes the user with id `id` (its sessions go with it, and other
 /// processes are told); false if there is none.
-pub async fn delete(db: &Database, id: i64) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
+pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
     let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
         .bind(id)
-        .execute(tx.conn())
+        .execute(&mut *conn)
         .await?;
     if deleted.rows_affected() == 0 {
         return Ok(false);
     }
-    bump_version(tx.conn()).await?;
-    tx.commit().await?;
+    bump_version(conn).await?;
     Ok(true)
 }
 

@@ -81,7 +81,7 @@ impl Actor<'_> {
             None => Ok(()),
             Some(scope) => Err(Failure::Refused {
                 message: format!("you cannot {to} {scope}: your token does not hold it"),
-                scope: scope.as_str(),
+                scope: Some(scope.as_str()),
             }),
         }
     }

@@ -1,0 +1,88 @@
+//! Pets: add (or replace the one with the id asked for), replace, change
+//! the name or status, delete.
+
+use super::Context;
+use crate::failure::{Failure, OnConflict as _};
+use crate::petstore::db;
+use crate::petstore::model::{Pet, PetStatus, requested_id};
+
+fn not_found(id: i64) -> Failure {
+    Failure::not_found(format!("pet {id} not found"))
+}
+
+/// Adds a pet; the pet as stored, with its id. An id that exists replaces
+/// that pet (upstream behaviour that generated clients rely on).
+pub async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
+    let mut pet = pet.with_default_status();
+    let Some(requested) = requested_id(pet.id) else {
+        // The store gives the id: the pet goes in with the others that
+        // arrive at the same time.
+        return Ok(ctx.new_pets.add(pet).await?);
+    };
+    let conflict = |_: Option<&str>| {
+        Failure::conflict("a pet with this id was created at the same time; try again")
+    };
+    let mut tx = ctx.db.begin_write().await?;
+    if db::pets::status(tx.conn(), requested).await?.is_some() {
+        db::pets::write(tx.conn(), requested, &pet).await?;
+    } else {
+        db::pets::insert(tx.conn(), Some(requested), &pet)
+            .await
+            .on_conflict(conflict)?;
+    }
+    tx.commit().await.on_conflict(conflict)?;
+    pet.id = Some(requested);
+    Ok(pet)
+}
+
+/// Replaces the pet with the pet's id.
+pub async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
+    let Some(id) = requested_id(pet.id) else {
+        return Err(Failure::not_found(
+            "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
+        ));
+    };
+    let pet = pet.with_default_status();
+    let mut tx = ctx.db.begin_write().await?;
+    if db::pets::status(tx.conn(), id).await?.is_none() {
+        return Err(not_found(id));
+    }
+    db::pets::write(tx.conn(), id, &pet).await?;
+    tx.commit().await?;
+    Ok(pet)
+}
+
+/// Gives pet `id` a new name or status (or both); the pet as changed.
+pub async fn rename_or_move(
+    ctx: Context<'_>,
+    id: i64,
+    name: Option<String>,
+    status: Option<PetStatus>,
+) -> Result<Pet, Failure> {
+    if let Some(name) = &name {
+        crate::petstore::model::check_pet_name("name", name)?;
+    }
+    let mut tx = ctx.db.begin_write().await?;
+    let mut pet = db::pets::get(tx.conn(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    if let Some(name) = name {
+        pet.name = name;
+    }
+    if let Some(status) = status {
+        pet.status = Some(status);
+    }
+    db::pets::write(tx.conn(), id, &pet).await?;
+    tx.commit().await?;
+    Ok(pet)
+}
+
+/// Deletes pet `id`, with its tags and images.
+pub async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
+    let mut tx = ctx.db.begin_write().await?;
+    if !db::pets::delete(tx.conn(), id).await? {
+        return Err(not_found(id));
+    }
+    tx.commit().await?;
+    Ok(())
+}

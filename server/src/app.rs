@@ -71,7 +71,7 @@ impl std::fmt::Debug for Server {
 /// Connects the configured database (running migrations), making the data
 /// directory first for a SQLite file: the server and the operator's CLI
 /// alike.
-pub async fn open_database(config: &Config) -> anyhow::Result<Database> {
+pub(crate) async fn open_database(config: &Config) -> anyhow::Result<Database> {
     let database_url = config.database_url();
     if database_url.starts_with("sqlite:") && !database_url.contains(":memory:") {
         std::fs::create_dir_all(&config.data_dir).with_context(|| {
@@ -286,7 +286,7 @@ impl Server {
 
 /// The whole HTTP application: both services' routes, docs, and the tower-http
 /// plumbing around them.
-pub fn build_router(
+pub(crate) fn build_router(
     config: &Config,
     tls: bool,
     petstore_state: PetstoreState,

@@ -25,7 +25,7 @@ const READ: u8 = 2;
 
 /// Answers `request` with `next` within `limit`: past it, 408 if its body
 /// was still being read, else 503.
-pub async fn answer_within<Answer: Future<Output = Response>>(
+pub(crate) async fn answer_within<Answer: Future<Output = Response>>(
     limit: Duration,
     request: Request,
     next: impl FnOnce(Request) -> Answer,

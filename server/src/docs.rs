@@ -21,20 +21,20 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
 /// `openapi/petstore.yaml`, as written.
-pub const PETSTORE_YAML: &str = include_str!("../../openapi/petstore.yaml");
+pub(crate) const PETSTORE_YAML: &str = include_str!("../../openapi/petstore.yaml");
 
 /// Where the pet store document is served.
 pub const PETSTORE_JSON_PATH: &str = "/openapi/petstore.json";
 
 /// `openapi/portfolio.yaml`, as written.
-pub const PORTFOLIO_YAML: &str = include_str!("../../openapi/portfolio.yaml");
+pub(crate) const PORTFOLIO_YAML: &str = include_str!("../../openapi/portfolio.yaml");
 
 /// Where the portfolio document is served.
 pub const PORTFOLIO_JSON_PATH: &str = "/openapi/portfolio.json";
 
 /// `openapi/profiles/petstore.client.json`: the pet store document's client
 /// profile, as `cargo xtask codegen` wrote it.
-pub const PETSTORE_CLIENT_PROFILE: &str =
+pub(crate) const PETSTORE_CLIENT_PROFILE: &str =
     include_str!("../../openapi/profiles/petstore.client.json");
 
 /// Where the pet store document's client profile is served.
@@ -42,7 +42,7 @@ pub const PETSTORE_CLIENT_PROFILE_PATH: &str = "/openapi/petstore.client.json";
 
 /// `openapi/profiles/portfolio.client.json`: the portfolio document's client
 /// profile, as `cargo xtask codegen` wrote it.
-pub const PORTFOLIO_CLIENT_PROFILE: &str =
+pub(crate) const PORTFOLIO_CLIENT_PROFILE: &str =
     include_str!("../../openapi/profiles/portfolio.client.json");
 
 /// Where the portfolio document's client profile is served.
@@ -60,7 +60,7 @@ pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
 /// document's JSON and for each client profile (the file's bytes).
 /// Swagger UI's pages may not be framed by another site (clickjacking of
 /// the Authorize dialog and "Try it out").
-pub fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
+pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
     Router::new()
         .route(
             PETSTORE_CLIENT_PROFILE_PATH,

@@ -6,7 +6,7 @@
 //! portfolio's `{"error": {...}}` envelope.
 //!
 //! Handlers, extractors and middleware return [`Error`]; its response carries
-//! the error in its extensions and no body. [`render_errors`], wrapped around
+//! the error in its extensions and no body. [`render_errors_around`], wrapped around
 //! each service, writes the body in the service's format, including for the
 //! bare error statuses that axum and tower-http produce by themselves (no
 //! route, wrong method, timeouts), and logs internal errors once, with the
@@ -18,7 +18,6 @@ use axum::extract::Request;
 use axum::extract::path::ErrorKind;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
@@ -28,7 +27,7 @@ use crate::storage::StoreError;
 /// Machine-readable error codes, upper case on the wire; the same in both
 /// services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorCode {
+pub(crate) enum ErrorCode {
     BadRequest,
     ValidationFailed,
     Unauthorized,
@@ -46,7 +45,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorCode::BadRequest => "BAD_REQUEST",
             ErrorCode::ValidationFailed => "VALIDATION_FAILED",
@@ -66,7 +65,7 @@ impl ErrorCode {
     }
 
     /// The HTTP status of an error with this code: the only place that says.
-    pub fn status(self) -> StatusCode {
+    pub(crate) fn status(self) -> StatusCode {
         match self {
             ErrorCode::BadRequest => StatusCode::BAD_REQUEST,
             ErrorCode::ValidationFailed => StatusCode::UNPROCESSABLE_ENTITY,
@@ -132,7 +131,7 @@ impl std::fmt::Display for ErrorCode {
 /// An error answer: what the client is told, and (for server faults) what
 /// the log is told.
 #[derive(Debug, Clone)]
-pub struct Error {
+pub(crate) struct Error {
     code: ErrorCode,
     message: Cow<'static, str>,
     details: Map<String, Value>,
@@ -145,7 +144,7 @@ pub struct Error {
 }
 
 impl Error {
-    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -156,44 +155,34 @@ impl Error {
         }
     }
 
-    pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::BadRequest, message)
     }
 
     /// 422: readable, but a rule is broken; the message says which.
-    pub fn validation(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn validation(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::ValidationFailed, message)
     }
 
-    /// 422 with `details.fields`: field -> problem.
-    pub fn invalid_fields(fields: impl IntoIterator<Item = (String, String)>) -> Self {
-        let fields: Map<String, Value> = fields
-            .into_iter()
-            .map(|(field, problem)| (field, Value::String(problem)))
-            .collect();
-        Self::validation("the request breaks the rules of its fields")
-            .with_detail("fields", Value::Object(fields))
-    }
-
-    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::NotFound, message)
     }
 
-    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::Conflict, message)
     }
 
-    pub fn unsupported_media_type(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn unsupported_media_type(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::UnsupportedMediaType, message)
     }
 
-    pub fn payload_too_large(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn payload_too_large(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::PayloadTooLarge, message)
     }
 
     /// A fault of the server: the client learns only that something went
     /// wrong; `context` and `cause` go to the log when the answer is rendered.
-    pub fn internal(context: &str, cause: impl std::fmt::Display) -> Self {
+    pub(crate) fn internal(context: &str, cause: impl std::fmt::Display) -> Self {
         Self::new(
             ErrorCode::InternalError,
             "internal error; the server log has the details",
@@ -203,50 +192,51 @@ impl Error {
 
     /// Adds a detail for the client (the portfolio shows details; the pet
     /// store's `ApiResponse` has no room for them).
-    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.insert(key.to_owned(), value.into());
         self
     }
 
     /// Records what went wrong for the log (never shown to the client).
-    pub fn with_cause(mut self, cause: impl Into<String>) -> Self {
+    pub(crate) fn with_cause(mut self, cause: impl Into<String>) -> Self {
         self.cause = Some(cause.into());
         self
     }
 
     /// Tells the client when to try again (`Retry-After`, in seconds).
-    pub fn with_retry_after(mut self, seconds: u64) -> Self {
+    pub(crate) fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
         self
     }
 
     /// Adds a header to the answer (several of one name are all sent).
-    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+    pub(crate) fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
     }
 
-    pub fn headers(&self) -> &[(HeaderName, HeaderValue)] {
+    #[cfg(test)]
+    pub(crate) fn headers(&self) -> &[(HeaderName, HeaderValue)] {
         &self.headers
     }
 
-    pub fn code(&self) -> ErrorCode {
+    pub(crate) fn code(&self) -> ErrorCode {
         self.code
     }
 
-    pub fn retry_after(&self) -> Option<u64> {
+    pub(crate) fn retry_after(&self) -> Option<u64> {
         self.retry_after
     }
 
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         &self.message
     }
 
-    pub fn details(&self) -> &Map<String, Value> {
+    pub(crate) fn details(&self) -> &Map<String, Value> {
         &self.details
     }
 
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         self.code.status()
     }
 
@@ -381,7 +371,7 @@ impl From<BytesRejection> for Error {
 
 /// Whether reading a body failed because its next part did not arrive in
 /// time (tower-http's body timeout, somewhere in the error's causes).
-pub fn body_timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+pub(crate) fn body_timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(error) = cause {
         if error.is::<tower_http::timeout::TimeoutError>() {
@@ -393,31 +383,15 @@ pub fn body_timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// 408: the body's next part did not arrive within the body-read timeout.
-pub fn body_timeout() -> Error {
+pub(crate) fn body_timeout() -> Error {
     Error::new(
         ErrorCode::RequestTimeout,
         "the request body arrived too slowly; send it again",
     )
 }
 
-/// Storage results whose conflict means something particular to the caller.
-pub trait OnConflict<T> {
-    /// Maps a unique violation to `error` (with the constraint's name, where
-    /// the database gives it); other failures map as usual.
-    fn on_conflict(self, error: impl FnOnce(Option<&str>) -> Error) -> Result<T, Error>;
-}
-
-impl<T> OnConflict<T> for Result<T, StoreError> {
-    fn on_conflict(self, error: impl FnOnce(Option<&str>) -> Error) -> Result<T, Error> {
-        self.map_err(|e| match e {
-            StoreError::Conflict { constraint } => error(constraint.as_deref()),
-            other => Error::from(other),
-        })
-    }
-}
-
 impl IntoResponse for Error {
-    /// The status and the error itself; [`render_errors`] writes the body.
+    /// The status and the error itself; [`render_errors_around`] writes the body.
     fn into_response(self) -> Response {
         let mut response = self.status().into_response();
         for (name, value) in &self.headers {
@@ -429,7 +403,7 @@ impl IntoResponse for Error {
 }
 
 /// How a service writes its error bodies.
-pub trait ErrorFormat: Send + Sync + 'static {
+pub(crate) trait ErrorFormat: Send + Sync + 'static {
     /// What the request says about the format of the answer (the pet store
     /// negotiates JSON or XML), read before the request is handed on.
     type Negotiated: Send + 'static;
@@ -449,17 +423,21 @@ pub trait ErrorFormat: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy)]
 struct Rendered;
 
-/// Middleware around a service: every 4xx and 5xx answer leaves with the
-/// body of format `F`, and server faults are logged here, once, with the
-/// request id.
-pub async fn render_errors<F: ErrorFormat>(request: Request, next: Next) -> Response {
+/// [`render_errors_around`] as a middleware of its own.
+#[cfg(test)]
+pub(crate) async fn render_errors<F: ErrorFormat>(
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
     render_errors_around::<F, _>(request, |request| next.run(request)).await
 }
 
-/// [`render_errors`] around any continuation, for a middleware that does
+/// Renders the errors of the answer `next` gives: every 4xx and 5xx answer
+/// leaves with the body of format `F`, and server faults are logged here,
+/// once, with the request id. It runs around any continuation, for a middleware that does
 /// more than render (one `from_fn` layer costs every request a clone of the
 /// stack inside it and two allocations; see `app::petstore_edge`).
-pub async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Response>>(
+pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
@@ -500,13 +478,13 @@ pub async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Respon
 
 /// Marks a response whose error body is written in a format of its own
 /// (OAuth's), so that the service's renderer leaves it alone.
-pub fn mark_rendered(response: &mut Response) {
+pub(crate) fn mark_rendered(response: &mut Response) {
     response.extensions_mut().insert(Rendered);
 }
 
 /// Renders an error in format `F` outside a service's middleware (the
 /// router's last fallback).
-pub fn render_now<F: ErrorFormat>(error: Error, request_headers: &HeaderMap) -> Response {
+pub(crate) fn render_now<F: ErrorFormat>(error: Error, request_headers: &HeaderMap) -> Response {
     let status = error.status();
     let (content_type, body) = F::render(&error, status, &F::negotiate(request_headers));
     let mut response = (status, body).into_response();
@@ -536,9 +514,9 @@ fn log(error: &Error, status: StatusCode, request_id: &str) {
     }
 }
 
-/// A panic in a handler: logged (by [`render_errors`]) and answered 500
+/// A panic in a handler: logged (by [`render_errors_around`]) and answered 500
 /// without internals. For tower-http's `CatchPanicLayer`.
-pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+pub(crate) fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let message = panic
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
@@ -631,19 +609,5 @@ mod tests {
         assert!(body.contains("REQUEST_TIMEOUT"), "{body}");
         assert!(logs.contains(" WARN "), "{logs}");
         assert!(!logs.contains("ERROR"), "{logs}");
-    }
-
-    #[test]
-    fn a_conflict_can_say_what_it_means() {
-        let result: Result<(), StoreError> = Err(StoreError::Conflict {
-            constraint: Some("users_username_key".into()),
-        });
-        let error = result
-            .on_conflict(|constraint| Error::conflict(format!("taken ({constraint:?})")))
-            .err();
-        assert_eq!(
-            error.map(|e| e.message().to_owned()),
-            Some("taken (Some(\"users_username_key\"))".to_owned())
-        );
     }
 }

@@ -30,16 +30,16 @@ use crate::error::Error;
 /// Path parameters.
 #[derive(Debug, FromRequestParts)]
 #[from_request(via(axum::extract::Path), rejection(Error))]
-pub struct Path<T>(pub T);
+pub(crate) struct Path<T>(pub(crate) T);
 
 /// The query string.
 #[derive(Debug, FromRequestParts)]
 #[from_request(via(axum_extra::extract::Query), rejection(Error))]
-pub struct Query<T>(pub T);
+pub(crate) struct Query<T>(pub(crate) T);
 
 /// The client's address (the TCP peer), when the server knows it.
 #[derive(Debug, Clone, Copy)]
-pub struct ClientAddress(pub Option<std::net::IpAddr>);
+pub(crate) struct ClientAddress(pub(crate) Option<std::net::IpAddr>);
 
 impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
     type Rejection = std::convert::Infallible;
@@ -55,7 +55,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
 /// The client's address: the one a trusted proxy forwarded
 /// ([`ForwardedClient`]), or else the TCP peer's, both left in the request's
 /// extensions by the server.
-pub fn client_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
+pub(crate) fn client_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
     if let Some(ForwardedClient(address)) = extensions.get() {
         return Some(*address);
     }
@@ -67,12 +67,12 @@ pub fn client_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
 /// The client's address as the trusted proxies in front of the server
 /// forwarded it (`http.trusted_proxies`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ForwardedClient(pub IpAddr);
+pub(crate) struct ForwardedClient(pub(crate) IpAddr);
 
 /// Leaves in `request` the client a trusted proxy forwarded, if it comes
 /// from one that names it ([`forwarded_client`]); [`client_address`] reads
 /// it from there.
-pub fn note_forwarded_client(mut request: Request, trusted: &[IpNet]) -> Request {
+pub(crate) fn note_forwarded_client(mut request: Request, trusted: &[IpNet]) -> Request {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
@@ -89,7 +89,11 @@ pub fn note_forwarded_client(mut request: Request, trusted: &[IpNet]) -> Request
 /// the start of the header, but not past the proxies it went through. If
 /// every hop is trusted, the first; if a hop cannot be read, the one after
 /// it (the last that could be believed).
-pub fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> Option<IpAddr> {
+pub(crate) fn forwarded_client(
+    peer: IpAddr,
+    headers: &HeaderMap,
+    trusted: &[IpNet],
+) -> Option<IpAddr> {
     let is_trusted = |address: &IpAddr| trusted.iter().any(|net| net.contains(address));
     if !is_trusted(&peer) {
         return None;
@@ -115,7 +119,7 @@ pub fn forwarded_client(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) ->
 }
 
 /// `http.trusted_proxies`, read: each an address or a CIDR range.
-pub fn parse_trusted_proxies(proxies: &[String]) -> anyhow::Result<Vec<IpNet>> {
+pub(crate) fn parse_trusted_proxies(proxies: &[String]) -> anyhow::Result<Vec<IpNet>> {
     proxies
         .iter()
         .map(|proxy| {
@@ -134,7 +138,7 @@ pub fn parse_trusted_proxies(proxies: &[String]) -> anyhow::Result<Vec<IpNet>> {
 /// For an optional query or form field where `name=` is a value (an empty
 /// text, or a date that does not parse), not an absent field:
 /// `#[serde(default, deserialize_with = "keep_empty")]`.
-pub fn keep_empty<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+pub(crate) fn keep_empty<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
@@ -145,7 +149,7 @@ where
 /// A JSON request body: 415 unless the body is `application/json`, 413 over
 /// the size limit, 400 when it cannot be read as `T`.
 #[derive(Debug)]
-pub struct JsonBody<T>(pub T);
+pub(crate) struct JsonBody<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBody<T> {
     type Rejection = Error;
@@ -167,7 +171,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Serialize> FromRequest<S> for JsonBod
 /// all. Such a request is ambiguous about which site it is for, so it is
 /// refused (RFC 9112 section 3.2: 400) rather than read one way here and
 /// another by a proxy.
-pub fn host_problem(request: &Request) -> Option<&'static str> {
+pub(crate) fn host_problem(request: &Request) -> Option<&'static str> {
     let mut hosts = request.headers().get_all(axum::http::header::HOST).iter();
     let host = hosts.next();
     if hosts.next().is_some() {
@@ -196,7 +200,7 @@ pub fn host_problem(request: &Request) -> Option<&'static str> {
 /// ([`refuse_nul_in_uri`]) is a 400; others go on to `next`. The answer to
 /// a request with a credential is kept from shared caches
 /// ([`credentials::keep_private`]).
-pub async fn refuse_malformed<Answer: Future<Output = Response>>(
+pub(crate) async fn refuse_malformed<Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
@@ -214,7 +218,7 @@ pub async fn refuse_malformed<Answer: Future<Output = Response>>(
 /// A path or query with a NUL byte (`%00`) is a 400, before any handler reads
 /// it (neither database can store the byte in text); other requests go on to
 /// `next`.
-pub async fn refuse_nul_in_uri<Answer: Future<Output = Response>>(
+pub(crate) async fn refuse_nul_in_uri<Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
@@ -237,7 +241,7 @@ pub async fn refuse_nul_in_uri<Answer: Future<Output = Response>>(
 /// own, over the page, and hold the request until it is answered (Swagger
 /// UI's "Try it out" and Authorize would hang there); answers to them leave
 /// that challenge out.
-pub fn sent_by_a_script(headers: &HeaderMap) -> bool {
+pub(crate) fn sent_by_a_script(headers: &HeaderMap) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     header("sec-fetch-mode").is_some_and(|mode| !mode.eq_ignore_ascii_case("navigate"))
         || header("x-requested-with").is_some_and(|v| v.eq_ignore_ascii_case("xmlhttprequest"))
@@ -245,7 +249,7 @@ pub fn sent_by_a_script(headers: &HeaderMap) -> bool {
 
 /// The media type of the request body (`Content-Type` without parameters),
 /// if it is a readable one.
-pub fn media_type(headers: &HeaderMap) -> Option<mime::Mime> {
+pub(crate) fn media_type(headers: &HeaderMap) -> Option<mime::Mime> {
     headers
         .get(header::CONTENT_TYPE)?
         .to_str()
@@ -255,7 +259,7 @@ pub fn media_type(headers: &HeaderMap) -> Option<mime::Mime> {
 }
 
 /// Whether the request body is of this media type (`type/subtype`).
-pub fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
+pub(crate) fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
     media_type(headers).is_some_and(|m| m.essence_str() == essence)
 }
 
@@ -263,7 +267,10 @@ pub fn has_media_type(headers: &HeaderMap, essence: &str) -> bool {
 /// whose names are `known`, each at most once (OAuth's rules, RFC 6749
 /// section 3.1: a parameter is not repeated, an unknown one is ignored):
 /// the name of a repeated one is the error.
-pub fn single_fields(encoded: &[u8], known: &[&str]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn single_fields(
+    encoded: &[u8],
+    known: &[&str],
+) -> Result<Vec<(String, String)>, String> {
     let fields: Vec<(String, String)> = form_urlencoded::parse(encoded)
         .filter(|(name, _)| known.contains(&name.as_ref()))
         .map(|(name, value)| (name.into_owned(), value.into_owned()))
@@ -278,7 +285,7 @@ pub fn single_fields(encoded: &[u8], known: &[&str]) -> Result<Vec<(String, Stri
 
 /// A field of [`single_fields`], if given and not empty (OAuth counts an
 /// empty one as absent).
-pub fn field<'f>(fields: &'f [(String, String)], name: &str) -> Option<&'f str> {
+pub(crate) fn field<'f>(fields: &'f [(String, String)], name: &str) -> Option<&'f str> {
     fields
         .iter()
         .find(|(field, _)| field == name)

@@ -10,7 +10,7 @@ use crate::storage::StoreError;
 
 /// What went wrong, as the caller of an operation needs to tell it apart.
 #[derive(Debug, Clone)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// What the operation works on does not exist.
     NotFound(Cow<'static, str>),
     /// It exists already, or was changed meanwhile (a slug taken, a request
@@ -49,20 +49,20 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
         Failure::NotFound(message.into())
     }
 
-    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
         Failure::Conflict(message.into())
     }
 
-    pub fn malformed(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn malformed(message: impl Into<Cow<'static, str>>) -> Self {
         Failure::Malformed(message.into())
     }
 
     /// A rule broken, said in one message.
-    pub fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
         Failure::Invalid {
             message: message.into(),
             fields: Vec::new(),
@@ -70,7 +70,7 @@ impl Failure {
     }
 
     /// Rules broken by fields: field -> problem.
-    pub fn invalid_fields(fields: impl IntoIterator<Item = (String, String)>) -> Self {
+    pub(crate) fn invalid_fields(fields: impl IntoIterator<Item = (String, String)>) -> Self {
         Failure::Invalid {
             message: "the request breaks the rules of its fields".into(),
             fields: fields.into_iter().collect(),
@@ -80,7 +80,7 @@ impl Failure {
 
 impl Failure {
     /// A fault of the server's own, with what was going on.
-    pub fn fault(context: &'static str, cause: impl std::fmt::Display) -> Self {
+    pub(crate) fn fault(context: &'static str, cause: impl std::fmt::Display) -> Self {
         Failure::Fault {
             context,
             cause: cause.to_string(),
@@ -121,7 +121,7 @@ impl std::error::Error for Failure {}
 
 /// Storage results whose unique violation means something particular to
 /// the operation (a slug taken).
-pub trait OnConflict<T> {
+pub(crate) trait OnConflict<T> {
     /// Maps a unique violation to `failure` (given the constraint's name,
     /// where the database gives it); other storage errors stay as they are.
     fn on_conflict(self, failure: impl FnOnce(Option<&str>) -> Failure) -> Result<T, Failure>;

@@ -9,32 +9,40 @@
 // Unit tests may unwrap: a failing unwrap is a failing test.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod access;
-pub mod app;
+// What the binary, the tests and the tools use: the configuration, the
+// server, the operator's subcommands, logging, where the documents are
+// served, the documents the code describes, and two fixtures. Everything
+// else is the crate's own.
 pub mod cli;
-pub mod clock;
 pub mod config;
-pub mod deadline;
 pub mod docs;
-pub mod error;
-pub mod extract;
-pub mod failure;
-pub mod idempotency;
-pub mod limits;
-pub mod mail;
-pub mod openapi_errors;
-pub mod password;
-pub mod petstore;
-pub mod portfolio;
-pub mod read_cache;
-pub mod secret;
-pub mod serve;
-pub mod shared_counters;
-pub mod storage;
-pub mod strict_json;
+pub mod fixtures;
 pub mod telemetry;
-pub mod text_policy;
-pub mod tls;
 
 pub use app::Server;
 pub use config::Config;
+pub use petstore::openapi as petstore_openapi;
+pub use portfolio::openapi as portfolio_openapi;
+
+mod access;
+mod app;
+mod clock;
+mod deadline;
+mod error;
+mod extract;
+mod failure;
+mod idempotency;
+mod limits;
+mod mail;
+mod openapi_errors;
+mod password;
+mod petstore;
+mod portfolio;
+mod read_cache;
+mod secret;
+mod serve;
+mod shared_counters;
+mod storage;
+mod strict_json;
+mod text_policy;
+mod tls;

@@ -22,19 +22,19 @@ use crate::error::{Error, ErrorCode};
 use crate::shared_counters::SharedCounters;
 
 /// The length of a window, unless a limiter is made with another (seconds).
-pub const WINDOW_SECS: i64 = 60;
+pub(crate) const WINDOW_SECS: i64 = 60;
 /// Past this many callers, the ones with nothing left in the window go.
 const PRUNE_ABOVE: usize = 10_000;
 
 /// Where a request stands against its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quota {
-    pub limit: u32,
-    pub remaining: u32,
+pub(crate) struct Quota {
+    pub(crate) limit: u32,
+    pub(crate) remaining: u32,
     /// Unix seconds when the oldest counted hit leaves the window, so that
     /// `remaining` grows (now, when nothing is counted).
-    pub reset_at: i64,
-    pub allowed: bool,
+    pub(crate) reset_at: i64,
+    pub(crate) allowed: bool,
 }
 
 /// One caller's hits: (second, how many), oldest first.
@@ -42,7 +42,7 @@ type Buckets = VecDeque<(i64, u32)>;
 
 /// Counts requests per caller over a sliding window.
 #[derive(Debug)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     counters: Mutex<HashMap<String, Buckets>>,
     /// The callers whose attempts wait for their turn ([`Limiter::turn`]).
     turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -60,16 +60,16 @@ impl Default for Limiter {
 
 /// Where a caller stands, counted: what its buckets hold and the oldest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counted {
-    pub allowed: bool,
-    pub used: u32,
+pub(crate) struct Counted {
+    pub(crate) allowed: bool,
+    pub(crate) used: u32,
     /// The second of the oldest bucket still counted.
-    pub oldest: Option<i64>,
+    pub(crate) oldest: Option<i64>,
 }
 
 impl Limiter {
     /// A limiter whose window lasts `window_secs` seconds.
-    pub fn with_window(window_secs: i64) -> Self {
+    pub(crate) fn with_window(window_secs: i64) -> Self {
         Limiter {
             counters: Mutex::default(),
             turns: Mutex::default(),
@@ -80,7 +80,11 @@ impl Limiter {
 
     /// Counts in `shared` (if given) under `name`, which keeps this
     /// limiter's counters apart from the others'.
-    pub fn shared_as(mut self, shared: Option<&Arc<SharedCounters>>, name: &'static str) -> Self {
+    pub(crate) fn shared_as(
+        mut self,
+        shared: Option<&Arc<SharedCounters>>,
+        name: &'static str,
+    ) -> Self {
         self.shared = shared.map(|shared| (shared.clone(), name));
         self
     }
@@ -93,13 +97,13 @@ impl Limiter {
 
     /// Where `caller` stands at `now` (Unix seconds) against `limit`,
     /// without counting anything.
-    pub async fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
+    pub(crate) async fn peek(&self, caller: &str, limit: u32, now: i64) -> Quota {
         self.count(caller, limit, now, false).await
     }
 
     /// Counts one request of `caller` at `now` (Unix seconds) against
     /// `limit`, if it is allowed.
-    pub async fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
+    pub(crate) async fn hit(&self, caller: &str, limit: u32, now: i64) -> Quota {
         self.count(caller, limit, now, true).await
     }
 
@@ -175,7 +179,7 @@ fn set(headers: &mut HeaderMap, name: &'static str, value: String) {
 }
 
 /// The limit's headers: the `X-RateLimit-*` trio and the IETF draft's fields.
-pub fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
+pub(crate) fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
     let seconds_left = (quota.reset_at - now).max(0);
     set(headers, "x-ratelimit-limit", quota.limit.to_string());
     set(
@@ -199,7 +203,7 @@ pub fn add_headers(headers: &mut HeaderMap, quota: Quota, now: i64) {
 /// The answer over a limit: 429 `RATE_LIMITED` with `Retry-After`, the
 /// seconds until the oldest counted hit leaves the window (the caller adds
 /// the limit's headers).
-pub fn over_limit(quota: Quota, now: i64) -> Error {
+pub(crate) fn over_limit(quota: Quota, now: i64) -> Error {
     let retry_after = (quota.reset_at - now).max(1);
     Error::new(
         ErrorCode::RateLimited,
@@ -215,7 +219,7 @@ pub fn over_limit(quota: Quota, now: i64) -> Error {
 
 /// How many times the per-(account, address) failure limit an account, or
 /// an address across accounts, may fail.
-pub const CEILING_FACTOR: u32 = 10;
+pub(crate) const CEILING_FACTOR: u32 = 10;
 
 /// Failed attempts (logins, client authentications): only failures count,
 /// and a caller past its limit is refused before its attempt is checked. A
@@ -228,7 +232,7 @@ impl Limiter {
     /// from `address` counts against: the pair at `limit`, so that one
     /// address cannot lock an account out for everyone; the account, and the
     /// address across accounts, each at [`CEILING_FACTOR`] times it.
-    pub fn failure_callers(
+    pub(crate) fn failure_callers(
         account: &str,
         address: Option<std::net::IpAddr>,
         limit: u32,
@@ -244,7 +248,7 @@ impl Limiter {
 
     /// The seconds until the first of `callers` (each with its limit) that
     /// is at its limit of failures may try again; `Ok` when none is.
-    pub async fn refuse_after_failures(
+    pub(crate) async fn refuse_after_failures(
         &self,
         callers: &[(String, u32)],
         now: i64,
@@ -263,7 +267,7 @@ impl Limiter {
     /// guesses sent at once each see the failures before them, and a client
     /// that sends its right password many times at once has it verified
     /// once (the others find it remembered).
-    pub async fn turn(&self, caller: &str) -> Turn<'_> {
+    pub(crate) async fn turn(&self, caller: &str) -> Turn<'_> {
         let mutex = lock(&self.turns)
             .entry(caller.to_owned())
             .or_default()
@@ -276,7 +280,7 @@ impl Limiter {
     }
 
     /// Counts a failure of each of `callers`.
-    pub async fn count_failure(&self, callers: &[(String, u32)], now: i64) {
+    pub(crate) async fn count_failure(&self, callers: &[(String, u32)], now: i64) {
         for (caller, limit) in callers {
             self.hit(caller, *limit, now).await;
         }
@@ -286,7 +290,7 @@ impl Limiter {
 /// A caller's turn to have an attempt checked; the next waiting attempt's
 /// turn comes when it is dropped.
 #[derive(Debug)]
-pub struct Turn<'a> {
+pub(crate) struct Turn<'a> {
     guard: Option<tokio::sync::OwnedMutexGuard<()>>,
     limiter: &'a Limiter,
     caller: String,
@@ -316,7 +320,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Documents a service's request limit: every answer carries the limit's
 /// headers, any operation can answer 429 (with the service's error body,
 /// `schema` in `media_types`), and a 429 also has `Retry-After`.
-pub fn document(openapi: &mut utoipa::openapi::OpenApi, schema: &str, media_types: &[&str]) {
+pub(crate) fn document(openapi: &mut utoipa::openapi::OpenApi, schema: &str, media_types: &[&str]) {
     use utoipa::openapi::header::HeaderBuilder;
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     let header = |ty: Type, format: Option<utoipa::openapi::KnownFormat>, description: &str| {

@@ -8,37 +8,37 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr};
 
 /// Any operation can fail on the server's side.
-pub const SERVER_FAULT: (&str, &str) = (
+pub(crate) const SERVER_FAULT: (&str, &str) = (
     "500",
     "Something went wrong on the server; the message carries no internals.",
 );
 
 /// Any operation that reads a body can be sent too much.
-pub const TOO_LARGE: (&str, &str) = ("413", "The body is larger than the server accepts.");
+pub(crate) const TOO_LARGE: (&str, &str) = ("413", "The body is larger than the server accepts.");
 
 /// Any operation that reads a body can be sent it too slowly.
-pub const TOO_SLOW: (&str, &str) = (
+pub(crate) const TOO_SLOW: (&str, &str) = (
     "408",
     "The body arrived too slowly (the body-read timeout passed between two of its parts).",
 );
 
 /// What a service's errors look like and when they happen.
 #[derive(Debug)]
-pub struct ErrorResponses<'a> {
+pub(crate) struct ErrorResponses<'a> {
     /// Statuses any operation can answer, with their descriptions.
-    pub always: &'a [(&'a str, &'a str)],
+    pub(crate) always: &'a [(&'a str, &'a str)],
     /// Statuses any operation that reads a body can answer.
-    pub with_body: &'a [(&'a str, &'a str)],
+    pub(crate) with_body: &'a [(&'a str, &'a str)],
     /// The media types of an error body.
-    pub media_types: &'a [&'a str],
+    pub(crate) media_types: &'a [&'a str],
     /// The error body's schema component: its name and schema.
-    pub schema: (&'a str, fn() -> RefOr<Schema>),
+    pub(crate) schema: (&'a str, fn() -> RefOr<Schema>),
 }
 
 impl ErrorResponses<'_> {
     /// Adds the error body's schema, the shared statuses to every operation,
     /// and the error body to every 4xx/5xx response that has none.
-    pub fn apply(&self, openapi: &mut OpenApi) {
+    pub(crate) fn apply(&self, openapi: &mut OpenApi) {
         let (schema_name, schema) = self.schema;
         openapi
             .components
@@ -77,7 +77,7 @@ impl ErrorResponses<'_> {
 }
 
 /// Every operation of the document.
-pub fn operations_mut(openapi: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
+pub(crate) fn operations_mut(openapi: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
     openapi.paths.paths.values_mut().flat_map(|item| {
         [
             &mut item.get,

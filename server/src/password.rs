@@ -20,7 +20,7 @@ use crate::failure::Failure;
 
 /// The OWASP parameters for argon2id (Password Storage Cheat Sheet):
 /// 19 MiB of memory, 2 iterations, 1 lane, a 32-byte hash.
-pub fn owasp_params() -> Params {
+pub(crate) fn owasp_params() -> Params {
     // These are argon2's defaults, written out: a new version of the crate
     // changing its defaults must not change ours.
     Params::new(19 * 1024, 2, 1, Some(32)).unwrap_or_default()
@@ -44,7 +44,7 @@ enum Job {
 /// The hashing pool: a bounded queue in front of one thread per core.
 /// Cloning shares the pool; the threads end when the last clone is dropped.
 #[derive(Clone)]
-pub struct Hasher {
+pub(crate) struct Hasher {
     jobs: SyncSender<Job>,
 }
 
@@ -57,7 +57,7 @@ impl std::fmt::Debug for Hasher {
 impl Hasher {
     /// `threads` hashing threads (0: one per core) behind a queue of
     /// `queue` waiting jobs.
-    pub fn start(threads: usize, queue: usize) -> std::io::Result<Hasher> {
+    pub(crate) fn start(threads: usize, queue: usize) -> std::io::Result<Hasher> {
         let threads = match threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -74,7 +74,7 @@ impl Hasher {
     }
 
     /// The argon2id hash of a password (PHC string format, salt included).
-    pub async fn hash(&self, password: String) -> Result<String, Failure> {
+    pub(crate) async fn hash(&self, password: String) -> Result<String, Failure> {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Hash { password, reply })?;
         answer
@@ -86,7 +86,11 @@ impl Hasher {
     /// Whether `password` matches `hash`. Without a hash (no such user) a
     /// dummy hash is checked all the same, so that a wrong username takes as
     /// long as a wrong password; the answer is then always false.
-    pub async fn verify(&self, password: String, hash: Option<String>) -> Result<bool, Failure> {
+    pub(crate) async fn verify(
+        &self,
+        password: String,
+        hash: Option<String>,
+    ) -> Result<bool, Failure> {
         let (reply, answer) = oneshot::channel();
         self.submit(Job::Verify {
             password,

@@ -35,10 +35,10 @@ struct Entries<K, V> {
 /// When a read from the database began (the count of commits then), for
 /// [`ReadCache::keep`]; nothing when the cache is off.
 #[derive(Debug, Clone, Copy)]
-pub struct ReadBegun(Option<u64>);
+pub(crate) struct ReadBegun(Option<u64>);
 
 #[derive(Debug)]
-pub struct ReadCache<K, V> {
+pub(crate) struct ReadCache<K, V> {
     enabled: bool,
     max_entries: usize,
     entries: RwLock<Entries<K, V>>,
@@ -46,7 +46,7 @@ pub struct ReadCache<K, V> {
 
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// A cache of at most `max_entries` values, on if `db` is SQLite.
-    pub fn new(db: &Database, max_entries: usize) -> Self {
+    pub(crate) fn new(db: &Database, max_entries: usize) -> Self {
         ReadCache {
             enabled: db.backend() == Backend::Sqlite,
             max_entries,
@@ -59,7 +59,12 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
 
     /// The value for `key`: from memory if nothing was written since it was
     /// read, from `load` (the database) otherwise.
-    pub async fn get<F, E>(&self, db: &Database, key: K, load: F) -> Result<Option<Arc<V>>, E>
+    pub(crate) async fn get<F, E>(
+        &self,
+        db: &Database,
+        key: K,
+        load: F,
+    ) -> Result<Option<Arc<V>>, E>
     where
         F: AsyncFnOnce() -> Result<Option<V>, E>,
     {
@@ -77,7 +82,7 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// What is held for `key`, if anything; if nothing, the mark a read
     /// from the database must begin under for [`ReadCache::keep`] to keep
     /// what it read.
-    pub fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
+    pub(crate) fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
         if !self.enabled {
             return (None, ReadBegun(None));
         }
@@ -89,7 +94,7 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
 
     /// Keeps `value`, read from the database after `begun` was taken, if
     /// nothing was written since.
-    pub fn keep(&self, db: &Database, begun: ReadBegun, key: K, value: Arc<V>) {
+    pub(crate) fn keep(&self, db: &Database, begun: ReadBegun, key: K, value: Arc<V>) {
         if let ReadBegun(Some(commits)) = begun {
             self.hold(db, commits, key, value);
         }

@@ -6,7 +6,7 @@ use rand::RngCore as _;
 use sha2::{Digest as _, Sha256};
 
 /// `n` random bytes from the operating system's generator.
-pub fn random_bytes<const N: usize>() -> [u8; N] {
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0_u8; N];
     rand::rng().fill_bytes(&mut bytes);
     bytes
@@ -14,23 +14,23 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 
 /// A random token of `N` bytes, URL-safe base64 without padding (fit for
 /// links and headers).
-pub fn token<const N: usize>() -> String {
+pub(crate) fn token<const N: usize>() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random_bytes::<N>())
 }
 
 /// A random nonce of `N` bytes, in lower-case hex.
-pub fn hex_nonce<const N: usize>() -> String {
+pub(crate) fn hex_nonce<const N: usize>() -> String {
     hex(&random_bytes::<N>())
 }
 
 /// The SHA-256 digest of a secret, as kept in memory for comparison.
-pub fn sha256(secret: &str) -> [u8; 32] {
+pub(crate) fn sha256(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
 /// The SHA-256 digest of a secret in lower-case hex, as stored in place of
 /// the secret.
-pub fn sha256_hex(secret: &str) -> String {
+pub(crate) fn sha256_hex(secret: &str) -> String {
     hex(&sha256(secret))
 }
 

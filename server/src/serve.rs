@@ -52,16 +52,16 @@ use tower::util::BoxCloneSyncService;
 
 /// How long connections may take, and how many may be open.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    pub header_read_timeout: Duration,
-    pub keep_alive_timeout: Duration,
-    pub send_timeout: Duration,
-    pub max_connections: usize,
+pub(crate) struct Limits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) keep_alive_timeout: Duration,
+    pub(crate) send_timeout: Duration,
+    pub(crate) max_connections: usize,
 }
 
 /// The whole application as one service: the router inside the plumbing
 /// every answer shares.
-pub type HttpService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
+pub(crate) type HttpService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
 
 /// How long a graceful stop waits for connections to finish.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -77,7 +77,7 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 /// Serves `router` on `listener` (with TLS if `tls` is given) until
 /// `shutdown` completes; then stops accepting, lets the requests in flight
 /// finish, and returns.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: HttpService,
     tls: Option<TlsAcceptor>,
@@ -570,7 +570,7 @@ impl Registry {
 const LISTEN_BACKLOG: u32 = 4096;
 
 /// A listening socket on `address`, with room for bursts of connections.
-pub fn listen(address: SocketAddr) -> io::Result<TcpListener> {
+pub(crate) fn listen(address: SocketAddr) -> io::Result<TcpListener> {
     let socket = if address.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
     } else {
@@ -583,7 +583,7 @@ pub fn listen(address: SocketAddr) -> io::Result<TcpListener> {
 
 /// The most connections a process with this many file descriptors should
 /// hold: half of them, the rest left for the database, mail, files.
-pub fn default_max_connections() -> usize {
+pub(crate) fn default_max_connections() -> usize {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
         .unwrap_or(4096);

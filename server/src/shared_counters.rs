@@ -65,7 +65,7 @@ return {1, used, oldest}
 ";
 
 /// The counters every replica shares.
-pub struct SharedCounters {
+pub(crate) struct SharedCounters {
     client: redis::Client,
     /// The URL without its password, for messages.
     shown_url: String,
@@ -92,7 +92,7 @@ impl std::fmt::Debug for SharedCounters {
 impl SharedCounters {
     /// Counters at `url` (`redis://...`), their keys under `prefix`. Only the
     /// URL is checked here: Redis may come up after the server.
-    pub fn new(url: &str, prefix: &str) -> anyhow::Result<SharedCounters> {
+    pub(crate) fn new(url: &str, prefix: &str) -> anyhow::Result<SharedCounters> {
         let client = redis::Client::open(url)
             .with_context(|| format!("not a Redis URL: {}", redact_url(url)))?;
         Ok(SharedCounters {
@@ -110,7 +110,7 @@ impl SharedCounters {
     /// Counts (`hit`) or reads where `caller` of `limiter` stands at `now`
     /// against `limit`, over the buckets of the last `span` seconds (see
     /// [`crate::limits`]). `None`: Redis did not answer, count here.
-    pub async fn count(
+    pub(crate) async fn count(
         &self,
         limiter: &str,
         caller: &str,
@@ -136,7 +136,7 @@ impl SharedCounters {
 
     /// `None` if Redis answered the last call (or none was made yet);
     /// otherwise what went wrong.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         if !self.down.load(Ordering::Relaxed) {
             return None;
         }
@@ -147,7 +147,7 @@ impl SharedCounters {
     }
 
     /// Asks Redis now (readiness), unless it is resting after a failure.
-    pub async fn ping(&self) -> Option<String> {
+    pub(crate) async fn ping(&self) -> Option<String> {
         let _ = self
             .call(|mut connection| async move {
                 redis::cmd("PING")
@@ -158,7 +158,7 @@ impl SharedCounters {
         self.problem()
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.shown_url
     }
 

@@ -13,7 +13,7 @@ use crate::error::Error;
 /// that breaks the [`crate::text_policy`] (control characters) is 422,
 /// naming the field. Unknown properties are ignored, whatever they hold,
 /// NUL bytes included.
-pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
+pub(crate) fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, Error> {
     let invalid = |e: &dyn std::fmt::Display| Error::bad_request(format!("invalid JSON body: {e}"));
     // serde_json keeps the last of a property given twice; which one a
     // proxy or another parser in front keeps is anyone's guess, so neither.
@@ -118,7 +118,7 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
 /// Checks the text of a value read from any format (the pet store's XML
 /// and forms, through their serde shape) as [`parse`] checks JSON's: a NUL
 /// byte is 400, a control character 422.
-pub fn check_text<T: Serialize>(value: &T) -> Result<(), Error> {
+pub(crate) fn check_text<T: Serialize>(value: &T) -> Result<(), Error> {
     let read = serde_json::to_value(value)
         .map_err(|e| Error::internal("a body that does not serialise", e))?;
     find_nul(&read).map_err(Error::bad_request)?;
@@ -143,7 +143,7 @@ fn find_nul(value: &serde_json::Value) -> Result<(), String> {
 }
 
 /// What a client is told of a NUL byte in its text.
-pub const NUL_MESSAGE: &str = "text may not hold NUL bytes";
+pub(crate) const NUL_MESSAGE: &str = "text may not hold NUL bytes";
 
 /// A serde_ignored path as segments (`["tags", "0", "name"]`).
 fn segments(path: &serde_ignored::Path<'_>) -> Vec<String> {

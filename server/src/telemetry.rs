@@ -10,7 +10,7 @@ use crate::config::{LogConfig, LogFormat};
 /// The header that carries a request's id: set on the way in unless the
 /// client sent one, returned on the answer, and on every log line of the
 /// request.
-pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides the
 /// configured filter.
@@ -40,7 +40,7 @@ pub fn init(config: &LogConfig) {
 /// per request cost about a tenth of the rate of `GET /v2/pet/{id}` (issue
 /// 9, BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MakeRequestId;
+pub(crate) struct MakeRequestId;
 
 impl tower_http::request_id::MakeRequestId for MakeRequestId {
     fn make_request_id<B>(

@@ -12,10 +12,11 @@ use crate::failure::Failure;
 /// The properties that hold prose, where tab and newlines belong (a post's
 /// body, a description, a contact message, a key request's intended use, a
 /// biography). Every other text is one line.
-pub const MULTI_LINE_FIELDS: [&str; 5] = ["body", "bio", "description", "intended_use", "message"];
+pub(crate) const MULTI_LINE_FIELDS: [&str; 5] =
+    ["body", "bio", "description", "intended_use", "message"];
 
 /// Why `text` cannot stand in a field (multi-line or not), if it cannot.
-pub fn problem(text: &str, multi_line: bool) -> Option<String> {
+pub(crate) fn problem(text: &str, multi_line: bool) -> Option<String> {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         let allowed = match c {
@@ -40,7 +41,7 @@ pub fn problem(text: &str, multi_line: bool) -> Option<String> {
 
 /// Refuses one field's text (a query parameter, a form part) that breaks
 /// the policy: 422 naming it, as [`check`] does for a body.
-pub fn check_field(field: &str, text: &str) -> Result<(), Failure> {
+pub(crate) fn check_field(field: &str, text: &str) -> Result<(), Failure> {
     let multi_line = MULTI_LINE_FIELDS.contains(&field);
     match problem(text, multi_line) {
         None => Ok(()),
@@ -58,7 +59,7 @@ fn refused(field: &str, problem: String) -> Failure {
 /// Refuses the first field of `value` (a body as read, under its wire
 /// names) whose text breaks the policy: 422 naming it, as
 /// `details.fields` too.
-pub fn check(value: &serde_json::Value) -> Result<(), Failure> {
+pub(crate) fn check(value: &serde_json::Value) -> Result<(), Failure> {
     match first_problem(value, &mut Vec::new(), false) {
         None => Ok(()),
         Some((field, problem)) => Err(refused(&field, problem)),
@@ -102,7 +103,7 @@ fn field_name(path: &[String]) -> String {
 /// (escape sequences, CR, BEL, ...) shown as `\u{1b}` and the like, so
 /// that nothing a client sent can clear the screen, fake rows or set the
 /// window title of the operator who lists it.
-pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(text);
     }

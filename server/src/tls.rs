@@ -10,10 +10,10 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
 /// How long browsers are told to use HTTPS only (`Strict-Transport-Security`).
-pub const HSTS: &str = "max-age=31536000";
+pub(crate) const HSTS: &str = "max-age=31536000";
 
 /// A TLS acceptor for the certificate chain in `cert` and the key in `key`.
-pub fn acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
+pub(crate) fn acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
     // rustls takes its crypto from the process-wide provider (ring, as for
     // the outgoing connections). A second install fails harmlessly.
     let _ = rustls::crypto::ring::default_provider().install_default();

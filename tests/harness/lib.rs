@@ -222,19 +222,9 @@ impl TestServer {
     /// Registers an OAuth client with `scopes` straight in the server's
     /// database, as the operator's CLI does: its id and secret.
     pub async fn oauth_client(&self, scopes: &[Scope]) -> (String, String) {
-        let db = petstore_portfolio_server::storage::Database::connect(&self.database_url())
+        petstore_portfolio_server::fixtures::register_oauth_client(&self.database_url(), scopes)
             .await
-            .expect("the test database");
-        let issued = petstore_portfolio_server::portfolio::ops::oauth_clients::register(
-            petstore_portfolio_server::portfolio::ops::Context::offline(&db),
-            petstore_portfolio_server::portfolio::ops::Actor::Operator,
-            "test client",
-            scopes.to_vec(),
-        )
-        .await
-        .expect("the client is registered");
-        db.close().await;
-        (issued.client.client_id, issued.client_secret)
+            .expect("the client is registered")
     }
 
     /// A portfolio client that gets bearer tokens (client credentials) as

@@ -5,9 +5,8 @@
 //! answer's status and body are checked whole.
 
 use end_to_end_tests::{Db, TestServer, http, on_every_database, send, send_json};
-use petstore_portfolio_server::access::{db as access_db, tokens};
 use petstore_portfolio_server::config::Scope;
-use petstore_portfolio_server::storage::Database;
+use petstore_portfolio_server::fixtures;
 use reqwest::header::HeaderValue;
 use serde_json::{Value, json};
 
@@ -514,11 +513,9 @@ impl Credentials {
 
     async fn expired_token(server: &TestServer) -> String {
         let (client_id, _) = server.oauth_client(&[Scope::Admin]).await;
-        let expired = tokens::mint(&client_id, vec![Scope::Admin], -1000);
-        let db = Database::connect(&server.database_url()).await.unwrap();
-        access_db::insert_token(&db, &expired.stored).await.unwrap();
-        db.close().await;
-        expired.token
+        fixtures::insert_expired_token(&server.database_url(), &client_id, &[Scope::Admin])
+            .await
+            .expect("the expired token is stored")
     }
 
     /// A session token of the pet store (a user logged in).

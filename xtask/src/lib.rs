@@ -29,12 +29,12 @@ pub const SERVICES: [Service; 2] = [
     Service {
         name: "pet store",
         document: "openapi/petstore.yaml",
-        code_document: petstore_portfolio_server::petstore::openapi,
+        code_document: petstore_portfolio_server::petstore_openapi,
     },
     Service {
         name: "portfolio",
         document: "openapi/portfolio.yaml",
-        code_document: petstore_portfolio_server::portfolio::openapi,
+        code_document: petstore_portfolio_server::portfolio_openapi,
     },
 ];
 

@@ -13,7 +13,7 @@ use crate::extract::sent_by_a_script;
 
 /// One challenge.
 #[derive(Debug, Clone, Copy)]
-pub enum Challenge<'a> {
+pub(crate) enum Challenge<'a> {
     Bearer {
         realm: &'a str,
         /// RFC 6750's `error` (`invalid_token`, `insufficient_scope`...).
@@ -34,7 +34,7 @@ pub enum Challenge<'a> {
 
 impl Challenge<'_> {
     /// A bare `Bearer realm="..."`.
-    pub fn bearer(realm: &str) -> Challenge<'_> {
+    pub(crate) fn bearer(realm: &str) -> Challenge<'_> {
         Challenge::Bearer {
             realm,
             error: None,
@@ -76,7 +76,11 @@ impl Challenge<'_> {
 
 /// `error` with a `WWW-Authenticate` header for each of `challenges`, but
 /// `Basic` to a script of a web page (`request` is the request's headers).
-pub fn challenge(mut error: Error, challenges: &[Challenge<'_>], request: &HeaderMap) -> Error {
+pub(crate) fn challenge(
+    mut error: Error,
+    challenges: &[Challenge<'_>],
+    request: &HeaderMap,
+) -> Error {
     for value in values(challenges, request) {
         error = error.with_header(header::WWW_AUTHENTICATE, value);
     }
@@ -85,7 +89,7 @@ pub fn challenge(mut error: Error, challenges: &[Challenge<'_>], request: &Heade
 
 /// The `WWW-Authenticate` values `challenge` would add, for answers that
 /// are not an [`Error`] (the OAuth endpoints' own bodies).
-pub fn values(challenges: &[Challenge<'_>], request: &HeaderMap) -> Vec<HeaderValue> {
+pub(crate) fn values(challenges: &[Challenge<'_>], request: &HeaderMap) -> Vec<HeaderValue> {
     let script = sent_by_a_script(request);
     challenges
         .iter()

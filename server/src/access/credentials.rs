@@ -8,7 +8,7 @@ use axum::response::Response;
 use base64::Engine as _;
 
 /// Query parameters that look like a credential, in lower case.
-pub const REFUSED_IN_QUERY: [&str; 6] = [
+pub(crate) const REFUSED_IN_QUERY: [&str; 6] = [
     "api_key",
     "apikey",
     "x-api-key",
@@ -21,7 +21,7 @@ pub const REFUSED_IN_QUERY: [&str; 6] = [
 const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api_key"];
 
 /// Whether a request carries a credential (any of them, valid or not).
-pub fn carries_credential(headers: &HeaderMap) -> bool {
+pub(crate) fn carries_credential(headers: &HeaderMap) -> bool {
     CREDENTIAL_HEADERS
         .iter()
         .any(|name| headers.contains_key(*name))
@@ -31,7 +31,7 @@ pub fn carries_credential(headers: &HeaderMap) -> bool {
 /// alone: `Cache-Control: private` (its other directives kept, `public`
 /// dropped), so that no shared cache in front (a CDN) hands it to anyone
 /// else. `no-store` answers stay as they are.
-pub fn keep_private(response: &mut Response) {
+pub(crate) fn keep_private(response: &mut Response) {
     let headers = response.headers_mut();
     let directives = headers
         .get(header::CACHE_CONTROL)
@@ -57,7 +57,7 @@ pub fn keep_private(response: &mut Response) {
 
 /// The name of the first query parameter of `uri` that looks like a
 /// credential (compared without case), if any.
-pub fn secret_in_query(uri: &Uri) -> Option<String> {
+pub(crate) fn secret_in_query(uri: &Uri) -> Option<String> {
     let query = uri.query()?;
     form_urlencoded::parse(query.as_bytes())
         .map(|(name, _)| name.to_ascii_lowercase())
@@ -66,7 +66,7 @@ pub fn secret_in_query(uri: &Uri) -> Option<String> {
 
 /// What an `Authorization` header holds.
 #[derive(PartialEq, Eq)]
-pub enum Authorization<'h> {
+pub(crate) enum Authorization<'h> {
     /// `Bearer <token>` (the scheme in any case).
     Bearer(&'h str),
     /// `Basic <base64 of name:password>`, decoded.
@@ -90,7 +90,7 @@ impl std::fmt::Debug for Authorization<'_> {
 }
 
 /// The `Authorization` header of `headers`, read; none when absent.
-pub fn authorization(headers: &HeaderMap) -> Option<Authorization<'_>> {
+pub(crate) fn authorization(headers: &HeaderMap) -> Option<Authorization<'_>> {
     let value = headers.get(header::AUTHORIZATION)?;
     let Ok(text) = value.to_str() else {
         return Some(Authorization::Other);
@@ -121,7 +121,7 @@ pub fn authorization(headers: &HeaderMap) -> Option<Authorization<'_>> {
 /// A header's value, trimmed, if present and not empty: `Some(None)` when
 /// it is not visible ASCII (a credential that matches nothing, not a
 /// missing one).
-pub fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<Option<&'h str>> {
+pub(crate) fn header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<Option<&'h str>> {
     let value = headers.get(name)?;
     match value.to_str() {
         Ok(text) => {

@@ -34,9 +34,9 @@ const KEY_COLUMNS: &str = "id, service, name, secret_hash, scopes, created_at_ms
 
 /// A key as stored: what the operator sees, and the hash of its secret.
 #[derive(Debug, Clone)]
-pub struct StoredKey {
-    pub key: ApiKey,
-    pub secret_hash: String,
+pub(crate) struct StoredKey {
+    pub(crate) key: ApiKey,
+    pub(crate) secret_hash: String,
 }
 
 impl TryFrom<ApiKeyRow> for StoredKey {
@@ -65,16 +65,16 @@ fn service_from(text: &str) -> Result<Service, StoreError> {
 }
 
 /// Scopes stored as a JSON array of their names.
-pub fn scopes_from(text: &str) -> Result<Vec<Scope>, StoreError> {
+pub(crate) fn scopes_from(text: &str) -> Result<Vec<Scope>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::corrupt(format!("scopes {text:?}: {e}")))
 }
 
-pub fn scopes_text(scopes: &[Scope]) -> Result<String, StoreError> {
+pub(crate) fn scopes_text(scopes: &[Scope]) -> Result<String, StoreError> {
     serde_json::to_string(scopes).map_err(StoreError::corrupt)
 }
 
 /// Every key, newest first; of one service, or of both.
-pub async fn list_keys(
+pub(crate) async fn list_keys(
     db: &Database,
     service: Option<Service>,
 ) -> Result<Vec<StoredKey>, StoreError> {
@@ -89,7 +89,7 @@ pub async fn list_keys(
 }
 
 /// One key.
-pub async fn get_key(db: &Database, id: &str) -> Result<Option<StoredKey>, StoreError> {
+pub(crate) async fn get_key(db: &Database, id: &str) -> Result<Option<StoredKey>, StoreError> {
     let row: Option<ApiKeyRow> =
         sqlx::query_as(&format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"))
             .bind(id)
@@ -99,7 +99,10 @@ pub async fn get_key(db: &Database, id: &str) -> Result<Option<StoredKey>, Store
 }
 
 /// Stores a new key, in the caller's transaction.
-pub async fn insert_key(conn: &mut AnyConnection, key: &StoredKey) -> Result<(), StoreError> {
+pub(crate) async fn insert_key(
+    conn: &mut AnyConnection,
+    key: &StoredKey,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO api_keys (id, service, name, secret_hash, scopes, created_at_ms, expires_at_ms) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -117,7 +120,7 @@ pub async fn insert_key(conn: &mut AnyConnection, key: &StoredKey) -> Result<(),
 }
 
 /// Stores a new key.
-pub async fn create_key(db: &Database, key: &StoredKey) -> Result<(), StoreError> {
+pub(crate) async fn create_key(db: &Database, key: &StoredKey) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     insert_key(tx.conn(), key).await?;
     tx.commit().await
@@ -125,7 +128,11 @@ pub async fn create_key(db: &Database, key: &StoredKey) -> Result<(), StoreError
 
 /// Revokes a key at `at`; false if there is no such key or it is revoked
 /// already.
-pub async fn revoke_key(db: &Database, id: &str, at: DateTime<Utc>) -> Result<bool, StoreError> {
+pub(crate) async fn revoke_key(
+    db: &Database,
+    id: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
     let revoked = sqlx::query(
         "UPDATE api_keys SET revoked_at_ms = $1 WHERE id = $2 AND revoked_at_ms IS NULL",
@@ -142,7 +149,7 @@ pub async fn revoke_key(db: &Database, id: &str, at: DateTime<Utc>) -> Result<bo
 /// Replaces key `old` with `new`: the new key is stored, and the old one
 /// stays valid until `old_valid_until` (or its own expiry, if sooner). False
 /// if `old` is not a key in force at `now`, or was rotated already.
-pub async fn rotate_key(
+pub(crate) async fn rotate_key(
     db: &Database,
     old: &str,
     new: &StoredKey,
@@ -172,7 +179,10 @@ pub async fn rotate_key(
 
 /// Records when keys were last used (a batch of `(id, at)`). Not a change
 /// caches care about: the version stays.
-pub async fn record_key_uses(db: &Database, uses: &[(String, i64)]) -> Result<(), StoreError> {
+pub(crate) async fn record_key_uses(
+    db: &Database,
+    uses: &[(String, i64)],
+) -> Result<(), StoreError> {
     if uses.is_empty() {
         return Ok(());
     }
@@ -206,9 +216,9 @@ const CLIENT_COLUMNS: &str = "client_id, name, secret_hash, scopes, created_at_m
 
 /// A client as stored: what the operator sees, and the hash of its secret.
 #[derive(Debug, Clone)]
-pub struct StoredClient {
-    pub client: OAuthClient,
-    pub secret_hash: String,
+pub(crate) struct StoredClient {
+    pub(crate) client: OAuthClient,
+    pub(crate) secret_hash: String,
 }
 
 impl TryFrom<ClientRow> for StoredClient {
@@ -229,7 +239,7 @@ impl TryFrom<ClientRow> for StoredClient {
 }
 
 /// Every client, newest first.
-pub async fn list_clients(db: &Database) -> Result<Vec<StoredClient>, StoreError> {
+pub(crate) async fn list_clients(db: &Database) -> Result<Vec<StoredClient>, StoreError> {
     let rows: Vec<ClientRow> = sqlx::query_as(&format!(
         "SELECT {CLIENT_COLUMNS} FROM oauth_clients ORDER BY created_at_ms DESC, client_id"
     ))
@@ -239,7 +249,7 @@ pub async fn list_clients(db: &Database) -> Result<Vec<StoredClient>, StoreError
 }
 
 /// One client.
-pub async fn get_client(
+pub(crate) async fn get_client(
     db: &Database,
     client_id: &str,
 ) -> Result<Option<StoredClient>, StoreError> {
@@ -253,7 +263,7 @@ pub async fn get_client(
 }
 
 /// Stores a new client.
-pub async fn create_client(db: &Database, client: &StoredClient) -> Result<(), StoreError> {
+pub(crate) async fn create_client(db: &Database, client: &StoredClient) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO oauth_clients (client_id, name, secret_hash, scopes, created_at_ms) \
          VALUES ($1, $2, $3, $4, $5)",
@@ -270,7 +280,7 @@ pub async fn create_client(db: &Database, client: &StoredClient) -> Result<(), S
 
 /// Revokes a client and every token it holds, at `at`; false if there is no
 /// such client or it is revoked already.
-pub async fn revoke_client(
+pub(crate) async fn revoke_client(
     db: &Database,
     client_id: &str,
     at: DateTime<Utc>,
@@ -326,7 +336,7 @@ impl TryFrom<TokenRow> for StoredToken {
 }
 
 /// Stores a token just issued.
-pub async fn insert_token(db: &Database, token: &StoredToken) -> Result<(), StoreError> {
+pub(crate) async fn insert_token(db: &Database, token: &StoredToken) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO oauth_tokens (id, secret_hash, client_id, scopes, created_at_ms, expires_at_ms) \
          VALUES ($1, $2, $3, $4, $5, $6)",
@@ -343,7 +353,7 @@ pub async fn insert_token(db: &Database, token: &StoredToken) -> Result<(), Stor
 }
 
 /// One token (revoked as well when its client is).
-pub async fn get_token(db: &Database, id: &str) -> Result<Option<StoredToken>, StoreError> {
+pub(crate) async fn get_token(db: &Database, id: &str) -> Result<Option<StoredToken>, StoreError> {
     let row: Option<TokenRow> = sqlx::query_as(
         "SELECT t.id, t.secret_hash, t.client_id, t.scopes, t.created_at_ms, t.expires_at_ms, \
          COALESCE(t.revoked_at_ms, c.revoked_at_ms) AS revoked_at_ms \
@@ -356,7 +366,11 @@ pub async fn get_token(db: &Database, id: &str) -> Result<Option<StoredToken>, S
 }
 
 /// Revokes a token at `at`; false if it was revoked already.
-pub async fn revoke_token(db: &Database, id: &str, at: DateTime<Utc>) -> Result<bool, StoreError> {
+pub(crate) async fn revoke_token(
+    db: &Database,
+    id: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
     let at = at.timestamp_millis();
     let mut tx = db.begin_write().await?;
     let revoked = sqlx::query(
@@ -372,7 +386,7 @@ pub async fn revoke_token(db: &Database, id: &str, at: DateTime<Utc>) -> Result<
 }
 
 /// Forgets tokens that expired before `before`; how many.
-pub async fn delete_expired_tokens(db: &Database, before: i64) -> Result<u64, StoreError> {
+pub(crate) async fn delete_expired_tokens(db: &Database, before: i64) -> Result<u64, StoreError> {
     let deleted = sqlx::query("DELETE FROM oauth_tokens WHERE expires_at_ms < $1")
         .bind(before)
         .execute(db.pool())
@@ -383,7 +397,7 @@ pub async fn delete_expired_tokens(db: &Database, before: i64) -> Result<u64, St
 // ---- the access version --------------------------------------------------------
 
 /// Counts a change caches must hear of (in the caller's transaction).
-pub async fn bump_version(conn: &mut AnyConnection) -> Result<(), StoreError> {
+pub(crate) async fn bump_version(conn: &mut AnyConnection) -> Result<(), StoreError> {
     sqlx::query("UPDATE access_version SET version = version + 1 WHERE id = 1")
         .execute(conn)
         .await?;
@@ -391,7 +405,7 @@ pub async fn bump_version(conn: &mut AnyConnection) -> Result<(), StoreError> {
 }
 
 /// How many such changes there have been.
-pub async fn version(db: &Database) -> Result<i64, StoreError> {
+pub(crate) async fn version(db: &Database) -> Result<i64, StoreError> {
     Ok(
         sqlx::query_scalar("SELECT version FROM access_version WHERE id = 1")
             .fetch_one(db.pool())

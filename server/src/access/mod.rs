@@ -9,12 +9,12 @@
 //! other replicas) bump the access version when they change something;
 //! [`Access::refresh`], run every second, notices and reloads.
 
-pub mod challenges;
-pub mod credentials;
-pub mod db;
-pub mod keys;
-pub mod sessions;
-pub mod tokens;
+pub(crate) mod challenges;
+pub(crate) mod credentials;
+pub(crate) mod db;
+pub(crate) mod keys;
+pub(crate) mod sessions;
+pub(crate) mod tokens;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -52,14 +52,14 @@ pub enum Service {
 }
 
 impl Service {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Service::Portfolio => "portfolio",
             Service::Petstore => "petstore",
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "portfolio" => Some(Service::Portfolio),
             "petstore" => Some(Service::Petstore),
@@ -70,19 +70,22 @@ impl Service {
 
 /// Who may do what: the keys and tokens the server accepts.
 #[derive(Debug)]
-pub struct Access {
-    pub keys: KeyStore,
-    pub tokens: TokenStore,
+pub(crate) struct Access {
+    pub(crate) keys: KeyStore,
+    pub(crate) tokens: TokenStore,
     /// Pet store sessions (`loginUser`, the implicit flow).
-    pub sessions: SessionCache,
+    pub(crate) sessions: SessionCache,
     /// Pet store users' names and passwords that verified a moment ago.
-    pub logins: RememberedLogins,
+    pub(crate) logins: RememberedLogins,
     /// The access version the caches agree with.
     version: AtomicI64,
 }
 
 impl Access {
-    pub async fn load(db: &Database, configured: &[ConfiguredApiKey]) -> Result<Self, StoreError> {
+    pub(crate) async fn load(
+        db: &Database,
+        configured: &[ConfiguredApiKey],
+    ) -> Result<Self, StoreError> {
         let version = db::version(db).await?;
         Ok(Access {
             keys: KeyStore::load(db, configured).await?,
@@ -94,7 +97,7 @@ impl Access {
     }
 
     /// Reloads what another process changed, if anything.
-    pub async fn refresh(&self, db: &Database) -> Result<(), StoreError> {
+    pub(crate) async fn refresh(&self, db: &Database) -> Result<(), StoreError> {
         let version = db::version(db).await?;
         if version == self.version.load(Ordering::SeqCst) {
             return Ok(());
@@ -111,7 +114,7 @@ impl Access {
     /// Keeps the caches in step with other processes and writes last-used
     /// times, every second, and sweeps expired tokens every hour, until the
     /// process ends.
-    pub fn spawn_refresh(self: &Arc<Self>, db: Database) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_refresh(self: &Arc<Self>, db: Database) -> tokio::task::JoinHandle<()> {
         let access = self.clone();
         tokio::spawn(async move {
             let mut ticks = tokio::time::interval(REFRESH_EVERY);
@@ -136,56 +139,15 @@ impl Access {
         })
     }
 
-    /// Makes and stores a key, which works at once.
-    pub async fn create_key(
-        &self,
-        db: &Database,
-        new: &keys::NewKey,
-    ) -> Result<keys::IssuedKey, StoreError> {
-        let issued = keys::create(db, new).await?;
-        self.keys.remember(&issued.stored);
-        Ok(issued)
-    }
-
-    /// Rotates a key (see [`keys::rotate`]); the cache follows at once.
-    pub async fn rotate_key(
-        &self,
-        db: &Database,
-        id: &str,
-        old_valid_until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Option<keys::IssuedKey>, StoreError> {
-        let rotated = keys::rotate(db, id, old_valid_until).await?;
-        if let Some(new) = &rotated {
-            self.keys.rotated(id, &new.stored, old_valid_until);
-        }
-        Ok(rotated)
-    }
-
-    /// Revokes a key, which stops working at once; false if it was not in
-    /// force.
-    pub async fn revoke_key(&self, db: &Database, id: &str) -> Result<bool, StoreError> {
-        let revoked = db::revoke_key(db, id, chrono::Utc::now()).await?;
-        self.keys.forget(id);
-        Ok(revoked)
-    }
-
-    /// Revokes a client and its tokens, which stop working at once; false
-    /// if it was revoked already or does not exist.
-    pub async fn revoke_client(&self, db: &Database, client_id: &str) -> Result<bool, StoreError> {
-        let revoked = db::revoke_client(db, client_id, chrono::Utc::now()).await?;
-        self.tokens.forget_client(client_id);
-        Ok(revoked)
-    }
-
     /// Revokes a token, which stops working at once.
-    pub async fn revoke_token(&self, db: &Database, id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn revoke_token(&self, db: &Database, id: &str) -> Result<bool, StoreError> {
         let revoked = db::revoke_token(db, id, chrono::Utc::now()).await?;
         self.tokens.forget(id);
         Ok(revoked)
     }
 
     /// Writes when keys were last used (also at shutdown, so that none is lost).
-    pub async fn record_key_uses(&self, db: &Database) {
+    pub(crate) async fn record_key_uses(&self, db: &Database) {
         if let Err(e) = self.keys.record_uses(db).await {
             tracing::warn!(error = %e, "cannot record when API keys were used");
         }

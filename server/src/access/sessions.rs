@@ -31,24 +31,24 @@ const SESSIONS_CAPACITY: usize = 100_000;
 const UNKNOWN_CAPACITY: usize = 10_000;
 
 /// How long a verified username and password are remembered.
-pub const REMEMBER_LOGIN_MS: i64 = 60_000;
+pub(crate) const REMEMBER_LOGIN_MS: i64 = 60_000;
 /// At most this many remembered logins; past it the expired ones go, and
 /// if that is not enough, all.
 const LOGINS_CAPACITY: usize = 10_000;
 
 /// A session in force, as cached.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CachedSession {
-    pub user_id: i64,
+pub(crate) struct CachedSession {
+    pub(crate) user_id: i64,
     /// Space-separated; none: both scopes (a `loginUser` session).
-    pub scopes: Option<String>,
+    pub(crate) scopes: Option<String>,
     /// Unix seconds.
-    pub expires_at: i64,
+    pub(crate) expires_at: i64,
 }
 
 /// What the cache knows of a token (by its hash).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Known {
+pub(crate) enum Known {
     Session(CachedSession),
     /// Looked up before and not found.
     Unknown,
@@ -58,7 +58,7 @@ pub enum Known {
 
 /// Sessions by their token's hash, and hashes that name none.
 #[derive(Debug, Default)]
-pub struct SessionCache {
+pub(crate) struct SessionCache {
     sessions: RwLock<HashMap<String, CachedSession>>,
     unknown: Mutex<HashSet<String>>,
     /// Counts what ended sessions, so that a lookup that raced an ending
@@ -68,7 +68,7 @@ pub struct SessionCache {
 
 impl SessionCache {
     /// What is known of the token whose SHA-256 (hex) is `token_hash`.
-    pub fn get(&self, token_hash: &str) -> Known {
+    pub(crate) fn get(&self, token_hash: &str) -> Known {
         let sessions = self
             .sessions
             .read()
@@ -85,13 +85,13 @@ impl SessionCache {
 
     /// Where the endings stand: read it before looking a session up, and
     /// pass it to [`remember_found`](Self::remember_found).
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.endings.load(Ordering::SeqCst)
     }
 
     /// Caches what a lookup found (`None`: no session), unless something
     /// ended sessions since `generation`: the row read may predate it.
-    pub fn remember_found(
+    pub(crate) fn remember_found(
         &self,
         generation: u64,
         token_hash: String,
@@ -107,7 +107,7 @@ impl SessionCache {
     }
 
     /// Caches a session made here.
-    pub fn remember(&self, token_hash: String, session: CachedSession) {
+    pub(crate) fn remember(&self, token_hash: String, session: CachedSession) {
         let mut sessions = self.write();
         if sessions.len() >= SESSIONS_CAPACITY {
             sessions.clear();
@@ -125,19 +125,19 @@ impl SessionCache {
     }
 
     /// Ends one session (a logout).
-    pub fn forget(&self, token_hash: &str) {
+    pub(crate) fn forget(&self, token_hash: &str) {
         self.write().remove(token_hash);
     }
 
     /// Ends every session of a user but `keep` (a password change, or the
     /// user's deletion with none kept).
-    pub fn forget_user(&self, user_id: i64, keep: Option<&str>) {
+    pub(crate) fn forget_user(&self, user_id: i64, keep: Option<&str>) {
         self.write()
             .retain(|hash, session| session.user_id != user_id || Some(hash.as_str()) == keep);
     }
 
     /// Drops everything (another process changed something).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.write().clear();
         lock(&self.unknown).clear();
     }
@@ -160,7 +160,7 @@ struct Remembered {
 
 /// Usernames and passwords that verified a moment ago, by an HMAC of the
 /// pair.
-pub struct RememberedLogins {
+pub(crate) struct RememberedLogins {
     /// The HMAC key: random, this process's own, never written anywhere.
     key: [u8; 32],
     logins: Mutex<HashMap<[u8; 32], Remembered>>,
@@ -195,7 +195,7 @@ impl RememberedLogins {
 
     /// The user whose name and password these are, if they verified within
     /// [`REMEMBER_LOGIN_MS`].
-    pub fn recall(&self, username: &str, password: &str) -> Option<i64> {
+    pub(crate) fn recall(&self, username: &str, password: &str) -> Option<i64> {
         let mac = self.mac(username, password);
         let now = now_ms();
         lock(&self.logins)
@@ -205,7 +205,7 @@ impl RememberedLogins {
     }
 
     /// Remembers that these verified as `user_id`'s.
-    pub fn remember(&self, username: &str, password: &str, user_id: i64) {
+    pub(crate) fn remember(&self, username: &str, password: &str, user_id: i64) {
         let mac = self.mac(username, password);
         let now = now_ms();
         let mut logins = lock(&self.logins);
@@ -225,12 +225,12 @@ impl RememberedLogins {
     }
 
     /// Forgets every login of a user (a password change, a rename, a deletion).
-    pub fn forget_user(&self, user_id: i64) {
+    pub(crate) fn forget_user(&self, user_id: i64) {
         lock(&self.logins).retain(|_, login| login.user_id != user_id);
     }
 
     /// Forgets everything (another process changed a user).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         lock(&self.logins).clear();
     }
 }

@@ -28,9 +28,9 @@ use crate::secret::{self, sha256};
 use crate::storage::{Database, StoreError};
 
 /// Tokens start with this.
-pub const TOKEN_PREFIX: &str = "pt_";
+pub(crate) const TOKEN_PREFIX: &str = "pt_";
 /// Client ids start with this.
-pub const CLIENT_PREFIX: &str = "pc_";
+pub(crate) const CLIENT_PREFIX: &str = "pc_";
 
 /// At most this many tokens are cached; past it the cache starts afresh
 /// (tokens are then looked up again as they are used).
@@ -38,31 +38,31 @@ const CACHE_CAPACITY: usize = 100_000;
 
 /// An OAuth client as the operator sees it (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct OAuthClient {
+pub(crate) struct OAuthClient {
     /// What the client gives as `client_id`.
-    pub client_id: String,
+    pub(crate) client_id: String,
     /// Who the client is; for the operator.
-    pub name: String,
+    pub(crate) name: String,
     /// The most its tokens may carry.
     #[schema(value_type = Vec<String>)]
-    pub scopes: Vec<Scope>,
-    pub created_at: DateTime<Utc>,
+    pub(crate) scopes: Vec<Scope>,
+    pub(crate) created_at: DateTime<Utc>,
     /// When it was revoked; its tokens ended then.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<DateTime<Utc>>,
+    pub(crate) revoked_at: Option<DateTime<Utc>>,
 }
 
 /// A new client: what is stored, and its secret, shown once.
 #[derive(Debug)]
-pub struct IssuedClient {
-    pub stored: StoredClient,
+pub(crate) struct IssuedClient {
+    pub(crate) stored: StoredClient,
     /// Give it to the client's owner; it is not kept.
-    pub secret: String,
+    pub(crate) secret: String,
 }
 
 /// Makes a new client (not yet stored).
-pub fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
+pub(crate) fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
     let secret = secret::token::<32>();
     IssuedClient {
         stored: StoredClient {
@@ -81,7 +81,7 @@ pub fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
 
 /// Whether `presented` is the secret of `client` (a client in force). An
 /// unknown client costs the same comparison as a known one.
-pub fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> bool {
+pub(crate) fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> bool {
     let stored = client
         .filter(|c| c.client.revoked_at.is_none())
         .and_then(|c| digest_from_hex(&c.secret_hash));
@@ -91,25 +91,25 @@ pub fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> 
 
 /// A bearer token as stored.
 #[derive(Debug, Clone)]
-pub struct StoredToken {
-    pub id: String,
-    pub secret_hash: String,
-    pub client_id: String,
-    pub scopes: Vec<Scope>,
-    pub created_at_ms: i64,
-    pub expires_at_ms: i64,
-    pub revoked_at_ms: Option<i64>,
+pub(crate) struct StoredToken {
+    pub(crate) id: String,
+    pub(crate) secret_hash: String,
+    pub(crate) client_id: String,
+    pub(crate) scopes: Vec<Scope>,
+    pub(crate) created_at_ms: i64,
+    pub(crate) expires_at_ms: i64,
+    pub(crate) revoked_at_ms: Option<i64>,
 }
 
 /// A new token: what is stored, and the token itself, given to the client.
 #[derive(Debug)]
-pub struct IssuedToken {
-    pub stored: StoredToken,
-    pub token: String,
+pub(crate) struct IssuedToken {
+    pub(crate) stored: StoredToken,
+    pub(crate) token: String,
 }
 
 /// Makes a token for `client_id` carrying `scopes`, good for `ttl_ms`.
-pub fn mint(client_id: &str, scopes: Vec<Scope>, ttl_ms: i64) -> IssuedToken {
+pub(crate) fn mint(client_id: &str, scopes: Vec<Scope>, ttl_ms: i64) -> IssuedToken {
     let id = secret::hex_nonce::<8>();
     let token_secret = secret::token::<32>();
     let now = now_ms();
@@ -128,7 +128,7 @@ pub fn mint(client_id: &str, scopes: Vec<Scope>, ttl_ms: i64) -> IssuedToken {
 }
 
 /// The id and secret of a string that looks like one of our tokens.
-pub fn parse(presented: &str) -> Option<(&str, &str)> {
+pub(crate) fn parse(presented: &str) -> Option<(&str, &str)> {
     let rest = presented.strip_prefix(TOKEN_PREFIX)?;
     let (id, token_secret) = rest.split_once('_')?;
     let well_formed =
@@ -138,7 +138,7 @@ pub fn parse(presented: &str) -> Option<(&str, &str)> {
 
 /// What a presented bearer token turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenVerdict {
+pub(crate) enum TokenVerdict {
     /// A token in force: its client, its id and its scopes.
     Valid {
         client_id: String,
@@ -177,7 +177,7 @@ const UNKNOWN_CAPACITY: usize = 10_000;
 
 /// The tokens this process has seen.
 #[derive(Debug, Default)]
-pub struct TokenStore {
+pub(crate) struct TokenStore {
     cache: RwLock<HashMap<String, CachedToken>>,
     /// Ids looked up and not found: a client repeating a made-up token of
     /// the right shape costs no query per request. (A real token's id is
@@ -189,14 +189,14 @@ pub struct TokenStore {
 
 impl TokenStore {
     /// Takes a token issued here into the cache.
-    pub fn remember(&self, token: &StoredToken) {
+    pub(crate) fn remember(&self, token: &StoredToken) {
         if let Some(cached) = CachedToken::from_stored(token) {
             self.insert(token.id.clone(), cached);
         }
     }
 
     /// Ends a token revoked here, at once.
-    pub fn forget(&self, id: &str) {
+    pub(crate) fn forget(&self, id: &str) {
         self.revocations.fetch_add(1, Ordering::SeqCst);
         if let Some(token) = self.write().get_mut(id) {
             token.revoked = true;
@@ -204,7 +204,7 @@ impl TokenStore {
     }
 
     /// Ends every token of a client revoked here, at once.
-    pub fn forget_client(&self, client_id: &str) {
+    pub(crate) fn forget_client(&self, client_id: &str) {
         self.revocations.fetch_add(1, Ordering::SeqCst);
         for token in self.write().values_mut() {
             if token.client_id == client_id {
@@ -214,7 +214,7 @@ impl TokenStore {
     }
 
     /// Drops every cached token (another process revoked something).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.revocations.fetch_add(1, Ordering::SeqCst);
         self.write().clear();
         self.unknown_ids().clear();
@@ -227,13 +227,17 @@ impl TokenStore {
     }
 
     /// Drops the tokens that expired before `now`.
-    pub fn sweep(&self, now: i64) {
+    pub(crate) fn sweep(&self, now: i64) {
         self.write().retain(|_, token| token.expires_at_ms > now);
     }
 
     /// What `presented` is: a token in force, one no longer in force, or
     /// nothing of ours. A token not seen before is looked up by its id.
-    pub async fn verify(&self, db: &Database, presented: &str) -> Result<TokenVerdict, StoreError> {
+    pub(crate) async fn verify(
+        &self,
+        db: &Database,
+        presented: &str,
+    ) -> Result<TokenVerdict, StoreError> {
         let Some((id, token_secret)) = parse(presented) else {
             return Ok(TokenVerdict::Unknown);
         };

@@ -136,7 +136,7 @@ fn scopes_text(key: &ApiKey) -> String {
     Scope::join(&key.scopes)
 }
 
-pub fn describe(key: &ApiKey) -> Vec<String> {
+pub(crate) fn describe(key: &ApiKey) -> Vec<String> {
     vec![
         format!("id: {}", key.id),
         format!("service: {}", key.service.as_str()),

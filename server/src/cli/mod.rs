@@ -12,7 +12,7 @@ use std::io::Write as _;
 use serde::Serialize;
 
 /// Prints `value` as JSON (with `--json`) or as the lines `text` gives.
-pub fn print<T: Serialize>(
+pub(crate) fn print<T: Serialize>(
     json: bool,
     value: &T,
     text: impl FnOnce() -> Vec<String>,

@@ -6,29 +6,29 @@ use crate::storage::{Database, StoreError};
 
 /// Which request a key belongs to, and how long it is kept.
 #[derive(Debug, Clone)]
-pub struct Claim<'a> {
-    pub caller: &'a str,
-    pub key: &'a str,
-    pub fingerprint: &'a str,
+pub(crate) struct Claim<'a> {
+    pub(crate) caller: &'a str,
+    pub(crate) key: &'a str,
+    pub(crate) fingerprint: &'a str,
     /// A token of the request that takes the key: only it may keep an
     /// answer or free the key (not a request whose lease was taken over).
-    pub holder: &'a str,
+    pub(crate) holder: &'a str,
     /// Until when the request that holds the key may run.
-    pub lease_until_ms: i64,
-    pub expires_ms: i64,
+    pub(crate) lease_until_ms: i64,
+    pub(crate) expires_ms: i64,
 }
 
 /// A key as stored.
 #[derive(Debug, Clone)]
-pub struct Stored {
-    pub fingerprint: String,
-    pub state: State,
-    pub expires_ms: i64,
+pub(crate) struct Stored {
+    pub(crate) fingerprint: String,
+    pub(crate) state: State,
+    pub(crate) expires_ms: i64,
 }
 
 /// Where the request that first used a key is.
 #[derive(Debug, Clone)]
-pub enum State {
+pub(crate) enum State {
     /// Still running (or died, once its lease is over).
     Running { lease_until_ms: i64 },
     /// Answered; the answer is kept.
@@ -38,14 +38,18 @@ pub enum State {
 /// A kept answer: its status, the headers that matter (JSON pairs) and its
 /// sealed body.
 #[derive(Debug, Clone)]
-pub struct StoredAnswer {
-    pub status: u16,
-    pub headers: String,
-    pub sealed_body: Vec<u8>,
+pub(crate) struct StoredAnswer {
+    pub(crate) status: u16,
+    pub(crate) headers: String,
+    pub(crate) sealed_body: Vec<u8>,
 }
 
 /// The key, if some request used it: one read by the primary key.
-pub async fn find(db: &Database, caller: &str, key: &str) -> Result<Option<Stored>, StoreError> {
+pub(crate) async fn find(
+    db: &Database,
+    caller: &str,
+    key: &str,
+) -> Result<Option<Stored>, StoreError> {
     let mut conn = db.conn().await?;
     let row = sqlx::query(
         "SELECT fingerprint, lease_until_ms, status, headers, body, expires_ms \
@@ -86,7 +90,11 @@ pub async fn find(db: &Database, caller: &str, key: &str) -> Result<Option<Store
 /// Takes the key for a request: `true` if it was free (or expired, or held
 /// by a request whose lease is over at `now_ms`), `false` if another
 /// request holds or answered it.
-pub async fn claim(db: &Database, claim: &Claim<'_>, now_ms: i64) -> Result<bool, StoreError> {
+pub(crate) async fn claim(
+    db: &Database,
+    claim: &Claim<'_>,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
     // A key past its expiry, or abandoned by a request that died, is free.
     sqlx::query(
@@ -120,7 +128,7 @@ pub async fn claim(db: &Database, claim: &Claim<'_>, now_ms: i64) -> Result<bool
 
 /// Keeps the answer of the request that holds the key (`holder`); a
 /// request whose key was taken over keeps nothing.
-pub async fn complete(
+pub(crate) async fn complete(
     db: &Database,
     caller: &str,
     key: &str,
@@ -145,7 +153,7 @@ pub async fn complete(
 
 /// Frees a key whose request did not complete (an error answer, which
 /// changed nothing): the next request with it runs. Only its holder may.
-pub async fn release(
+pub(crate) async fn release(
     db: &Database,
     caller: &str,
     key: &str,
@@ -165,7 +173,7 @@ pub async fn release(
 }
 
 /// Forgets every key that expired by `now_ms`; returns how many.
-pub async fn sweep(db: &Database, now_ms: i64) -> Result<u64, StoreError> {
+pub(crate) async fn sweep(db: &Database, now_ms: i64) -> Result<u64, StoreError> {
     let mut tx = db.begin_write().await?;
     let swept = sqlx::query("DELETE FROM idempotency_keys WHERE expires_ms <= $1")
         .bind(now_ms)

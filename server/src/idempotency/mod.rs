@@ -23,7 +23,7 @@
 //! that declare the [`IdempotencyKeyHeader`] parameter. The layer runs
 //! after authentication and the rate limit, once the route is known.
 
-pub mod db;
+pub(crate) mod db;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -48,11 +48,11 @@ use crate::error::Error;
 use crate::storage::Database;
 
 /// The request header that carries the key.
-pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// The response header that marks a replayed answer.
-pub const IDEMPOTENCY_REPLAYED: HeaderName = HeaderName::from_static("idempotency-replayed");
+pub(crate) const IDEMPOTENCY_REPLAYED: HeaderName = HeaderName::from_static("idempotency-replayed");
 /// The longest key accepted, in characters.
-pub const MAX_KEY_CHARS: usize = 255;
+pub(crate) const MAX_KEY_CHARS: usize = 255;
 /// The largest answer kept for replay (no creating operation answers
 /// anything near it; a larger one is a 500, and the key is freed).
 const MAX_KEPT_BODY: usize = 16 * 1024 * 1024;
@@ -61,7 +61,7 @@ const MAX_KEPT_BODY: usize = 16 * 1024 * 1024;
 /// (`params(IdempotencyKeyHeader)`).
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Header)]
-pub struct IdempotencyKeyHeader {
+pub(crate) struct IdempotencyKeyHeader {
     /// A key of the client's choosing (a random UUID is a good one), 1 to
     /// 255 printable ASCII characters, sent again with every retry of the
     /// same request. The first successful answer is kept 24 hours and
@@ -76,13 +76,14 @@ pub struct IdempotencyKeyHeader {
         pattern = "^[!-~]([ -~]*[!-~])?$",
         nullable = false
     )]
-    pub idempotency_key: Option<String>,
+    #[allow(dead_code)] // The layer reads the header; this field documents it.
+    pub(crate) idempotency_key: Option<String>,
 }
 
 /// What the layer needs: the database, which operations take keys, and
 /// how long answers are kept.
 #[derive(Clone)]
-pub struct Idempotency {
+pub(crate) struct Idempotency {
     inner: Arc<Inner>,
 }
 
@@ -115,7 +116,7 @@ impl std::fmt::Debug for Idempotency {
 impl Idempotency {
     /// The layer's state for a service whose annotated document is `api`
     /// and whose routes are nested under `prefix` (`/v2`, or `""`).
-    pub fn new(
+    pub(crate) fn new(
         db: Database,
         api: &OpenApi,
         prefix: &str,
@@ -138,7 +139,7 @@ impl Idempotency {
     }
 
     /// How many route templates take keys (for tests).
-    pub fn operations(&self) -> usize {
+    pub(crate) fn operations(&self) -> usize {
         self.inner.operations.values().map(HashSet::len).sum()
     }
 }
@@ -179,7 +180,7 @@ fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashMap<Method, HashSe
 
 /// The layer: replays a kept answer, refuses a key in use or reused, or
 /// runs the request and keeps its answer.
-pub async fn replay_or_run(
+pub(crate) async fn replay_or_run(
     State(idempotency): State<Idempotency>,
     request: Request,
     next: Next,
@@ -412,7 +413,7 @@ fn kept_headers(headers: &HeaderMap) -> String {
 /// key (empty, longer than 255 characters, not printable ASCII, sent
 /// twice). The draft's form is a structured-field string (`"abc"`); a bare
 /// token is taken too.
-pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, Error> {
+pub(crate) fn key_of(headers: &HeaderMap) -> Result<Option<String>, Error> {
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
     let Some(value) = values.next() else {
         return Ok(None);
@@ -548,7 +549,7 @@ fn millis(duration: Duration) -> i64 {
 
 /// Sweeps expired keys now and then (every ten minutes, or as often as
 /// keys expire when they are kept for less).
-pub fn spawn_sweeper(db: Database, kept: Duration) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn_sweeper(db: Database, kept: Duration) -> tokio::task::JoinHandle<()> {
     let every = kept.clamp(Duration::from_secs(1), Duration::from_secs(600));
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(every);

@@ -9,10 +9,10 @@
 use lettre::Address;
 
 /// The longest address (RFC 5321's path limit, less the angle brackets).
-pub const MAX_CHARS: usize = 254;
+pub(crate) const MAX_CHARS: usize = 254;
 
 /// `text` as an address this server sends to, or why it is not one.
-pub fn parse(text: &str) -> Result<Address, &'static str> {
+pub(crate) fn parse(text: &str) -> Result<Address, &'static str> {
     if text.chars().count() > MAX_CHARS {
         return Err("at most 254 characters");
     }
@@ -33,7 +33,7 @@ pub fn parse(text: &str) -> Result<Address, &'static str> {
 /// The mailbox an address reaches, the same for `Victim+news@Example.com`
 /// and `victim@example.com`: lower case, without a `+tag`. Guards that limit
 /// email to one person (the newsletter's resend guard) count by it.
-pub fn mailbox_key(address: &str) -> String {
+pub(crate) fn mailbox_key(address: &str) -> String {
     let lower = address.to_lowercase();
     match lower.rsplit_once('@') {
         Some((local, domain)) => {

@@ -12,11 +12,11 @@
 //! to be sent again only if it stopped between the two. Each email keeps one
 //! Message-ID across attempts, which lets receivers drop such a repeat.
 
-pub mod address;
-pub mod outbox;
-pub mod templates;
-pub mod transport;
-pub mod worker;
+pub(crate) mod address;
+pub(crate) mod outbox;
+pub(crate) mod templates;
+pub(crate) mod transport;
+pub(crate) mod worker;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,14 +32,14 @@ use transport::Transport;
 
 /// An email to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutgoingEmail {
-    pub to: String,
-    pub subject: String,
-    pub body: String,
+pub(crate) struct OutgoingEmail {
+    pub(crate) to: String,
+    pub(crate) subject: String,
+    pub(crate) body: String,
     /// The one-request unsubscribe URL (RFC 8058) of newsletter emails.
-    pub list_unsubscribe: Option<String>,
+    pub(crate) list_unsubscribe: Option<String>,
     /// The body holds a secret: the outbox keeps it only until delivery.
-    pub holds_secret: bool,
+    pub(crate) holds_secret: bool,
 }
 
 struct Inner {
@@ -53,7 +53,7 @@ struct Inner {
 
 /// Delivers the outbox.
 #[derive(Clone)]
-pub struct Mailer {
+pub(crate) struct Mailer {
     inner: Arc<Inner>,
 }
 
@@ -65,17 +65,17 @@ impl std::fmt::Debug for Mailer {
 
 /// What readiness reports about email.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MailHealth {
-    pub transport_ok: bool,
-    pub transport_detail: String,
-    pub pending: i64,
-    pub failed: i64,
+pub(crate) struct MailHealth {
+    pub(crate) transport_ok: bool,
+    pub(crate) transport_detail: String,
+    pub(crate) pending: i64,
+    pub(crate) failed: i64,
     /// How long the oldest due email has waited (seconds).
-    pub oldest_due_secs: i64,
+    pub(crate) oldest_due_secs: i64,
 }
 
 impl Mailer {
-    pub fn new(
+    pub(crate) fn new(
         db: Database,
         config: &MailConfig,
         data_dir: &std::path::Path,
@@ -97,18 +97,18 @@ impl Mailer {
     }
 
     /// Tells the worker that an email was queued (after the commit).
-    pub fn wake(&self) {
+    pub(crate) fn wake(&self) {
         self.inner.wake.notify_one();
     }
 
     /// The delivery loop, until [`stop`](Self::stop).
-    pub fn spawn_worker(&self) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_worker(&self) -> tokio::task::JoinHandle<()> {
         tokio::spawn(worker::run(self.clone()))
     }
 
     /// Asks the worker to stop once the email in hand is delivered and
     /// recorded, so that a graceful shutdown leaves no email leased.
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.inner.stopping.store(true, Ordering::SeqCst);
         self.inner.wake.notify_one();
     }
@@ -118,7 +118,7 @@ impl Mailer {
     }
 
     /// For readiness: can email leave, and how is the outbox doing.
-    pub async fn health(&self) -> Result<MailHealth, StoreError> {
+    pub(crate) async fn health(&self) -> Result<MailHealth, StoreError> {
         let (transport_ok, transport_detail) = self.inner.transport.check().await;
         let backlog = outbox::backlog(&self.inner.db).await?;
         Ok(MailHealth {

@@ -10,29 +10,32 @@ use crate::storage::{Database, StoreError, row_placeholders};
 
 /// An email in the outbox, claimed for one delivery attempt.
 #[derive(Debug, Clone, FromRow)]
-pub struct QueuedEmail {
-    pub id: i64,
-    pub recipient: String,
-    pub subject: String,
-    pub body: String,
-    pub list_unsubscribe: Option<String>,
+pub(crate) struct QueuedEmail {
+    pub(crate) id: i64,
+    pub(crate) recipient: String,
+    pub(crate) subject: String,
+    pub(crate) body: String,
+    pub(crate) list_unsubscribe: Option<String>,
     /// The same across attempts, so that receivers can drop a repeat.
-    pub message_id: String,
+    pub(crate) message_id: String,
     /// Attempts before this one.
-    pub attempts: i32,
+    pub(crate) attempts: i32,
     /// When it was queued (or requeued): its lifetime runs from here.
     #[sqlx(rename = "created_at_ms")]
-    pub queued_at_ms: i64,
+    pub(crate) queued_at_ms: i64,
 }
 
 /// Writes an email into the outbox, in the caller's transaction.
-pub async fn enqueue(conn: &mut AnyConnection, email: &OutgoingEmail) -> Result<(), StoreError> {
+pub(crate) async fn enqueue(
+    conn: &mut AnyConnection,
+    email: &OutgoingEmail,
+) -> Result<(), StoreError> {
     enqueue_all(conn, std::slice::from_ref(email)).await
 }
 
 /// Writes an email into the outbox to leave at `due` (Unix milliseconds),
 /// not before, in the caller's transaction.
-pub async fn enqueue_at(
+pub(crate) async fn enqueue_at(
     conn: &mut AnyConnection,
     email: &OutgoingEmail,
     due: i64,
@@ -43,7 +46,7 @@ pub async fn enqueue_at(
 /// Writes emails into the outbox, in the caller's transaction: up to
 /// [`EMAILS_PER_STATEMENT`] in one statement, since a statement's round trip,
 /// not its rows, is what a transaction of 10,000 emails spends its time on.
-pub async fn enqueue_all(
+pub(crate) async fn enqueue_all(
     conn: &mut AnyConnection,
     emails: &[OutgoingEmail],
 ) -> Result<(), StoreError> {
@@ -86,10 +89,10 @@ async fn insert(
 
 /// 10 parameters each: well under what a statement may have (SQLite's
 /// 32,766; PostgreSQL's 65,535).
-pub const EMAILS_PER_STATEMENT: usize = 500;
+pub(crate) const EMAILS_PER_STATEMENT: usize = 500;
 
 /// The ids of pending emails due now and not leased, oldest first.
-pub async fn due(db: &Database, limit: i64) -> Result<Vec<i64>, StoreError> {
+pub(crate) async fn due(db: &Database, limit: i64) -> Result<Vec<i64>, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at_ms <= $1 \
          AND (lease_until_ms IS NULL OR lease_until_ms < $1) ORDER BY id LIMIT $2",
@@ -102,7 +105,7 @@ pub async fn due(db: &Database, limit: i64) -> Result<Vec<i64>, StoreError> {
 
 /// Leases email `id` until `lease_until` if it is still pending and not
 /// leased: of several workers (replicas), one wins. The email, if this one did.
-pub async fn claim(
+pub(crate) async fn claim(
     db: &Database,
     id: i64,
     lease_until: i64,
@@ -134,7 +137,7 @@ pub async fn claim(
 
 /// How a delivery attempt is recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Record {
+pub(crate) enum Record {
     Sent,
     /// Try again at this time (Unix milliseconds); the error is kept.
     RetryAt(i64, String),
@@ -143,7 +146,7 @@ pub enum Record {
 }
 
 /// Records the attempt on email `id` (its `attempts`-th) and releases the lease.
-pub async fn record(
+pub(crate) async fn record(
     db: &Database,
     id: i64,
     attempts: i32,
@@ -180,14 +183,14 @@ pub async fn record(
 
 /// What readiness shows of the outbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backlog {
-    pub pending: i64,
-    pub failed: i64,
+pub(crate) struct Backlog {
+    pub(crate) pending: i64,
+    pub(crate) failed: i64,
     /// When the oldest pending email was due (Unix milliseconds).
-    pub oldest_due_ms: Option<i64>,
+    pub(crate) oldest_due_ms: Option<i64>,
 }
 
-pub async fn backlog(db: &Database) -> Result<Backlog, StoreError> {
+pub(crate) async fn backlog(db: &Database) -> Result<Backlog, StoreError> {
     let (pending, failed, oldest_due_ms): (i64, i64, Option<i64>) = sqlx::query_as(
         "SELECT \
            (SELECT COUNT(*) FROM outbox WHERE status = 'pending'), \
@@ -205,23 +208,23 @@ pub async fn backlog(db: &Database) -> Result<Backlog, StoreError> {
 
 /// An email as the operator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Serialize)]
-pub struct OutboxEntry {
-    pub id: i64,
-    pub recipient: String,
-    pub subject: String,
+pub(crate) struct OutboxEntry {
+    pub(crate) id: i64,
+    pub(crate) recipient: String,
+    pub(crate) subject: String,
     /// `pending`, `sent` or `failed`.
-    pub status: String,
-    pub attempts: i32,
-    pub last_error: Option<String>,
+    pub(crate) status: String,
+    pub(crate) attempts: i32,
+    pub(crate) last_error: Option<String>,
     /// When it was queued or last requeued (Unix milliseconds).
     #[sqlx(rename = "created_at_ms")]
-    pub queued_at_ms: i64,
-    pub sent_at_ms: Option<i64>,
+    pub(crate) queued_at_ms: i64,
+    pub(crate) sent_at_ms: Option<i64>,
 }
 
 /// The emails of the outbox (only the failed ones if asked), newest first,
 /// at most `limit`.
-pub async fn list(
+pub(crate) async fn list(
     db: &Database,
     only_failed: bool,
     limit: i64,
@@ -243,7 +246,7 @@ pub async fn list(
 /// Puts failed emails back in the queue (these ids, or every failed one),
 /// due now and with a new lifetime; returns the ids requeued. The error that
 /// failed them stays until the next attempt.
-pub async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
+pub(crate) async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
     let mut tx = db.begin_write().await?;
     let failed: Vec<i64> =
         sqlx::query_scalar("SELECT id FROM outbox WHERE status = 'failed' ORDER BY id")
@@ -270,7 +273,7 @@ pub async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError>
 
 /// Deletes every email to `recipient` (an address erased on request), in
 /// the caller's transaction; how many.
-pub async fn forget_recipient(
+pub(crate) async fn forget_recipient(
     conn: &mut AnyConnection,
     recipient: &str,
 ) -> Result<u64, StoreError> {

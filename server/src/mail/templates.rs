@@ -6,12 +6,12 @@
 use super::OutgoingEmail;
 
 /// The link that unsubscribes (body and `List-Unsubscribe`).
-pub fn unsubscribe_url(public_url: &str, unsubscribe_token: &str) -> String {
+pub(crate) fn unsubscribe_url(public_url: &str, unsubscribe_token: &str) -> String {
     format!("{public_url}/api/newsletter/unsubscribe?token={unsubscribe_token}")
 }
 
 /// To a new subscriber (single opt-in), or once the address is confirmed.
-pub fn welcome(public_url: &str, to: &str, unsubscribe_token: &str) -> OutgoingEmail {
+pub(crate) fn welcome(public_url: &str, to: &str, unsubscribe_token: &str) -> OutgoingEmail {
     let unsubscribe = unsubscribe_url(public_url, unsubscribe_token);
     OutgoingEmail {
         to: to.to_owned(),
@@ -26,7 +26,7 @@ pub fn welcome(public_url: &str, to: &str, unsubscribe_token: &str) -> OutgoingE
 }
 
 /// The link that confirms a subscription (double opt-in).
-pub fn confirmation(public_url: &str, to: &str, confirm_token: &str) -> OutgoingEmail {
+pub(crate) fn confirmation(public_url: &str, to: &str, confirm_token: &str) -> OutgoingEmail {
     OutgoingEmail {
         to: to.to_owned(),
         subject: "Please confirm your subscription".to_owned(),
@@ -42,14 +42,14 @@ pub fn confirmation(public_url: &str, to: &str, confirm_token: &str) -> Outgoing
 
 /// What a post's notification tells a subscriber.
 #[derive(Debug, Clone, Copy)]
-pub struct PostNotice<'a> {
-    pub title: &'a str,
-    pub summary: &'a str,
-    pub url: &'a str,
+pub(crate) struct PostNotice<'a> {
+    pub(crate) title: &'a str,
+    pub(crate) summary: &'a str,
+    pub(crate) url: &'a str,
 }
 
 /// A new post, to one subscriber.
-pub fn new_post(
+pub(crate) fn new_post(
     public_url: &str,
     post: PostNotice<'_>,
     to: &str,
@@ -70,15 +70,15 @@ pub fn new_post(
 
 /// What someone wrote through the contact form.
 #[derive(Debug, Clone, Copy)]
-pub struct ContactNotice<'a> {
-    pub name: &'a str,
-    pub email: &'a str,
-    pub subject: Option<&'a str>,
-    pub message: Option<&'a str>,
+pub(crate) struct ContactNotice<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) email: &'a str,
+    pub(crate) subject: Option<&'a str>,
+    pub(crate) message: Option<&'a str>,
 }
 
 /// A contact-form submission, to the site owner.
-pub fn contact_notification(owner: &str, contact: ContactNotice<'_>) -> OutgoingEmail {
+pub(crate) fn contact_notification(owner: &str, contact: ContactNotice<'_>) -> OutgoingEmail {
     OutgoingEmail {
         to: owner.to_owned(),
         subject: format!(
@@ -98,17 +98,17 @@ pub fn contact_notification(owner: &str, contact: ContactNotice<'_>) -> Outgoing
 
 /// What an approved key request's email tells the technical contact.
 #[derive(Debug, Clone, Copy)]
-pub struct IssuedKeyNotice<'a> {
-    pub requester: &'a str,
-    pub key: &'a str,
-    pub scopes: &'a str,
-    pub expires: Option<&'a str>,
+pub(crate) struct IssuedKeyNotice<'a> {
+    pub(crate) requester: &'a str,
+    pub(crate) key: &'a str,
+    pub(crate) scopes: &'a str,
+    pub(crate) expires: Option<&'a str>,
     /// Where the API's documentation is, if the server knows its address.
-    pub docs_url: Option<&'a str>,
+    pub(crate) docs_url: Option<&'a str>,
 }
 
 /// An approved request's key, to its technical contact.
-pub fn api_key_issued(to: &str, notice: IssuedKeyNotice<'_>) -> OutgoingEmail {
+pub(crate) fn api_key_issued(to: &str, notice: IssuedKeyNotice<'_>) -> OutgoingEmail {
     let expires = notice.expires.map_or_else(
         || "It does not expire.".to_owned(),
         |at| format!("It expires at {at}."),
@@ -132,7 +132,7 @@ pub fn api_key_issued(to: &str, notice: IssuedKeyNotice<'_>) -> OutgoingEmail {
 }
 
 /// A declined key request, to its technical contact.
-pub fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
+pub(crate) fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
     OutgoingEmail {
         to: to.to_owned(),
         subject: "Your request for an API key".to_owned(),
@@ -148,7 +148,7 @@ pub fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
 /// A new request for an API key, to the site owner (the operator decides).
 /// The digest the owner gets for the key requests that came within the
 /// quiet period after the last notice (at most one email per period).
-pub fn key_requests_waiting(owner: &str) -> OutgoingEmail {
+pub(crate) fn key_requests_waiting(owner: &str) -> OutgoingEmail {
     OutgoingEmail {
         to: owner.to_owned(),
         subject: "More API key requests are waiting".to_owned(),
@@ -163,16 +163,16 @@ pub fn key_requests_waiting(owner: &str) -> OutgoingEmail {
 
 /// What the owner is told of a request for a key.
 #[derive(Debug, Clone, Copy)]
-pub struct KeyRequestNotice<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub organisation: &'a str,
-    pub intended_use: &'a str,
-    pub expected_volume: &'a str,
-    pub technical_contact: &'a str,
+pub(crate) struct KeyRequestNotice<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) organisation: &'a str,
+    pub(crate) intended_use: &'a str,
+    pub(crate) expected_volume: &'a str,
+    pub(crate) technical_contact: &'a str,
 }
 
-pub fn key_request_received(owner: &str, request: KeyRequestNotice<'_>) -> OutgoingEmail {
+pub(crate) fn key_request_received(owner: &str, request: KeyRequestNotice<'_>) -> OutgoingEmail {
     OutgoingEmail {
         to: owner.to_owned(),
         subject: format!("API key request from {}", request.organisation),

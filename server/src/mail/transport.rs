@@ -20,7 +20,7 @@ use crate::config::{MailConfig, SmtpConfig, SmtpTls};
 
 /// How a delivery attempt ended.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Sent,
     /// Worth another try (connection refused, a timeout, a 4xx reply).
     Retry(String),
@@ -28,7 +28,7 @@ pub enum Outcome {
     Permanent(String),
 }
 
-pub enum Transport {
+pub(crate) enum Transport {
     Smtp(AsyncSmtpTransport<Tokio1Executor>),
     /// `.eml` files in this folder.
     Files(PathBuf),
@@ -37,7 +37,7 @@ pub enum Transport {
 impl Transport {
     /// How many emails it can usefully deliver at once: one per SMTP
     /// connection; a few files (each is written and synced on its own).
-    pub fn at_once(config: &MailConfig) -> usize {
+    pub(crate) fn at_once(config: &MailConfig) -> usize {
         config.smtp.as_ref().map_or(8, |smtp| {
             usize::try_from(smtp.connections.max(1)).unwrap_or(1)
         })
@@ -45,7 +45,7 @@ impl Transport {
 
     /// The transport the configuration asks for; the `.eml` folder is made
     /// under `data_dir` if need be.
-    pub fn new(config: &MailConfig, data_dir: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn new(config: &MailConfig, data_dir: &Path) -> anyhow::Result<Self> {
         match &config.smtp {
             Some(smtp) => Ok(Transport::Smtp(smtp_transport(smtp)?)),
             None => {
@@ -59,7 +59,7 @@ impl Transport {
     }
 
     /// One attempt to deliver `email` from `from`.
-    pub async fn send(&self, from: &Mailbox, email: &QueuedEmail) -> Outcome {
+    pub(crate) async fn send(&self, from: &Mailbox, email: &QueuedEmail) -> Outcome {
         let message = match message(from, email) {
             Ok(message) => message,
             Err(e) => return Outcome::Permanent(format!("cannot build the message: {e}")),
@@ -78,7 +78,7 @@ impl Transport {
     }
 
     /// Can email leave now? With what to say about it.
-    pub async fn check(&self) -> (bool, String) {
+    pub(crate) async fn check(&self) -> (bool, String) {
         match self {
             Transport::Smtp(smtp) => {
                 match tokio::time::timeout(Duration::from_secs(3), smtp.test_connection()).await {

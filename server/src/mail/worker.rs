@@ -20,7 +20,7 @@ use crate::storage::StoreError;
 const BATCH: i64 = 200;
 
 /// Delivers the outbox until [`Mailer::stop`].
-pub async fn run(mailer: Mailer) {
+pub(crate) async fn run(mailer: Mailer) {
     let poll = Duration::from_millis(mailer.inner.config.poll_interval_ms.max(10));
     while !mailer.stopping() {
         match deliver_due(&mailer).await {
@@ -46,7 +46,7 @@ pub async fn run(mailer: Mailer) {
 /// claims and records committed together (SQLite's group commit). One at a
 /// time, each waited for its own SMTP exchange and two commits of its own.
 /// Returns how many were handled.
-pub async fn deliver_due(mailer: &Mailer) -> Result<usize, StoreError> {
+pub(crate) async fn deliver_due(mailer: &Mailer) -> Result<usize, StoreError> {
     let due = outbox::due(&mailer.inner.db, BATCH).await?;
     // Every attempt runs to its end, whatever the others do: one dropped
     // between its send and its record would be sent again.

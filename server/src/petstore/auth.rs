@@ -45,15 +45,15 @@ use crate::limits::Limiter;
 use crate::secret;
 
 /// The header of the pet store's API key.
-pub const API_KEY_HEADER: &str = "api_key";
+pub(crate) const API_KEY_HEADER: &str = "api_key";
 
 /// The realm of the pet store's challenges.
 const REALM: &str = "petstore";
 
-pub use super::model::{PetScope, Principal};
+pub(crate) use super::model::{PetScope, Principal};
 
 /// What an operation takes in `enforce` mode.
-pub trait Security: Send + Sync + 'static {
+pub(crate) trait Security: Send + Sync + 'static {
     /// An `api_key`.
     const API_KEY: bool;
     /// A `petstore_auth` token with these scopes (or Basic); none: neither.
@@ -64,7 +64,7 @@ macro_rules! security {
     ($(#[$doc:meta])* $name:ident, api_key: $key:expr, oauth: $oauth:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name;
+        pub(crate) struct $name;
 
         impl Security for $name {
             const API_KEY: bool = $key;
@@ -110,7 +110,7 @@ security!(
 /// extractor it reads the headers alone, so a refused request's body is
 /// not read.
 #[derive(Debug)]
-pub struct Authorized<S>(pub Option<Principal>, pub PhantomData<S>);
+pub(crate) struct Authorized<S>(pub(crate) Option<Principal>, pub PhantomData<S>);
 
 impl<S: Security> FromRequestParts<PetstoreState> for Authorized<S> {
     type Rejection = Error;
@@ -139,7 +139,7 @@ impl<S: Security> FromRequestParts<PetstoreState> for Authorized<S> {
 /// which shows private fields only to the user): `None` in `open` mode or
 /// without a credential; a credential presented must be valid.
 #[derive(Debug)]
-pub struct Viewer(pub Option<Principal>);
+pub(crate) struct Viewer(pub(crate) Option<Principal>);
 
 impl FromRequestParts<PetstoreState> for Viewer {
     type Rejection = Error;
@@ -196,7 +196,7 @@ fn accepted<S: Security>() -> &'static str {
 /// (in `enforce` mode), for the extractors to judge against what each
 /// operation takes.
 #[derive(Debug, Clone)]
-pub struct Presented {
+pub(crate) struct Presented {
     /// A query parameter that carries a credential (refused).
     in_query: Option<String>,
     /// What `Authorization` (Bearer or Basic) names, if it was sent.
@@ -252,7 +252,7 @@ impl Presented {
 /// leaves it ([`Presented`]) in its extensions for the extractors. It
 /// refuses nothing: each operation's extractor decides what it needs. In
 /// `open` mode credentials are not looked at.
-pub async fn authenticate<Answer: Future<Output = axum::response::Response>>(
+pub(crate) async fn authenticate<Answer: Future<Output = axum::response::Response>>(
     state: &PetstoreState,
     request: axum::extract::Request,
     next: impl FnOnce(axum::extract::Request) -> Answer,
@@ -389,7 +389,7 @@ async fn session(
 /// (higher) per username and per address ([`Limiter::failure_callers`]):
 /// past a limit the answer is 429 before the password is checked. Only
 /// failures count. An unknown user costs as much as a wrong password.
-pub async fn check_password(
+pub(crate) async fn check_password(
     state: &PetstoreState,
     username: &str,
     password: &str,
@@ -443,7 +443,7 @@ pub async fn check_password(
 
 /// A session for `user_id` (a `loginUser` login, or a token of the
 /// implicit flow with `scopes`): the token, given once, and when it ends.
-pub async fn start_session(
+pub(crate) async fn start_session(
     state: &PetstoreState,
     user_id: i64,
     scopes: Option<&str>,
@@ -478,7 +478,7 @@ pub async fn start_session(
 }
 
 /// The SHA-256 of the session token a request carries (Bearer), if any.
-pub fn session_of(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn session_of(headers: &HeaderMap) -> Option<String> {
     match credentials::authorization(headers)? {
         Authorization::Bearer(token) => Some(secret::sha256_hex(token)),
         _ => None,

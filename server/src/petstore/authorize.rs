@@ -31,7 +31,7 @@ use crate::error::{Error, ErrorCode, mark_rendered};
 use crate::extract::{ClientAddress, field, single_fields};
 
 /// Where the endpoint is served.
-pub const AUTHORIZE_PATH: &str = "/oauth/authorize";
+pub(crate) const AUTHORIZE_PATH: &str = "/oauth/authorize";
 
 /// Swagger UI's page that receives the token.
 const SWAGGER_REDIRECT: &str = "/oauth2-redirect.html";
@@ -61,7 +61,7 @@ const MAX_PARAM_CHARS: usize = 500;
 
 /// The authorization endpoint's routes (outside `/v2`, where the
 /// document's `authorizationUrl` points).
-pub fn router(state: PetstoreState) -> Router {
+pub(crate) fn router(state: PetstoreState) -> Router {
     Router::new()
         .route(AUTHORIZE_PATH, get(show_sign_in).post(sign_in))
         .with_state(state)
@@ -182,7 +182,7 @@ fn check_request(
 }
 
 /// Shows the sign-in page.
-pub async fn show_sign_in(State(state): State<PetstoreState>, uri: Uri) -> Response {
+pub(crate) async fn show_sign_in(State(state): State<PetstoreState>, uri: Uri) -> Response {
     let fields = match single_fields(uri.query().unwrap_or_default().as_bytes(), &PARAMETERS) {
         Ok(fields) => fields,
         Err(name) => {
@@ -236,7 +236,7 @@ fn form_is_ours(headers: &HeaderMap, fields: &[(String, String)]) -> bool {
 }
 
 /// Signs in (the page's form), or cancels.
-pub async fn sign_in(
+pub(crate) async fn sign_in(
     State(state): State<PetstoreState>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,

@@ -97,7 +97,7 @@ fn sample_users() -> Vec<User> {
 }
 
 /// Loads the sample data if the store is empty.
-pub async fn load_if_empty(db: &Database) -> Result<(), Error> {
+pub(crate) async fn load_if_empty(db: &Database) -> Result<(), Error> {
     if sample::store_is_empty(db).await? {
         restore(db).await?;
         tracing::info!("loaded the pet store's sample data");
@@ -106,7 +106,7 @@ pub async fn load_if_empty(db: &Database) -> Result<(), Error> {
 }
 
 /// Replaces everything in the store with the sample data, in one transaction.
-pub async fn restore(db: &Database) -> Result<(), Error> {
+pub(crate) async fn restore(db: &Database) -> Result<(), Error> {
     let contents = Contents {
         pets: sample_pets(),
         users: sample_users()
@@ -120,7 +120,7 @@ pub async fn restore(db: &Database) -> Result<(), Error> {
 }
 
 /// Restores the sample data every `every`, until the process ends.
-pub fn spawn_periodic_reset(db: Database, every: Duration) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn_periodic_reset(db: Database, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut ticker = tokio::time::interval(every);
         ticker.tick().await; // the first tick is immediate

@@ -7,19 +7,19 @@
 //! HTTP in [`wire`], the domain's types and rules in [`model`], the SQL in
 //! [`db`].
 
-pub mod auth;
-pub mod authorize;
-pub mod db;
-pub mod demo_data;
-pub mod model;
-pub mod ops;
-pub mod pet;
-pub mod pet_image;
-pub mod pet_list;
-pub mod rate_limit;
-pub mod store;
-pub mod user;
-pub mod wire;
+pub(crate) mod auth;
+pub(crate) mod authorize;
+pub(crate) mod db;
+pub(crate) mod demo_data;
+pub(crate) mod model;
+pub(crate) mod ops;
+pub(crate) mod pet;
+pub(crate) mod pet_image;
+pub(crate) mod pet_list;
+pub(crate) mod rate_limit;
+pub(crate) mod store;
+pub(crate) mod user;
+pub(crate) mod wire;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -45,17 +45,17 @@ use crate::storage::Database;
 /// extractors that take the state each clone one reference count, not one
 /// per field.
 #[derive(Debug, Clone)]
-pub struct PetstoreState(Arc<Shared>);
+pub(crate) struct PetstoreState(Arc<Shared>);
 
 impl PetstoreState {
-    pub fn new(shared: Shared) -> Self {
+    pub(crate) fn new(shared: Shared) -> Self {
         PetstoreState(Arc::new(shared))
     }
 }
 
 impl PetstoreState {
     /// What the operations need of the state.
-    pub fn ops(&self) -> ops::Context<'_> {
+    pub(crate) fn ops(&self) -> ops::Context<'_> {
         ops::Context {
             db: &self.db,
             new_pets: &self.new_pets,
@@ -75,23 +75,23 @@ impl std::ops::Deref for PetstoreState {
 
 /// What the pet store's state holds.
 #[derive(Debug)]
-pub struct Shared {
-    pub db: Database,
-    pub config: Arc<PetstoreConfig>,
+pub(crate) struct Shared {
+    pub(crate) db: Database,
+    pub(crate) config: Arc<PetstoreConfig>,
     /// Hashes and checks passwords on a bounded pool.
-    pub hasher: Hasher,
+    pub(crate) hasher: Hasher,
     /// Counts failed logins per username and per client address.
-    pub failed_logins: Arc<Limiter>,
+    pub(crate) failed_logins: Arc<Limiter>,
     /// Base URL for links the server hands out, without a trailing slash.
-    pub public_url: Arc<str>,
+    pub(crate) public_url: Arc<str>,
     /// The API keys (the pet store's are made by the operator's CLI).
-    pub access: Arc<crate::access::Access>,
+    pub(crate) access: Arc<crate::access::Access>,
     /// Single pets as `getPetById` last answered them, in each format.
-    pub pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
+    pub(crate) pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
     /// `findPetsByStatus`'s short answers, as the bytes sent.
-    pub pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
+    pub(crate) pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
     /// New pets waiting to be inserted together.
-    pub new_pets: db::new_pets::NewPets,
+    pub(crate) new_pets: db::new_pets::NewPets,
 }
 
 /// The parts of the document that are not per operation.
@@ -111,7 +111,7 @@ pub struct Shared {
     components(schemas(model::PetStatus, model::OrderStatus, model::Category, model::Tag, pet::PetForm, pet_image::ImageUploadForm)),
     modifiers(&SecuritySchemes),
 )]
-pub struct PetstoreDoc;
+pub(crate) struct PetstoreDoc;
 
 struct SecuritySchemes;
 
@@ -316,12 +316,12 @@ fn document_errors(openapi: &mut OpenApiDoc) {
 
 /// The largest body the image upload accepts: the image, and a little for
 /// multipart framing.
-pub fn max_upload_body(config: &PetstoreConfig) -> usize {
+pub(crate) fn max_upload_body(config: &PetstoreConfig) -> usize {
     config.max_upload_bytes.saturating_add(64 * 1024)
 }
 
 /// The pet store's routes and their documentation, before state is given.
-pub fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
+pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
     let upload_limit = max_upload_body(config);
     OpenApiRouter::with_openapi(PetstoreDoc::openapi())
         .routes(routes!(pet::update_pet, pet::add_pet))

@@ -12,7 +12,7 @@ use crate::failure::Failure;
 /// The largest id a client may choose: the largest integer JavaScript
 /// represents exactly, so that no client loses precision, and far enough
 /// from `i64::MAX` that the server's own id sequence never runs out.
-pub const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
+pub(crate) const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
 
 /// Longest pet, category and tag name accepted.
 const MAX_NAME_CHARS: usize = 255;
@@ -21,47 +21,47 @@ const MAX_NAME_CHARS: usize = 255;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(xml(name = "pet"))]
-pub struct Pet {
+pub(crate) struct Pet {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
     #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
-    pub name: String,
+    pub(crate) name: String,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<Category>,
+    pub(crate) category: Option<Category>,
     #[schema(xml(name = "photoUrl", wrapped))]
-    pub photo_urls: Vec<String>,
+    pub(crate) photo_urls: Vec<String>,
     #[schema(xml(wrapped))]
     #[serde(default)]
-    pub tags: Vec<Tag>,
+    pub(crate) tags: Vec<Tag>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<PetStatus>,
+    pub(crate) status: Option<PetStatus>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "category"))]
-pub struct Category {
+pub(crate) struct Category {
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "tag"))]
-pub struct Tag {
+pub(crate) struct Tag {
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 /// pet status in the store
@@ -69,16 +69,17 @@ pub struct Tag {
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ToSchema,
 )]
 #[serde(rename_all = "lowercase")]
-pub enum PetStatus {
+pub(crate) enum PetStatus {
     Available,
     Pending,
     Sold,
 }
 
 impl PetStatus {
-    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
+    pub(crate) const ALL: [PetStatus; 3] =
+        [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PetStatus::Available => "available",
             PetStatus::Pending => "pending",
@@ -86,14 +87,14 @@ impl PetStatus {
         }
     }
 
-    pub fn parse(value: &str) -> Option<PetStatus> {
+    pub(crate) fn parse(value: &str) -> Option<PetStatus> {
         PetStatus::ALL.into_iter().find(|s| s.as_str() == value)
     }
 }
 
 impl Pet {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Failure> {
+    pub(crate) fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         check_pet_name("name", &self.name)?;
         if let Some(Category {
@@ -111,14 +112,14 @@ impl Pet {
     }
 
     /// A pet without a status is available.
-    pub fn with_default_status(mut self) -> Self {
+    pub(crate) fn with_default_status(mut self) -> Self {
         self.status = Some(self.status.unwrap_or(PetStatus::Available));
         self
     }
 }
 
 /// A pet's name: not empty, at most 255 characters.
-pub fn check_pet_name(field: &str, name: &str) -> Result<(), Failure> {
+pub(crate) fn check_pet_name(field: &str, name: &str) -> Result<(), Failure> {
     if name.is_empty() {
         return Err(Failure::invalid(format!("{field} must not be empty")));
     }
@@ -139,7 +140,7 @@ fn check_length(field: &str, value: &str, max: usize) -> Result<(), Failure> {
 
 /// An id a client put in a body: absent or 0 (the server chooses), or
 /// positive up to [`MAX_CLIENT_ID`].
-pub fn check_client_id(id: Option<i64>) -> Result<(), Failure> {
+pub(crate) fn check_client_id(id: Option<i64>) -> Result<(), Failure> {
     match id {
         Some(id) if id < 0 => Err(Failure::invalid(
             "id must be positive (or 0 or absent to let the server choose one)",
@@ -152,56 +153,56 @@ pub fn check_client_id(id: Option<i64>) -> Result<(), Failure> {
 }
 
 /// The id a client asked for, if any (0 means none).
-pub fn requested_id(id: Option<i64>) -> Option<i64> {
+pub(crate) fn requested_id(id: Option<i64>) -> Option<i64> {
     id.filter(|id| *id > 0)
 }
 
 /// A stored image of a pet.
 #[derive(Debug, Clone)]
-pub struct PetImage {
+pub(crate) struct PetImage {
     /// As sniffed from the bytes when it was uploaded.
-    pub content_type: String,
-    pub data: Vec<u8>,
+    pub(crate) content_type: String,
+    pub(crate) data: Vec<u8>,
 }
 
 /// A purchase order for a pet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename = "order", rename_all = "camelCase")]
 #[schema(xml(name = "order"))]
-pub struct Order {
+pub(crate) struct Order {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
     #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     #[schema(minimum = 1)]
-    pub pet_id: i64,
+    pub(crate) pet_id: i64,
     #[schema(minimum = 1, default = 1, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantity: Option<i32>,
+    pub(crate) quantity: Option<i32>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ship_date: Option<DateTime<Utc>>,
+    pub(crate) ship_date: Option<DateTime<Utc>>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<OrderStatus>,
+    pub(crate) status: Option<OrderStatus>,
     /// True once the order is delivered (derived from `status`; ignored on input).
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
+    pub(crate) complete: Option<bool>,
 }
 
 /// Order Status
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum OrderStatus {
+pub(crate) enum OrderStatus {
     Placed,
     Approved,
     Delivered,
 }
 
 impl OrderStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OrderStatus::Placed => "placed",
             OrderStatus::Approved => "approved",
@@ -209,7 +210,7 @@ impl OrderStatus {
         }
     }
 
-    pub fn parse(value: &str) -> Option<OrderStatus> {
+    pub(crate) fn parse(value: &str) -> Option<OrderStatus> {
         [
             OrderStatus::Placed,
             OrderStatus::Approved,
@@ -221,7 +222,7 @@ impl OrderStatus {
 
     /// The status an order in this state gives its pet: `placed` and
     /// `approved` make it `pending`, `delivered` makes it `sold`.
-    pub fn pet_status(self) -> PetStatus {
+    pub(crate) fn pet_status(self) -> PetStatus {
         match self {
             OrderStatus::Placed | OrderStatus::Approved => PetStatus::Pending,
             OrderStatus::Delivered => PetStatus::Sold,
@@ -230,7 +231,7 @@ impl OrderStatus {
 
     /// The status the pet of a deleted order in this state returns to: an
     /// order that was not delivered releases its pet; a sold pet stays sold.
-    pub fn pet_status_once_deleted(self) -> Option<PetStatus> {
+    pub(crate) fn pet_status_once_deleted(self) -> Option<PetStatus> {
         match self {
             OrderStatus::Placed | OrderStatus::Approved => Some(PetStatus::Available),
             OrderStatus::Delivered => None,
@@ -240,7 +241,7 @@ impl OrderStatus {
 
 impl Order {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Failure> {
+    pub(crate) fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         if self.pet_id < 1 {
             return Err(Failure::invalid("petId must be a positive integer"));
@@ -253,7 +254,7 @@ impl Order {
 
     /// What an order without them gets: status `placed`, quantity 1; and
     /// `complete` as the status says.
-    pub fn with_defaults(mut self) -> Self {
+    pub(crate) fn with_defaults(mut self) -> Self {
         let status = self.status.unwrap_or(OrderStatus::Placed);
         self.status = Some(status);
         self.quantity = Some(self.quantity.unwrap_or(1));
@@ -267,36 +268,36 @@ impl Order {
 #[derive(Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename = "user", rename_all = "camelCase")]
 #[schema(xml(name = "user"))]
-pub struct User {
+pub(crate) struct User {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
     #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     /// ASCII letters, digits and `. _ @ + -`: one script, no spaces or
     /// control characters, nothing that looks like another name.
     #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9._@+-]+$")]
-    pub username: String,
+    pub(crate) username: String,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_name: Option<String>,
+    pub(crate) first_name: Option<String>,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_name: Option<String>,
+    pub(crate) last_name: Option<String>,
     #[schema(max_length = 255, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     /// At least 8 characters. Stored as an argon2id hash; never returned.
     #[schema(min_length = 8, max_length = 255, write_only, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
+    pub(crate) password: Option<String>,
     #[schema(max_length = 64, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phone: Option<String>,
+    pub(crate) phone: Option<String>,
     /// User Status
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_status: Option<i32>,
+    pub(crate) user_status: Option<i32>,
 }
 
 impl std::fmt::Debug for User {
@@ -315,7 +316,7 @@ impl std::fmt::Debug for User {
 }
 
 /// The shortest password a user may set (the sample users' is older).
-pub const MIN_PASSWORD_CHARS: usize = 8;
+pub(crate) const MIN_PASSWORD_CHARS: usize = 8;
 
 /// Whether a byte may stand in a username.
 fn username_byte(b: u8) -> bool {
@@ -324,7 +325,7 @@ fn username_byte(b: u8) -> bool {
 
 impl User {
     /// The rules beyond the schema's types.
-    pub fn check_rules(&self) -> Result<(), Failure> {
+    pub(crate) fn check_rules(&self) -> Result<(), Failure> {
         check_client_id(self.id)?;
         if self.username.is_empty() {
             return Err(Failure::invalid("username must not be empty"));
@@ -360,7 +361,7 @@ impl User {
     }
 
     /// The user as the API shows it: with its id, without its password.
-    pub fn public(mut self, id: i64) -> Self {
+    pub(crate) fn public(mut self, id: i64) -> Self {
         self.id = Some(id);
         self.password = None;
         self
@@ -368,7 +369,7 @@ impl User {
 
     /// What anyone may see of a user in auth mode `enforce`: the id, the
     /// username and the status, not the names, email or phone.
-    pub fn without_private_fields(self) -> Self {
+    pub(crate) fn without_private_fields(self) -> Self {
         User {
             first_name: None,
             last_name: None,
@@ -383,11 +384,11 @@ impl User {
 /// A user as stored: the public fields and the password's hash (which
 /// `Debug` does not show).
 #[derive(Clone)]
-pub struct StoredUser {
-    pub id: i64,
+pub(crate) struct StoredUser {
+    pub(crate) id: i64,
     /// Without its password.
-    pub user: User,
-    pub password_hash: Option<String>,
+    pub(crate) user: User,
+    pub(crate) password_hash: Option<String>,
 }
 
 impl std::fmt::Debug for StoredUser {
@@ -402,29 +403,29 @@ impl std::fmt::Debug for StoredUser {
 
 /// The scopes of `petstore_auth`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PetScope {
+pub(crate) enum PetScope {
     ReadPets,
     WritePets,
 }
 
 impl PetScope {
-    pub const ALL: [PetScope; 2] = [PetScope::WritePets, PetScope::ReadPets];
+    pub(crate) const ALL: [PetScope; 2] = [PetScope::WritePets, PetScope::ReadPets];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PetScope::ReadPets => "read:pets",
             PetScope::WritePets => "write:pets",
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
 }
 
 /// Who is calling, once their credential was checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Principal {
+pub(crate) enum Principal {
     /// A pet store user, by a token (a session, or the implicit flow's) or
     /// by HTTP Basic, which holds both scopes.
     User {
@@ -441,7 +442,7 @@ pub enum Principal {
 impl Principal {
     /// Whether this caller may change, delete or see all of the user
     /// `user_id`: that user, or an admin key.
-    pub fn may_act_for(&self, user_id: i64) -> bool {
+    pub(crate) fn may_act_for(&self, user_id: i64) -> bool {
         match self {
             Principal::User { id, .. } => *id == user_id,
             Principal::Key { admin } => *admin,

@@ -115,7 +115,7 @@ impl ToXml for Vec<Pet> {
 /// JSON or XML; `photoUrls=` (one empty value) sends none.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct PetForm {
+pub(crate) struct PetForm {
     #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
     id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
@@ -197,7 +197,7 @@ fn not_found(id: i64) -> Error {
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn add_pet(
+pub(crate) async fn add_pet(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -222,7 +222,7 @@ pub async fn add_pet(
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn update_pet(
+pub(crate) async fn update_pet(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -234,7 +234,7 @@ pub async fn update_pet(
 
 /// The query of findPetsByStatus: `status` repeated or comma-joined.
 #[derive(Debug, Deserialize)]
-pub struct StatusQuery {
+pub(crate) struct StatusQuery {
     #[serde(default)]
     status: Vec<String>,
 }
@@ -242,7 +242,7 @@ pub struct StatusQuery {
 /// The query of findPetsByTags: `tags` repeated or comma-joined; required,
 /// but `tags=` is there (an empty tag, which no pet has).
 #[derive(Debug, Deserialize)]
-pub struct TagsQuery {
+pub(crate) struct TagsQuery {
     #[serde(default, deserialize_with = "keep_empty")]
     tags: Option<Vec<String>>,
 }
@@ -268,7 +268,7 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn find_pets_by_status(
+pub(crate) async fn find_pets_by_status(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -322,7 +322,7 @@ pub async fn find_pets_by_status(
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn find_pets_by_tags(
+pub(crate) async fn find_pets_by_tags(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -355,7 +355,7 @@ pub async fn find_pets_by_tags(
     ),
     security(("api_key" = []), ("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn get_pet_by_id(
+pub(crate) async fn get_pet_by_id(
     State(state): State<PetstoreState>,
     _auth: Authorized<PetsOrKey>,
     format: Format,
@@ -377,7 +377,7 @@ pub async fn get_pet_by_id(
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name
 /// and `status=` no status at all: both refused, not read as missing.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
-pub struct PetUpdateForm {
+pub(crate) struct PetUpdateForm {
     #[schema(min_length = 1, max_length = 255, nullable = false)]
     #[serde(default, deserialize_with = "keep_empty")]
     name: Option<String>,
@@ -411,7 +411,7 @@ impl WireBody for PetUpdateForm {
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn update_pet_with_form(
+pub(crate) async fn update_pet_with_form(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -449,7 +449,7 @@ pub async fn update_pet_with_form(
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn delete_pet(
+pub(crate) async fn delete_pet(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     _format: Format,

@@ -25,13 +25,13 @@ const MAX_METADATA_CHARS: usize = 1024;
 /// A raw image body.
 #[derive(ToSchema)]
 #[schema(value_type = String, format = Binary)]
-pub struct ImageBytes(#[allow(dead_code)] Vec<u8>);
+pub(crate) struct ImageBytes(#[allow(dead_code)] Vec<u8>);
 
 /// The multipart form of uploadFile.
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[allow(dead_code)]
-pub struct ImageUploadForm {
+pub(crate) struct ImageUploadForm {
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
     #[schema(max_length = 1024, nullable = false)]
@@ -40,7 +40,7 @@ pub struct ImageUploadForm {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UploadQuery {
+pub(crate) struct UploadQuery {
     additional_metadata: Option<String>,
 }
 
@@ -137,7 +137,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
-pub async fn upload_file(
+pub(crate) async fn upload_file(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
@@ -222,7 +222,7 @@ pub async fn upload_file(
     ),
     security(("api_key" = []), ("petstore_auth" = ["read:pets"])),
 )]
-pub async fn get_pet_image(
+pub(crate) async fn get_pet_image(
     State(state): State<PetstoreState>,
     _auth: Authorized<PetImages>,
     Path((pet_id, image_id)): Path<(i64, i64)>,

@@ -38,7 +38,7 @@ const PIECE: usize = 64 * 1024;
 const STREAM_DEADLINE: Duration = Duration::from_secs(60);
 
 /// A list read and serialised.
-pub enum Listing {
+pub(crate) enum Listing {
     /// All of it (it fitted in one piece).
     Whole(Bytes),
     /// The first piece and the rest, to be streamed.
@@ -47,7 +47,7 @@ pub enum Listing {
 
 impl Listing {
     /// The answer: the list in the negotiated format.
-    pub fn into_response(self, format: Format) -> Response {
+    pub(crate) fn into_response(self, format: Format) -> Response {
         match self {
             Listing::Whole(bytes) => bytes_response(format, bytes),
             Listing::Streamed(body) => {
@@ -69,7 +69,11 @@ struct Piece {
 /// Failures before the first piece (no connection, a corrupt row early
 /// on) are answered as errors; after it, the status is sent, so the body is
 /// cut off and the client sees a broken transfer, never a short list.
-pub async fn read(db: Database, format: Format, select: PetSelect) -> Result<Listing, Error> {
+pub(crate) async fn read(
+    db: Database,
+    format: Format,
+    select: PetSelect,
+) -> Result<Listing, Error> {
     let (pieces, mut received) = mpsc::channel::<Result<Piece, Error>>(0);
     tokio::spawn(async move {
         let written = tokio::time::timeout(STREAM_DEADLINE, write(&db, format, &select, pieces));

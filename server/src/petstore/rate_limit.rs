@@ -13,15 +13,15 @@ use crate::limits::{self, Limiter};
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
-pub struct RequestLimit {
-    pub limiter: Arc<Limiter>,
+pub(crate) struct RequestLimit {
+    pub(crate) limiter: Arc<Limiter>,
     /// Requests a minute per address; none: no limit.
-    pub per_minute: Option<u32>,
+    pub(crate) per_minute: Option<u32>,
 }
 
 /// Counts `request` against its client's quota: over it, a 429; within it,
 /// `next`'s answer; the limit's headers on both.
-pub async fn limit_requests<Answer: Future<Output = Response>>(
+pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     limit: &RequestLimit,
     request: Request,
     next: impl FnOnce(Request) -> Answer,

@@ -44,7 +44,7 @@ impl WireBody for Order {
     ),
     security(("api_key" = [])),
 )]
-pub async fn get_inventory(
+pub(crate) async fn get_inventory(
     State(state): State<PetstoreState>,
     _auth: Authorized<Inventory>,
     _json: JsonOnly,
@@ -78,7 +78,7 @@ pub async fn get_inventory(
         (status = 422, description = "Validation exception, or the pet is not available"),
     ),
 )]
-pub async fn place_order(
+pub(crate) async fn place_order(
     State(state): State<PetstoreState>,
     format: Format,
     Body(order): Body<Order>,
@@ -100,7 +100,7 @@ pub async fn place_order(
         (status = 404, description = "Order not found"),
     ),
 )]
-pub async fn get_order_by_id(
+pub(crate) async fn get_order_by_id(
     State(state): State<PetstoreState>,
     format: Format,
     Path(order_id): Path<i64>,
@@ -123,7 +123,7 @@ pub async fn get_order_by_id(
         (status = 404, description = "Order not found"),
     ),
 )]
-pub async fn delete_order(
+pub(crate) async fn delete_order(
     State(state): State<PetstoreState>,
     _format: Format,
     Path(order_id): Path<i64>,

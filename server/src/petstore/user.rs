@@ -30,7 +30,7 @@ impl WireBody for User {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(transparent)]
 #[schema(min_items = 1)]
-pub struct UserList(Vec<User>);
+pub(crate) struct UserList(Vec<User>);
 
 impl WireBody for UserList {
     const FORMATS: &'static [BodyFormat] = &[BodyFormat::Json];
@@ -62,7 +62,7 @@ impl WireBody for UserList {
         (status = 422, description = "Validation exception"),
     ),
 )]
-pub async fn create_user(
+pub(crate) async fn create_user(
     State(state): State<PetstoreState>,
     format: Format,
     Body(user): Body<User>,
@@ -86,7 +86,7 @@ pub async fn create_user(
         (status = 422, description = "Validation exception"),
     ),
 )]
-pub async fn create_users_with_list_input(
+pub(crate) async fn create_users_with_list_input(
     State(state): State<PetstoreState>,
     format: Format,
     Body(UserList(users)): Body<UserList>,
@@ -98,7 +98,7 @@ pub async fn create_users_with_list_input(
 /// The query of loginUser. `username=` is an empty name (which no user
 /// has), not a missing one.
 #[derive(Debug, Deserialize)]
-pub struct LoginQuery {
+pub(crate) struct LoginQuery {
     #[serde(default, deserialize_with = "keep_empty")]
     username: Option<String>,
     #[serde(default, deserialize_with = "keep_empty")]
@@ -116,7 +116,7 @@ struct TokenXml<'a> {
 /// A session token, the answer of loginUser.
 #[derive(Debug, Serialize)]
 #[serde(transparent)]
-pub struct SessionToken(String);
+pub(crate) struct SessionToken(String);
 
 impl ToXml for SessionToken {
     fn to_xml(&self) -> Result<String, quick_xml::SeError> {
@@ -146,7 +146,7 @@ impl ToXml for SessionToken {
             headers(("Retry-After" = i32, description = "Seconds until the window ends."))),
     ),
 )]
-pub async fn login_user(
+pub(crate) async fn login_user(
     State(state): State<PetstoreState>,
     format: Format,
     ClientAddress(address): ClientAddress,
@@ -183,7 +183,7 @@ pub async fn login_user(
     responses((status = 200, description = "successful operation")),
     security((), ("user_session" = [])),
 )]
-pub async fn logout_user(
+pub(crate) async fn logout_user(
     State(state): State<PetstoreState>,
     _format: Format,
     headers: HeaderMap,
@@ -209,7 +209,7 @@ pub async fn logout_user(
     ),
     security((), ("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
-pub async fn get_user_by_name(
+pub(crate) async fn get_user_by_name(
     State(state): State<PetstoreState>,
     Viewer(viewer): Viewer,
     format: Format,
@@ -245,7 +245,7 @@ pub async fn get_user_by_name(
     ),
     security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
-pub async fn update_user(
+pub(crate) async fn update_user(
     State(state): State<PetstoreState>,
     Authorized(caller, _): Authorized<UserAccount>,
     format: Format,
@@ -279,7 +279,7 @@ pub async fn update_user(
     ),
     security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
-pub async fn delete_user(
+pub(crate) async fn delete_user(
     State(state): State<PetstoreState>,
     Authorized(caller, _): Authorized<UserAccount>,
     _format: Format,

@@ -18,22 +18,22 @@ use crate::error::{Error, ErrorCode, ErrorFormat};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[schema(xml(name = "apiResponse"))]
 #[serde(rename = "apiResponse")]
-pub struct ApiResponse {
+pub(crate) struct ApiResponse {
     #[schema(nullable = false)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<i32>,
+    pub(crate) code: Option<i32>,
     #[schema(nullable = false)]
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     #[schema(nullable = false)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// The pet store's errors: an `ApiResponse` in the negotiated format, with
 /// the HTTP status as `code` and the error code as `type`.
 #[derive(Debug)]
-pub struct PetstoreErrors;
+pub(crate) struct PetstoreErrors;
 
 impl ErrorFormat for PetstoreErrors {
     type Negotiated = Format;
@@ -61,14 +61,14 @@ impl ErrorFormat for PetstoreErrors {
 
 /// The response formats the pet store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Xml,
 }
 
 impl Format {
     /// The `Content-Type` of an answer in this format.
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             Format::Json => "application/json",
             Format::Xml => "application/xml",
@@ -78,7 +78,7 @@ impl Format {
     /// Picks the format from an `Accept` header: the acceptable media type with
     /// the highest q-value (JSON wins ties and `*/*`); `None` when the client
     /// accepts neither.
-    pub fn negotiate(headers: &HeaderMap) -> Option<Format> {
+    pub(crate) fn negotiate(headers: &HeaderMap) -> Option<Format> {
         let (json_q, xml_q) = accept_weights(headers);
         if json_q <= 0.0 && xml_q <= 0.0 {
             None
@@ -121,7 +121,7 @@ fn accept_weights(headers: &HeaderMap) -> (f32, f32) {
 /// For operations that answer only in JSON: rejects with 406 when the
 /// client does not accept JSON.
 #[derive(Debug, Clone, Copy)]
-pub struct JsonOnly;
+pub(crate) struct JsonOnly;
 
 impl<S: Send + Sync> FromRequestParts<S> for JsonOnly {
     type Rejection = Error;
@@ -164,14 +164,14 @@ fn not_acceptable(headers: &HeaderMap, offered: &str) -> Error {
 /// Types the pet store can write as XML. By default a type's serde shape is
 /// its XML shape; a type with wrapped lists or singular item names (a pet)
 /// writes its own XML struct instead.
-pub trait ToXml: Serialize {
+pub(crate) trait ToXml: Serialize {
     fn to_xml(&self) -> Result<String, quick_xml::SeError> {
         xml_document(self)
     }
 }
 
 /// Serialises a value whose serde shape already is the XML shape.
-pub fn xml_document<T: Serialize + ?Sized>(value: &T) -> Result<String, quick_xml::SeError> {
+pub(crate) fn xml_document<T: Serialize + ?Sized>(value: &T) -> Result<String, quick_xml::SeError> {
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
     let mut serializer = quick_xml::se::Serializer::new(&mut xml);
     serializer.expand_empty_elements(false);
@@ -183,14 +183,14 @@ impl ToXml for ApiResponse {}
 
 /// A successful answer in the negotiated format.
 #[derive(Debug)]
-pub struct Reply<T> {
-    pub format: Format,
-    pub body: T,
-    pub headers: HeaderMap,
+pub(crate) struct Reply<T> {
+    pub(crate) format: Format,
+    pub(crate) body: T,
+    pub(crate) headers: HeaderMap,
 }
 
 impl<T> Reply<T> {
-    pub fn new(format: Format, body: T) -> Self {
+    pub(crate) fn new(format: Format, body: T) -> Self {
         Self {
             format,
             body,
@@ -198,7 +198,7 @@ impl<T> Reply<T> {
         }
     }
 
-    pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
+    pub(crate) fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
         self.headers.insert(name, value);
         self
     }
@@ -219,7 +219,7 @@ impl<T: Serialize + ToXml> IntoResponse for Reply<T> {
 }
 
 /// `value` written in `format`, as [`Reply`] would send it.
-pub fn to_bytes<T: Serialize + ToXml>(format: Format, value: &T) -> Result<Bytes, Error> {
+pub(crate) fn to_bytes<T: Serialize + ToXml>(format: Format, value: &T) -> Result<Bytes, Error> {
     match format {
         Format::Json => serde_json::to_vec(value)
             .map(Bytes::from)
@@ -232,13 +232,13 @@ pub fn to_bytes<T: Serialize + ToXml>(format: Format, value: &T) -> Result<Bytes
 }
 
 /// An answer of bytes already written in `format` ([`to_bytes`]).
-pub fn bytes_response(format: Format, body: Bytes) -> Response {
+pub(crate) fn bytes_response(format: Format, body: Bytes) -> Response {
     ([(header::CONTENT_TYPE, format.media_type())], body).into_response()
 }
 
 /// The request body media types the pet store reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyFormat {
+pub(crate) enum BodyFormat {
     Json,
     Xml,
     Form,
@@ -268,7 +268,7 @@ impl BodyFormat {
 /// rules it must keep once read. By default the type's serde shape is its
 /// shape in every format; a type with another XML or form shape reads that
 /// shape and converts it.
-pub trait WireBody: Sized + DeserializeOwned + Serialize {
+pub(crate) trait WireBody: Sized + DeserializeOwned + Serialize {
     /// The media types this body may come in, in the order the document
     /// lists them; only their readers are called.
     const FORMATS: &'static [BodyFormat];
@@ -300,7 +300,7 @@ fn unsupported_body(formats: &[BodyFormat]) -> Error {
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.
-pub fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
+pub(crate) fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
     text: &str,
 ) -> Result<T, Error> {
     let shape: X = quick_xml::de::from_str(text)
@@ -309,7 +309,7 @@ pub fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
 }
 
 /// Reads a form (repeated keys make lists), then converts it.
-pub fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<Error>>>(
+pub(crate) fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<Error>>>(
     bytes: &[u8],
 ) -> Result<T, Error> {
     let bytes = without_array_brackets(bytes);
@@ -346,7 +346,7 @@ fn without_array_brackets(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 
 /// A request body in any of the media types its type accepts, read and validated.
 #[derive(Debug)]
-pub struct Body<T>(pub T);
+pub(crate) struct Body<T>(pub(crate) T);
 
 impl<S: Send + Sync, T: WireBody> FromRequest<S> for Body<T> {
     type Rejection = Error;
@@ -364,7 +364,7 @@ impl<S: Send + Sync, T: WireBody> FromRequest<S> for Body<T> {
 /// A request body that may be left out (`None` when it is empty), read and
 /// validated like [`Body`] when it is there.
 #[derive(Debug)]
-pub struct OptionalBody<T>(pub Option<T>);
+pub(crate) struct OptionalBody<T>(pub(crate) Option<T>);
 
 impl<S: Send + Sync, T: WireBody> FromRequest<S> for OptionalBody<T> {
     type Rejection = Error;
@@ -406,10 +406,11 @@ fn read_body<T: WireBody>(format: BodyFormat, bytes: &[u8]) -> Result<T, Error> 
 }
 
 /// Every format the pet store reads.
-pub const ALL_FORMATS: &[BodyFormat] = &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
+pub(crate) const ALL_FORMATS: &[BodyFormat] =
+    &[BodyFormat::Json, BodyFormat::Xml, BodyFormat::Form];
 
 /// Checks that an id taken from a path is a positive number.
-pub fn positive_id(what: &str, id: i64) -> Result<i64, Error> {
+pub(crate) fn positive_id(what: &str, id: i64) -> Result<i64, Error> {
     if id > 0 {
         Ok(id)
     } else {

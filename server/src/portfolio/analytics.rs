@@ -35,7 +35,7 @@ const CHANNEL_CAPACITY: usize = 10_000;
 /// The longest date range a summary covers.
 const MAX_RANGE_DAYS: i64 = 366;
 /// The name requests without a known key are counted under.
-pub const ANONYMOUS: &str = "anonymous";
+pub(crate) const ANONYMOUS: &str = "anonymous";
 
 #[derive(Debug)]
 enum Event {
@@ -53,7 +53,7 @@ enum Event {
 
 /// Where the middleware and the beacon send events.
 #[derive(Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     events: mpsc::Sender<Event>,
     dropped: Arc<AtomicU64>,
 }
@@ -66,7 +66,10 @@ impl std::fmt::Debug for Recorder {
 
 impl Recorder {
     /// The recorder and its writer task, which flushes every `flush_every`.
-    pub fn start(db: Database, flush_every: Duration) -> (Recorder, tokio::task::JoinHandle<()>) {
+    pub(crate) fn start(
+        db: Database,
+        flush_every: Duration,
+    ) -> (Recorder, tokio::task::JoinHandle<()>) {
         let (events, receiver) = mpsc::channel(CHANNEL_CAPACITY);
         let recorder = Recorder {
             events,
@@ -143,7 +146,7 @@ async fn flush(
 }
 
 /// Middleware over the portfolio's routes: counts each request.
-pub async fn record_requests(
+pub(crate) async fn record_requests(
     State(recorder): State<Recorder>,
     request: Request,
     next: Next,
@@ -172,10 +175,10 @@ pub async fn record_requests(
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct PageView {
+pub(crate) struct PageView {
     /// The page's path on the site, e.g. `/posts/why-contract-first`.
     #[schema(pattern = "^/", max_length = 512)]
-    pub path: String,
+    pub(crate) path: String,
 }
 
 /// Counts a page view (the site's pages call this beacon).
@@ -193,7 +196,7 @@ pub struct PageView {
         (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
-pub async fn record_page_view(
+pub(crate) async fn record_page_view(
     State(state): State<PortfolioState>,
     JsonBody(view): JsonBody<PageView>,
 ) -> Result<StatusCode, Error> {
@@ -211,7 +214,7 @@ pub async fn record_page_view(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct SummaryQuery {
+pub(crate) struct SummaryQuery {
     /// First day (UTC), inclusive; default: 30 days before `to`.
     #[serde(default, deserialize_with = "keep_empty")]
     from: Option<NaiveDate>,
@@ -221,14 +224,14 @@ pub struct SummaryQuery {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct AnalyticsSummary {
-    pub from: NaiveDate,
-    pub to: NaiveDate,
+pub(crate) struct AnalyticsSummary {
+    pub(crate) from: NaiveDate,
+    pub(crate) to: NaiveDate,
     #[schema(minimum = 0)]
-    pub total_requests: i64,
-    pub requests: Vec<RequestStats>,
-    pub by_api_key: Vec<KeyStats>,
-    pub page_views: Vec<PageViewStats>,
+    pub(crate) total_requests: i64,
+    pub(crate) requests: Vec<RequestStats>,
+    pub(crate) by_api_key: Vec<KeyStats>,
+    pub(crate) page_views: Vec<PageViewStats>,
 }
 
 /// Analytics for a date range.
@@ -246,7 +249,7 @@ pub struct AnalyticsSummary {
     ),
     security(("api_key" = [])),
 )]
-pub async fn get_analytics_summary(
+pub(crate) async fn get_analytics_summary(
     State(state): State<PortfolioState>,
     _caller: Protected<AnalyticsRead>,
     Query(query): Query<SummaryQuery>,

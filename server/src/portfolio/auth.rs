@@ -42,14 +42,14 @@ use crate::error::{Error, ErrorCode};
 use crate::storage::Database;
 
 /// The header that carries an API key.
-pub const API_KEY_HEADER: &str = "X-API-Key";
+pub(crate) const API_KEY_HEADER: &str = "X-API-Key";
 
 /// The realm of the portfolio's challenges.
 const REALM: &str = "portfolio";
 
 /// What a request carries, checked.
 #[derive(Debug, Clone, Default)]
-pub struct Presented {
+pub(crate) struct Presented {
     /// The `X-API-Key` header's key, checked.
     key: Option<Verdict>,
     /// The bearer token, checked (or why it could not be: the database).
@@ -62,7 +62,12 @@ pub struct Presented {
 
 impl Presented {
     /// Reads and checks the credentials of a request.
-    pub async fn check(access: &Access, db: &Database, headers: &HeaderMap, uri: &Uri) -> Self {
+    pub(crate) async fn check(
+        access: &Access,
+        db: &Database,
+        headers: &HeaderMap,
+        uri: &Uri,
+    ) -> Self {
         // A header that is there but not text (odd bytes) is a credential
         // that matches nothing, not a missing one.
         let key = header_text(headers, API_KEY_HEADER).map(|key| match key {
@@ -92,7 +97,7 @@ impl Presented {
 
     /// Whom to count the request against (rate limits, analytics): the name
     /// of a valid key, or `client:<id>` for a valid token.
-    pub fn identity(&self) -> Option<String> {
+    pub(crate) fn identity(&self) -> Option<String> {
         if let Some(Ok(TokenVerdict::Valid { client_id, .. })) = &self.bearer {
             return Some(format!("client:{client_id}"));
         }
@@ -107,20 +112,20 @@ impl Presented {
 /// key, or `client:<id>` for a valid token (`None`: anonymous), left in its
 /// extensions by [`authenticate`].
 #[derive(Debug, Clone)]
-pub struct KeyName(pub Option<String>);
+pub(crate) struct KeyName(pub(crate) Option<String>);
 
 /// What the authentication step needs.
 #[derive(Debug, Clone)]
-pub struct Authentication {
-    pub access: Arc<Access>,
-    pub db: Database,
+pub(crate) struct Authentication {
+    pub(crate) access: Arc<Access>,
+    pub(crate) db: Database,
 }
 
 /// The portfolio's authentication step: checks what `request` presents,
 /// once, and leaves it ([`Presented`], [`KeyName`]) in its extensions for
 /// the rate limit, the extractors and analytics; then `next`. It refuses
 /// nothing: each operation's extractor decides what it needs.
-pub async fn authenticate<Answer: Future<Output = Response>>(
+pub(crate) async fn authenticate<Answer: Future<Output = Response>>(
     authentication: &Authentication,
     mut request: Request,
     next: impl FnOnce(Request) -> Answer,
@@ -306,17 +311,17 @@ fn token_caller(level: Level, verdict: TokenVerdict) -> Result<Caller, Error> {
 
 /// Who made a request, once their credential was checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
+pub(crate) struct Caller {
     /// The key's name, or `client:<id>`.
-    pub name: String,
+    pub(crate) name: String,
     /// What the credential may do.
-    pub scopes: Vec<Scope>,
-    pub credential: Credential,
+    pub(crate) scopes: Vec<Scope>,
+    pub(crate) credential: Credential,
 }
 
 /// The credential a caller used.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credential {
+pub(crate) enum Credential {
     /// An API key (no id: one from the configuration file).
     ApiKey { id: Option<String> },
     /// A bearer token of an OAuth client.
@@ -334,7 +339,7 @@ impl Credential {
 
 /// Documents what the levels do on every operation that asks for a
 /// credential: its 401 carries `WWW-Authenticate`.
-pub fn document(openapi: &mut utoipa::openapi::OpenApi) {
+pub(crate) fn document(openapi: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::RefOr;
     use utoipa::openapi::header::HeaderBuilder;
     use utoipa::openapi::schema::{ObjectBuilder, Type};
@@ -378,7 +383,8 @@ macro_rules! access_level {
     ($(#[$doc:meta])* $name:ident, $level:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
-        pub struct $name<P>(pub Caller, pub PhantomData<P>);
+        #[allow(dead_code)] // Some handlers need the proof alone, not who called.
+        pub(crate) struct $name<P>(pub(crate) Caller, pub(crate) PhantomData<P>);
 
         impl<P: Permission> FromRequestParts<PortfolioState> for $name<P> {
             type Rejection = Error;
@@ -418,7 +424,7 @@ access_level!(
 /// operator more (readiness's details). Never a refusal: without one, or
 /// with a bad one, it is `false`.
 #[derive(Debug)]
-pub struct AdminView(pub bool);
+pub(crate) struct AdminView(pub bool);
 
 impl FromRequestParts<PortfolioState> for AdminView {
     type Rejection = std::convert::Infallible;
@@ -437,7 +443,7 @@ impl FromRequestParts<PortfolioState> for AdminView {
 }
 
 /// A scope as a type, for the extractors.
-pub trait Permission: Send + Sync + 'static {
+pub(crate) trait Permission: Send + Sync + 'static {
     const SCOPE: Scope;
 }
 
@@ -446,7 +452,7 @@ macro_rules! permissions {
         $(
             #[doc = concat!("Needs the scope `Scope::", stringify!($name), "`.")]
             #[derive(Debug)]
-            pub struct $name;
+            pub(crate) struct $name;
 
             impl Permission for $name {
                 const SCOPE: Scope = Scope::$name;

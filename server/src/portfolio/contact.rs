@@ -28,7 +28,7 @@ use crate::extract::JsonBody;
     ),
     security(("api_key" = [])),
 )]
-pub async fn submit_contact(
+pub(crate) async fn submit_contact(
     State(state): State<PortfolioState>,
     _caller: Protected<ContactWrite>,
     JsonBody(request): JsonBody<ContactRequest>,

@@ -21,16 +21,16 @@ use crate::extract::Path as PathParam;
 const RECENT_POSTS_IN_CONTEXT: usize = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct LlmContext {
-    pub generated_at: DateTime<Utc>,
-    pub site: SiteInfo,
-    pub projects: Vec<Project>,
-    pub achievements: Vec<Achievement>,
-    pub recent_posts: Vec<Post>,
+pub(crate) struct LlmContext {
+    pub(crate) generated_at: DateTime<Utc>,
+    pub(crate) site: SiteInfo,
+    pub(crate) projects: Vec<Project>,
+    pub(crate) achievements: Vec<Achievement>,
+    pub(crate) recent_posts: Vec<Post>,
 }
 
 /// The post with this slug; 404 if there is none.
-pub async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<Post, Error> {
+pub(crate) async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<Post, Error> {
     db::content::post(conn, slug)
         .await?
         .ok_or_else(|| Error::not_found(format!("no post {:?}", slug.as_str())))
@@ -44,7 +44,7 @@ pub async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<Post, Er
     tag = "content",
     responses((status = 200, description = "The site information", body = SiteInfo)),
 )]
-pub async fn get_site_info(State(state): State<PortfolioState>) -> Result<Response, Error> {
+pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result<Response, Error> {
     // From memory when nothing was written since it was read (read_cache.rs).
     let body = state
         .site_info
@@ -71,7 +71,7 @@ pub async fn get_site_info(State(state): State<PortfolioState>) -> Result<Respon
     tag = "content",
     responses((status = 200, description = "The projects", body = Vec<Project>)),
 )]
-pub async fn list_projects(
+pub(crate) async fn list_projects(
     State(state): State<PortfolioState>,
 ) -> Result<axum::Json<Vec<Project>>, Error> {
     let projects = db::content::projects(&mut *state.db.conn().await?).await?;
@@ -92,7 +92,7 @@ pub async fn list_projects(
         (status = 404, description = "No such project"),
     ),
 )]
-pub async fn get_project(
+pub(crate) async fn get_project(
     State(state): State<PortfolioState>,
     PathParam(slug): PathParam<Slug>,
 ) -> Result<axum::Json<Project>, Error> {
@@ -110,7 +110,7 @@ pub async fn get_project(
     tag = "content",
     responses((status = 200, description = "The achievements", body = Vec<Achievement>)),
 )]
-pub async fn list_achievements(
+pub(crate) async fn list_achievements(
     State(state): State<PortfolioState>,
 ) -> Result<axum::Json<Vec<Achievement>>, Error> {
     let achievements = db::content::achievements(&mut *state.db.conn().await?).await?;
@@ -125,7 +125,7 @@ pub async fn list_achievements(
     tag = "content",
     responses((status = 200, description = "The posts", body = Vec<PostSummary>)),
 )]
-pub async fn list_posts(
+pub(crate) async fn list_posts(
     State(state): State<PortfolioState>,
 ) -> Result<axum::Json<Vec<PostSummary>>, Error> {
     let posts = db::content::recent_posts(&mut *state.db.conn().await?, None).await?;
@@ -148,7 +148,7 @@ pub async fn list_posts(
         (status = 404, description = "No such post"),
     ),
 )]
-pub async fn get_post(
+pub(crate) async fn get_post(
     State(state): State<PortfolioState>,
     PathParam(slug): PathParam<Slug>,
 ) -> Result<axum::Json<Post>, Error> {
@@ -169,7 +169,7 @@ pub async fn get_post(
     ),
     security(("api_key" = [])),
 )]
-pub async fn get_llm_context(
+pub(crate) async fn get_llm_context(
     State(state): State<PortfolioState>,
     _caller: Protected<ContextRead>,
 ) -> Result<axum::Json<LlmContext>, Error> {

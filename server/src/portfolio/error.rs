@@ -11,19 +11,19 @@ use crate::error::{Error, ErrorFormat};
 
 /// Every answer that is not 2xx.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ErrorBody {
-    pub error: ErrorDetail,
+pub(crate) struct ErrorBody {
+    pub(crate) error: ErrorDetail,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     /// Upper case, e.g. `NOT_FOUND`, `UNAUTHORIZED`, `FORBIDDEN`.
-    pub code: String,
-    pub message: String,
+    pub(crate) code: String,
+    pub(crate) message: String,
     /// More context; may be empty. `required_header` (401), `required_scope`
     /// (403), `fields` (422: field -> problem).
     #[schema(additional_properties = true)]
-    pub details: Map<String, Value>,
+    pub(crate) details: Map<String, Value>,
 }
 
 impl From<&Error> for ErrorBody {
@@ -40,7 +40,7 @@ impl From<&Error> for ErrorBody {
 
 /// The portfolio's errors: the envelope, always JSON.
 #[derive(Debug)]
-pub struct PortfolioErrors;
+pub(crate) struct PortfolioErrors;
 
 impl ErrorFormat for PortfolioErrors {
     type Negotiated = ();

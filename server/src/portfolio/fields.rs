@@ -5,11 +5,11 @@ use crate::failure::Failure;
 
 /// The problems found so far.
 #[derive(Debug, Default)]
-pub struct Fields(Vec<(String, String)>);
+pub(crate) struct Fields(Vec<(String, String)>);
 
 impl Fields {
     /// A text field: present if `required`, at most `max` characters.
-    pub fn text(
+    pub(crate) fn text(
         &mut self,
         name: &str,
         value: Option<&str>,
@@ -30,7 +30,12 @@ impl Fields {
     }
 
     /// An email address, by the one rule of [`crate::mail::address`].
-    pub fn email(&mut self, name: &str, value: Option<&str>, required: bool) -> Option<String> {
+    pub(crate) fn email(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        required: bool,
+    ) -> Option<String> {
         let text = self.text(name, value, required, crate::mail::address::MAX_CHARS)?;
         match crate::mail::address::parse(&text) {
             Ok(_) => Some(text),
@@ -42,12 +47,12 @@ impl Fields {
     }
 
     /// Records a problem with a field.
-    pub fn problem(&mut self, name: &str, problem: &str) {
+    pub(crate) fn problem(&mut self, name: &str, problem: &str) {
         self.0.push((name.to_owned(), problem.to_owned()));
     }
 
     /// Invalid if any field broke its rule.
-    pub fn check(self) -> Result<(), Failure> {
+    pub(crate) fn check(self) -> Result<(), Failure> {
         if self.0.is_empty() {
             Ok(())
         } else {

@@ -10,17 +10,17 @@ use crate::error::{Error, ErrorCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Liveness {
+pub(crate) enum Liveness {
     Ok,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Health {
+pub(crate) struct Health {
     #[schema(inline)]
-    pub status: Liveness,
-    pub version: String,
+    pub(crate) status: Liveness,
+    pub(crate) version: String,
     #[schema(minimum = 0)]
-    pub uptime_seconds: i64,
+    pub(crate) uptime_seconds: i64,
 }
 
 /// Liveness.
@@ -31,7 +31,7 @@ pub struct Health {
     tag = "health",
     responses((status = 200, description = "The server is alive", body = Health)),
 )]
-pub async fn get_health(State(state): State<PortfolioState>) -> axum::Json<Health> {
+pub(crate) async fn get_health(State(state): State<PortfolioState>) -> axum::Json<Health> {
     axum::Json(Health {
         status: Liveness::Ok,
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -43,50 +43,50 @@ pub async fn get_health(State(state): State<PortfolioState>) -> axum::Json<Healt
 const MAX_OUTBOX_DELAY_SECS: i64 = 15 * 60;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Readiness {
+pub(crate) struct Readiness {
     #[schema(inline)]
-    pub status: ReadyStatus,
-    pub checks: ReadinessChecks,
+    pub(crate) status: ReadyStatus,
+    pub(crate) checks: ReadinessChecks,
 }
 
 /// `degraded`: the service works, but some emails failed for good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ReadyStatus {
+pub(crate) enum ReadyStatus {
     Ready,
     Degraded,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct ReadinessChecks {
-    pub database: Check,
-    pub mail: Check,
-    pub outbox: OutboxCheck,
+pub(crate) struct ReadinessChecks {
+    pub(crate) database: Check,
+    pub(crate) mail: Check,
+    pub(crate) outbox: OutboxCheck,
     /// Where the rate limits are counted; not ok when Redis is configured
     /// and does not answer (the server is then `degraded`, not unready:
     /// it answers, and counts in the process meanwhile).
-    pub rate_limits: Check,
+    pub(crate) rate_limits: Check,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Check {
-    pub ok: bool,
-    pub detail: String,
+pub(crate) struct Check {
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct OutboxCheck {
-    pub ok: bool,
-    pub detail: String,
+pub(crate) struct OutboxCheck {
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
     /// Emails waiting for delivery.
     #[schema(minimum = 0)]
-    pub pending: i64,
+    pub(crate) pending: i64,
     /// Emails given up on (see the server log for why).
     #[schema(minimum = 0)]
-    pub failed: i64,
+    pub(crate) failed: i64,
     /// How long the oldest due email has waited.
     #[schema(minimum = 0)]
-    pub oldest_due_seconds: i64,
+    pub(crate) oldest_due_seconds: i64,
 }
 
 impl ReadinessChecks {
@@ -143,7 +143,7 @@ fn outbox_detail(health: &crate::mail::MailHealth) -> String {
         (status = 503, description = "Not ready; details.checks says what is wrong"),
     ),
 )]
-pub async fn get_readiness(
+pub(crate) async fn get_readiness(
     State(state): State<PortfolioState>,
     AdminView(operator): AdminView,
 ) -> Result<axum::Json<Readiness>, Error> {

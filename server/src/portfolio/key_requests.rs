@@ -18,9 +18,9 @@ use crate::extract::{ClientAddress, JsonBody};
 
 /// The answer to a request: recorded, waiting for the operator.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct KeyRequestAccepted {
-    pub id: String,
-    pub status: KeyRequestStatus,
+pub(crate) struct KeyRequestAccepted {
+    pub(crate) id: String,
+    pub(crate) status: KeyRequestStatus,
 }
 
 /// Asks the operator for an API key.
@@ -38,7 +38,7 @@ pub struct KeyRequestAccepted {
         (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
-pub async fn request_api_key(
+pub(crate) async fn request_api_key(
     State(state): State<PortfolioState>,
     ClientAddress(address): ClientAddress,
     JsonBody(form): JsonBody<KeyRequestForm>,

@@ -5,25 +5,25 @@
 //! with `openapi/portfolio.yaml`. Handlers are in one module per resource;
 //! the domain's types in [`model`], the SQL in [`db`].
 
-pub mod admin;
-pub mod analytics;
-pub mod auth;
-pub mod contact;
-pub mod content;
-pub mod db;
-pub mod error;
-pub mod fields;
-pub mod health;
-pub mod key_requests;
-pub mod model;
-pub mod newsletter;
-pub mod notify;
-pub mod oauth;
-pub mod ops;
-pub mod paging;
-pub mod rate_limit;
-pub mod social;
-pub mod static_files;
+pub(crate) mod admin;
+pub(crate) mod analytics;
+pub(crate) mod auth;
+pub(crate) mod contact;
+pub(crate) mod content;
+pub(crate) mod db;
+pub(crate) mod error;
+pub(crate) mod fields;
+pub(crate) mod health;
+pub(crate) mod key_requests;
+pub(crate) mod model;
+pub(crate) mod newsletter;
+pub(crate) mod notify;
+pub(crate) mod oauth;
+pub(crate) mod ops;
+pub(crate) mod paging;
+pub(crate) mod rate_limit;
+pub(crate) mod social;
+pub(crate) mod static_files;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,17 +48,17 @@ use crate::storage::Database;
 /// extractors that take the state each clone one reference count, not one
 /// per field.
 #[derive(Debug, Clone)]
-pub struct PortfolioState(Arc<Shared>);
+pub(crate) struct PortfolioState(Arc<Shared>);
 
 impl PortfolioState {
-    pub fn new(shared: Shared) -> Self {
+    pub(crate) fn new(shared: Shared) -> Self {
         PortfolioState(Arc::new(shared))
     }
 }
 
 impl PortfolioState {
     /// What the operations need of the state.
-    pub fn ops(&self) -> ops::Context<'_> {
+    pub(crate) fn ops(&self) -> ops::Context<'_> {
         ops::Context {
             db: &self.db,
             access: Some(&self.access),
@@ -77,27 +77,27 @@ impl std::ops::Deref for PortfolioState {
 
 /// What the portfolio's state holds.
 #[derive(Debug)]
-pub struct Shared {
-    pub db: Database,
+pub(crate) struct Shared {
+    pub(crate) db: Database,
     /// The keys and tokens the service accepts.
-    pub access: Arc<Access>,
-    pub config: Arc<PortfolioConfig>,
-    pub mail: Arc<MailConfig>,
-    pub mailer: Mailer,
+    pub(crate) access: Arc<Access>,
+    pub(crate) config: Arc<PortfolioConfig>,
+    pub(crate) mail: Arc<MailConfig>,
+    pub(crate) mailer: Mailer,
     /// Base URL for links in emails, without a trailing slash.
-    pub public_url: Arc<str>,
-    pub analytics: analytics::Recorder,
+    pub(crate) public_url: Arc<str>,
+    pub(crate) analytics: analytics::Recorder,
     /// Counts failed client authentications at the OAuth endpoints.
-    pub client_auth_failures: Arc<Limiter>,
+    pub(crate) client_auth_failures: Arc<Limiter>,
     /// Counts requests for API keys per client address (hourly).
-    pub key_request_limiter: Arc<Limiter>,
+    pub(crate) key_request_limiter: Arc<Limiter>,
     /// For calls to other services (the social network); one pool for all.
-    pub http: reqwest::Client,
-    pub started: Instant,
+    pub(crate) http: reqwest::Client,
+    pub(crate) started: Instant,
     /// The site information, as `getSiteInfo` last read it.
-    pub site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
+    pub(crate) site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
     /// The rate limits' counters in Redis, if configured (for readiness).
-    pub shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
+    pub(crate) shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
 }
 
 /// The parts of the document that are not per operation.
@@ -119,7 +119,7 @@ pub struct Shared {
     components(schemas(model::Link, error::ErrorDetail)),
     modifiers(&SecuritySchemes),
 )]
-pub struct PortfolioDoc;
+pub(crate) struct PortfolioDoc;
 
 struct SecuritySchemes;
 
@@ -174,7 +174,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
 }
 
 /// The portfolio's routes and their documentation, before state is given.
-pub fn router() -> OpenApiRouter<PortfolioState> {
+pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
     let router = OpenApiRouter::with_openapi(PortfolioDoc::openapi())
         .routes(routes!(content::get_site_info))
         .routes(routes!(content::list_projects))

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// The sample content that ships with the project.
-pub const SAMPLE_CONTENT: &str = include_str!("../../../content/sample.toml");
+pub(crate) const SAMPLE_CONTENT: &str = include_str!("../../../content/sample.toml");
 
 // ---- content ----------------------------------------------------------------
 //
@@ -20,96 +20,96 @@ pub const SAMPLE_CONTENT: &str = include_str!("../../../content/sample.toml");
 // content file; they hold for everything the public reads serve.
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct SiteInfo {
+pub(crate) struct SiteInfo {
     #[schema(min_length = 1, max_length = 100)]
-    pub name: String,
+    pub(crate) name: String,
     #[schema(min_length = 1, max_length = 200)]
-    pub headline: String,
+    pub(crate) headline: String,
     #[schema(min_length = 1, max_length = 5000)]
-    pub bio: String,
+    pub(crate) bio: String,
     #[schema(nullable = false, max_length = 100)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub location: Option<String>,
+    pub(crate) location: Option<String>,
     #[schema(format = Email, nullable = false, max_length = 254)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contact_email: Option<String>,
+    pub(crate) contact_email: Option<String>,
     #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub website: Option<String>,
+    pub(crate) website: Option<String>,
     #[schema(max_items = 20)]
-    pub links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Link {
+pub(crate) struct Link {
     #[schema(min_length = 1, max_length = 100)]
-    pub label: String,
+    pub(crate) label: String,
     #[schema(value_type = HttpUrl)]
-    pub url: String,
+    pub(crate) url: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Project {
+pub(crate) struct Project {
     #[schema(value_type = Slug)]
-    pub slug: String,
+    pub(crate) slug: String,
     #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
+    pub(crate) title: String,
     #[schema(min_length = 1, max_length = 500)]
-    pub summary: String,
+    pub(crate) summary: String,
     #[schema(min_length = 1, max_length = 20000)]
-    pub description: String,
+    pub(crate) description: String,
     #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repository_url: Option<String>,
+    pub(crate) repository_url: Option<String>,
     #[schema(value_type = Vec<Tag>, max_items = 20)]
-    pub tags: Vec<String>,
-    pub featured: bool,
+    pub(crate) tags: Vec<String>,
+    pub(crate) featured: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Achievement {
+pub(crate) struct Achievement {
     #[schema(value_type = Slug)]
-    pub slug: String,
+    pub(crate) slug: String,
     #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
+    pub(crate) title: String,
     #[schema(min_length = 1, max_length = 5000)]
-    pub description: String,
-    pub date: NaiveDate,
+    pub(crate) description: String,
+    pub(crate) date: NaiveDate,
     #[schema(value_type = Option<HttpUrl>, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct PostSummary {
+pub(crate) struct PostSummary {
     #[schema(value_type = Slug)]
-    pub slug: String,
+    pub(crate) slug: String,
     #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
+    pub(crate) title: String,
     #[schema(value_type = PostSummaryText)]
-    pub summary: String,
+    pub(crate) summary: String,
     #[schema(value_type = Vec<Tag>, max_items = 20)]
-    pub tags: Vec<String>,
-    pub published_at: DateTime<Utc>,
+    pub(crate) tags: Vec<String>,
+    pub(crate) published_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct Post {
+pub(crate) struct Post {
     #[schema(value_type = Slug)]
-    pub slug: String,
+    pub(crate) slug: String,
     #[schema(min_length = 1, max_length = 200)]
-    pub title: String,
+    pub(crate) title: String,
     #[schema(value_type = PostSummaryText)]
-    pub summary: String,
+    pub(crate) summary: String,
     /// Markdown.
     #[schema(min_length = 1, max_length = 200000)]
-    pub body: String,
+    pub(crate) body: String,
     #[schema(value_type = Vec<Tag>, max_items = 20)]
-    pub tags: Vec<String>,
-    pub published_at: DateTime<Utc>,
+    pub(crate) tags: Vec<String>,
+    pub(crate) published_at: DateTime<Utc>,
 }
 
 /// An http(s) link: `http://` or `https://`, a host (a dotted IPv4 address,
@@ -121,7 +121,7 @@ pub struct Post {
     max_length = 2000,
     pattern = r"^https?://((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?([/?#]\S*)?$"
 )]
-pub struct HttpUrl(String);
+pub(crate) struct HttpUrl(String);
 
 /// The summary of a post (the schema only: a component of its own, as
 /// `Post.summary` inline would be named like the `PostSummary` schema in
@@ -129,20 +129,20 @@ pub struct HttpUrl(String);
 #[derive(ToSchema)]
 #[allow(dead_code)] // Named in schemas, never built.
 #[schema(min_length = 1, max_length = 1000)]
-pub struct PostSummaryText(String);
+pub(crate) struct PostSummaryText(String);
 
 /// A tag of a project or post (the schema only).
 #[derive(ToSchema)]
 #[allow(dead_code)] // Named in schemas, never built.
 #[schema(min_length = 1, max_length = 50)]
-pub struct Tag(String);
+pub(crate) struct Tag(String);
 
 /// The links content may hold: http or https, a host (a dotted IPv4
 /// address, or a name whose last label starts with a letter), a port from 1
 /// to 65535, then anything but white space. Every such text is a URL; other
 /// http(s) URLs (with user names, IPv6 hosts, or hosts that only look like
 /// numbers) are refused. [`HttpUrl`]'s schema spells it out too.
-pub const HTTP_URL_PATTERN: &str = concat!(
+pub(crate) const HTTP_URL_PATTERN: &str = concat!(
     r"^https?://(",
     r"(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}",
     r"|([A-Za-z0-9]+(-[A-Za-z0-9]+)*\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*",
@@ -156,7 +156,7 @@ static HTTP_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 });
 
 /// Is this a link content may hold ([`HTTP_URL_PATTERN`], and a URL)?
-pub fn is_http_url(text: &str) -> bool {
+pub(crate) fn is_http_url(text: &str) -> bool {
     HTTP_URL.is_match(text) && url::Url::parse(text).is_ok()
 }
 
@@ -177,10 +177,10 @@ impl From<Post> for PostSummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(try_from = "String", into = "String")]
 #[schema(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
-pub struct Slug(String);
+pub(crate) struct Slug(String);
 
 impl Slug {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -226,20 +226,20 @@ fn is_slug(value: &str) -> bool {
 /// The content file: what the server publishes, loaded into an empty
 /// database on first start.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ContentFile {
-    pub site: SiteInfo,
+pub(crate) struct ContentFile {
+    pub(crate) site: SiteInfo,
     #[serde(default)]
-    pub projects: Vec<Project>,
+    pub(crate) projects: Vec<Project>,
     #[serde(default)]
-    pub achievements: Vec<Achievement>,
+    pub(crate) achievements: Vec<Achievement>,
     #[serde(default)]
-    pub posts: Vec<Post>,
+    pub(crate) posts: Vec<Post>,
 }
 
 impl ContentFile {
     /// Parses a content file; an unknown key (a typo) is an error, and so is
     /// a slug that is not one.
-    pub fn parse(text: &str) -> anyhow::Result<Self> {
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Self> {
         let mut unknown = Vec::new();
         let content: ContentFile =
             serde_ignored::deserialize(toml::Deserializer::new(text), |path| {
@@ -262,7 +262,7 @@ impl ContentFile {
     }
 
     /// The file at `path`, or the sample content.
-    pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
+    pub(crate) fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         match path {
             None => Self::parse(SAMPLE_CONTENT).context("the sample content"),
             Some(path) => {
@@ -278,12 +278,12 @@ impl ContentFile {
 
 /// A contact-form submission, checked.
 #[derive(Debug, Clone)]
-pub struct ContactSubmission {
-    pub name: String,
-    pub email: String,
-    pub subject: Option<String>,
-    pub message: Option<String>,
-    pub received_at: DateTime<Utc>,
+pub(crate) struct ContactSubmission {
+    pub(crate) name: String,
+    pub(crate) email: String,
+    pub(crate) subject: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) received_at: DateTime<Utc>,
 }
 
 // ---- newsletter ------------------------------------------------------------
@@ -291,7 +291,7 @@ pub struct ContactSubmission {
 /// Where a subscriber stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum SubscriberStatus {
+pub(crate) enum SubscriberStatus {
     /// Asked to subscribe; the confirmation link is not followed yet
     /// (double opt-in).
     Pending,
@@ -300,7 +300,7 @@ pub enum SubscriberStatus {
 }
 
 impl SubscriberStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SubscriberStatus::Pending => "pending",
             SubscriberStatus::Subscribed => "subscribed",
@@ -308,7 +308,7 @@ impl SubscriberStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         [
             SubscriberStatus::Pending,
             SubscriberStatus::Subscribed,
@@ -321,23 +321,21 @@ impl SubscriberStatus {
 
 /// An address that asked for the newsletter.
 #[derive(Debug, Clone)]
-pub struct Subscriber {
-    pub id: i64,
+pub(crate) struct Subscriber {
+    pub(crate) id: i64,
     /// Lower case: addresses are compared case-insensitively.
-    pub email: String,
-    pub status: SubscriberStatus,
+    pub(crate) email: String,
+    pub(crate) status: SubscriberStatus,
     /// Lets its bearer unsubscribe this address, and nothing else; every
     /// newsletter email carries it.
-    pub unsubscribe_token: String,
+    pub(crate) unsubscribe_token: String,
     /// When the confirmation link stops working (Unix milliseconds).
-    pub confirm_expires_ms: Option<i64>,
-    /// When the address was last sent a subscription email (Unix milliseconds).
-    pub last_emailed_at_ms: Option<i64>,
+    pub(crate) confirm_expires_ms: Option<i64>,
 }
 
 impl Subscriber {
     /// Whether the confirmation link has expired at `now_ms`.
-    pub fn confirmation_expired(&self, now_ms: i64) -> bool {
+    pub(crate) fn confirmation_expired(&self, now_ms: i64) -> bool {
         self.confirm_expires_ms.is_some_and(|at| at < now_ms)
     }
 }
@@ -356,7 +354,7 @@ pub enum KeyRequestStatus {
 }
 
 impl KeyRequestStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             KeyRequestStatus::Pending => "pending",
             KeyRequestStatus::Approved => "approved",
@@ -364,7 +362,7 @@ impl KeyRequestStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         [Self::Pending, Self::Approved, Self::Rejected]
             .into_iter()
             .find(|s| s.as_str() == text)
@@ -373,56 +371,56 @@ impl KeyRequestStatus {
 
 /// A request for an API key, as the operator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct KeyRequest {
-    pub id: String,
+pub(crate) struct KeyRequest {
+    pub(crate) id: String,
     /// Who asks.
-    pub name: String,
-    pub organisation: String,
-    pub intended_use: String,
-    pub expected_volume: String,
+    pub(crate) name: String,
+    pub(crate) organisation: String,
+    pub(crate) intended_use: String,
+    pub(crate) expected_volume: String,
     /// Where the key is sent once approved.
-    pub technical_contact: String,
-    pub status: KeyRequestStatus,
-    pub created_at: DateTime<Utc>,
+    pub(crate) technical_contact: String,
+    pub(crate) status: KeyRequestStatus,
+    pub(crate) created_at: DateTime<Utc>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_at: Option<DateTime<Utc>>,
+    pub(crate) decided_at: Option<DateTime<Utc>>,
     /// The key made for it, once approved.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_id: Option<String>,
+    pub(crate) key_id: Option<String>,
 }
 
 /// A subscriber as the operator sees it (never the tokens of its links).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct SubscriberEntry {
-    pub id: i64,
-    pub email: String,
-    pub status: SubscriberStatus,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+pub(crate) struct SubscriberEntry {
+    pub(crate) id: i64,
+    pub(crate) email: String,
+    pub(crate) status: SubscriberStatus,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// A contact-form submission as the operator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct ContactEntry {
-    pub id: i64,
-    pub name: String,
-    pub email: String,
+pub(crate) struct ContactEntry {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) email: String,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    pub received_at: DateTime<Utc>,
+    pub(crate) message: Option<String>,
+    pub(crate) received_at: DateTime<Utc>,
 }
 
 // ---- social publishing -----------------------------------------------------
 
 /// A post's publication to the social network, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Publication {
+pub(crate) enum Publication {
     /// Sent; the status on the network.
     Published {
         remote_id: Option<String>,
@@ -435,55 +433,55 @@ pub enum Publication {
 // ---- analytics -------------------------------------------------------------
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RequestStats {
-    pub day: NaiveDate,
-    pub route: String,
-    pub method: String,
-    pub status: i32,
+pub(crate) struct RequestStats {
+    pub(crate) day: NaiveDate,
+    pub(crate) route: String,
+    pub(crate) method: String,
+    pub(crate) status: i32,
     #[schema(minimum = 0)]
-    pub count: i64,
+    pub(crate) count: i64,
     #[schema(minimum = 0)]
-    pub average_ms: i64,
+    pub(crate) average_ms: i64,
     #[schema(minimum = 0)]
-    pub max_ms: i64,
+    pub(crate) max_ms: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct KeyStats {
+pub(crate) struct KeyStats {
     /// The key's name, or `anonymous`.
-    pub api_key: String,
+    pub(crate) api_key: String,
     #[schema(minimum = 0)]
-    pub count: i64,
+    pub(crate) count: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct PageViewStats {
-    pub day: NaiveDate,
-    pub path: String,
+pub(crate) struct PageViewStats {
+    pub(crate) day: NaiveDate,
+    pub(crate) path: String,
     #[schema(minimum = 0)]
-    pub count: i64,
+    pub(crate) count: i64,
 }
 
 /// Requests counted together: the same day, route, method, status and key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct RequestKey {
-    pub day: NaiveDate,
-    pub route: String,
-    pub method: String,
-    pub status: u16,
-    pub api_key: String,
+pub(crate) struct RequestKey {
+    pub(crate) day: NaiveDate,
+    pub(crate) route: String,
+    pub(crate) method: String,
+    pub(crate) status: u16,
+    pub(crate) api_key: String,
 }
 
 /// What requests with one [`RequestKey`] add up to.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct RequestTotals {
-    pub count: i64,
-    pub total_ms: i64,
-    pub max_ms: i64,
+pub(crate) struct RequestTotals {
+    pub(crate) count: i64,
+    pub(crate) total_ms: i64,
+    pub(crate) max_ms: i64,
 }
 
 impl RequestTotals {
-    pub fn add(&mut self, millis: i64) {
+    pub(crate) fn add(&mut self, millis: i64) {
         self.count += 1;
         self.total_ms = self.total_ms.saturating_add(millis);
         self.max_ms = self.max_ms.max(millis);

@@ -16,34 +16,34 @@ use crate::extract::{JsonBody, Query};
 /// The answer to a subscription: the same whether the address was new,
 /// known, or unsubscribed, so that it reveals nothing about who subscribed.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct SubscribeAccepted {
+pub(crate) struct SubscribeAccepted {
     #[schema(inline)]
-    pub status: AcceptedStatus,
-    pub message: String,
+    pub(crate) status: AcceptedStatus,
+    pub(crate) message: String,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum AcceptedStatus {
+pub(crate) enum AcceptedStatus {
     Accepted,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct SubscriptionState {
+pub(crate) struct SubscriptionState {
     #[schema(inline)]
-    pub status: SubscriptionStatus,
+    pub(crate) status: SubscriptionStatus,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum SubscriptionStatus {
+pub(crate) enum SubscriptionStatus {
     Subscribed,
     Unsubscribed,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct TokenQuery {
+pub(crate) struct TokenQuery {
     /// The token from the link in the email.
     #[param(min_length = 1, max_length = 100)]
     token: String,
@@ -64,7 +64,7 @@ pub struct TokenQuery {
         (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
-pub async fn subscribe_newsletter(
+pub(crate) async fn subscribe_newsletter(
     State(state): State<PortfolioState>,
     JsonBody(request): JsonBody<SubscribeRequest>,
 ) -> Result<(StatusCode, axum::Json<SubscribeAccepted>), Error> {
@@ -95,7 +95,7 @@ pub async fn subscribe_newsletter(
         (status = 404, description = "No subscription has this token"),
     ),
 )]
-pub async fn confirm_newsletter(
+pub(crate) async fn confirm_newsletter(
     State(state): State<PortfolioState>,
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
@@ -126,7 +126,8 @@ async fn unsubscribe(
 
 /// What an unsubscribe link answers, to a GET or a one-click POST.
 #[derive(IntoResponses)]
-pub enum UnsubscribeAnswers {
+#[allow(dead_code)] // It documents the answers; the handler builds them otherwise.
+pub(crate) enum UnsubscribeAnswers {
     /// Unsubscribed (again, if it already was)
     #[response(status = 200)]
     Unsubscribed(SubscriptionState),
@@ -147,7 +148,7 @@ pub enum UnsubscribeAnswers {
     params(TokenQuery),
     responses(UnsubscribeAnswers)
 )]
-pub async fn unsubscribe_newsletter(
+pub(crate) async fn unsubscribe_newsletter(
     State(state): State<PortfolioState>,
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
@@ -164,7 +165,7 @@ pub async fn unsubscribe_newsletter(
     params(TokenQuery),
     responses(UnsubscribeAnswers)
 )]
-pub async fn unsubscribe_newsletter_one_click(
+pub(crate) async fn unsubscribe_newsletter_one_click(
     State(state): State<PortfolioState>,
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {

@@ -30,7 +30,7 @@ use crate::extract::JsonBody;
     ),
     security(("api_key" = []), ("oauth" = ["subscribers:notify"])),
 )]
-pub async fn notify_subscribers(
+pub(crate) async fn notify_subscribers(
     State(state): State<PortfolioState>,
     _caller: Authenticated<SubscribersNotify>,
     JsonBody(request): JsonBody<NotifyRequest>,

@@ -39,7 +39,7 @@ const REALM: &str = "portfolio";
 /// The error codes of RFC 6749 section 5.2 and RFC 7009 section 2.2.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OAuthErrorCode {
+pub(crate) enum OAuthErrorCode {
     InvalidRequest,
     InvalidClient,
     InvalidGrant,
@@ -51,10 +51,10 @@ pub enum OAuthErrorCode {
 
 /// An error of the token and revocation endpoints, in OAuth's format.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct OAuthError {
-    pub error: OAuthErrorCode,
+pub(crate) struct OAuthError {
+    pub(crate) error: OAuthErrorCode,
     /// What went wrong, for the developer.
-    pub error_description: String,
+    pub(crate) error_description: String,
 }
 
 impl OAuthError {
@@ -110,7 +110,7 @@ fn answer(result: Result<Response, Refusal>, headers: &HeaderMap) -> Response {
 /// Why a token or revocation request failed: in OAuth's terms, or (a rate
 /// limit, the database) in the portfolio's.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     OAuth(OAuthError),
     Service(Error),
 }
@@ -152,52 +152,52 @@ fn no_store() -> [(header::HeaderName, HeaderValue); 2] {
 
 /// The body of a token request (`application/x-www-form-urlencoded`).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     /// Must be `client_credentials`.
     #[schema(pattern = "^client_credentials$")]
-    pub grant_type: String,
+    pub(crate) grant_type: String,
     /// Space-separated scopes; default: every scope the client has.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
     /// With `client_secret`, in place of HTTP Basic.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<String>,
+    pub(crate) client_secret: Option<String>,
 }
 
 /// A token issued (RFC 6749 section 5.1).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct TokenResponse {
+pub(crate) struct TokenResponse {
     /// Send it as `Authorization: Bearer <access_token>`.
-    pub access_token: String,
+    pub(crate) access_token: String,
     /// Always `Bearer`.
-    pub token_type: String,
+    pub(crate) token_type: String,
     /// Seconds until it expires.
-    pub expires_in: u64,
+    pub(crate) expires_in: u64,
     /// The scopes it carries, space-separated.
-    pub scope: String,
+    pub(crate) scope: String,
 }
 
 /// The body of a revocation request (RFC 7009).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RevocationRequest {
+pub(crate) struct RevocationRequest {
     /// The token to revoke.
     #[schema(min_length = 1)]
-    pub token: String,
+    pub(crate) token: String,
     /// `access_token` (the only kind there is); others are ignored.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_type_hint: Option<String>,
+    pub(crate) token_type_hint: Option<String>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<String>,
+    pub(crate) client_secret: Option<String>,
 }
 
 /// The fields of a form body; each at most once (RFC 6749 section 3.2).
@@ -378,7 +378,7 @@ fn requested_scopes(client: &StoredClient, scope: Option<&str>) -> Result<Vec<Sc
             headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
     ),
 )]
-pub async fn issue_token(
+pub(crate) async fn issue_token(
     State(state): State<PortfolioState>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
@@ -442,7 +442,7 @@ async fn issue(
             headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
     ),
 )]
-pub async fn revoke_token(
+pub(crate) async fn revoke_token(
     State(state): State<PortfolioState>,
     ClientAddress(address): ClientAddress,
     headers: HeaderMap,
@@ -484,16 +484,16 @@ async fn revoke(
 
 /// The authorization server's metadata (RFC 8414).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct AuthorizationServerMetadata {
-    pub issuer: String,
-    pub token_endpoint: String,
-    pub revocation_endpoint: String,
-    pub grant_types_supported: Vec<String>,
+pub(crate) struct AuthorizationServerMetadata {
+    pub(crate) issuer: String,
+    pub(crate) token_endpoint: String,
+    pub(crate) revocation_endpoint: String,
+    pub(crate) grant_types_supported: Vec<String>,
     /// None: there is no authorization endpoint (client credentials only).
-    pub response_types_supported: Vec<String>,
-    pub token_endpoint_auth_methods_supported: Vec<String>,
-    pub revocation_endpoint_auth_methods_supported: Vec<String>,
-    pub scopes_supported: Vec<String>,
+    pub(crate) response_types_supported: Vec<String>,
+    pub(crate) token_endpoint_auth_methods_supported: Vec<String>,
+    pub(crate) revocation_endpoint_auth_methods_supported: Vec<String>,
+    pub(crate) scopes_supported: Vec<String>,
 }
 
 /// Says where the token and revocation endpoints are and what they take.
@@ -504,7 +504,7 @@ pub struct AuthorizationServerMetadata {
     tag = "oauth",
     responses((status = 200, description = "The metadata", body = AuthorizationServerMetadata)),
 )]
-pub async fn get_authorization_server_metadata(
+pub(crate) async fn get_authorization_server_metadata(
     State(state): State<PortfolioState>,
 ) -> Json<AuthorizationServerMetadata> {
     let base = &state.public_url;

@@ -8,16 +8,16 @@ use crate::error::Error;
 use crate::extract::keep_empty;
 
 /// The last page one may ask for (the largest `int32`, as documented).
-pub const MAX_PAGE: u32 = i32::MAX as u32;
+pub(crate) const MAX_PAGE: u32 = i32::MAX as u32;
 /// Items per page unless asked.
-pub const DEFAULT_PER_PAGE: u32 = 50;
+pub(crate) const DEFAULT_PER_PAGE: u32 = 50;
 /// The most items a page holds.
-pub const MAX_PER_PAGE: u32 = 100;
+pub(crate) const MAX_PER_PAGE: u32 = 100;
 
 /// Which page of a list.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PageQuery {
+pub(crate) struct PageQuery {
     /// The page, from 1 (default 1).
     #[param(minimum = 1, maximum = 2147483647)]
     #[serde(default, deserialize_with = "keep_empty")]
@@ -30,14 +30,14 @@ pub struct PageQuery {
 
 /// A page, checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Paging {
-    pub page: u32,
-    pub per_page: u32,
+pub(crate) struct Paging {
+    pub(crate) page: u32,
+    pub(crate) per_page: u32,
 }
 
 impl PageQuery {
     /// The page asked for: 400 for a page below 1 or a size out of range.
-    pub fn paging(&self) -> Result<Paging, Error> {
+    pub(crate) fn paging(&self) -> Result<Paging, Error> {
         let page = self.page.unwrap_or(1);
         let per_page = self.per_page.unwrap_or(DEFAULT_PER_PAGE);
         if !(1..=MAX_PAGE).contains(&page) {
@@ -56,11 +56,11 @@ impl PageQuery {
 
 impl Paging {
     /// How many items come before the page.
-    pub fn offset(self) -> i64 {
+    pub(crate) fn offset(self) -> i64 {
         i64::from(self.page - 1) * i64::from(self.per_page)
     }
 
-    pub fn limit(self) -> i64 {
+    pub(crate) fn limit(self) -> i64 {
         i64::from(self.per_page)
     }
 }
@@ -71,19 +71,19 @@ macro_rules! page_of {
     ($(#[$doc:meta])* $name:ident, $item:ty) => {
         $(#[$doc])*
         #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
-        pub struct $name {
-            pub items: Vec<$item>,
+        pub(crate) struct $name {
+            pub(crate) items: Vec<$item>,
             #[schema(minimum = 1)]
-            pub page: u32,
+            pub(crate) page: u32,
             #[schema(minimum = 1, maximum = 100)]
-            pub per_page: u32,
+            pub(crate) per_page: u32,
             /// How many items there are in all.
             #[schema(minimum = 0)]
-            pub total: i64,
+            pub(crate) total: i64,
         }
 
         impl $name {
-            pub fn new(items: Vec<$item>, paging: $crate::portfolio::paging::Paging, total: i64) -> Self {
+            pub(crate) fn new(items: Vec<$item>, paging: $crate::portfolio::paging::Paging, total: i64) -> Self {
                 $name {
                     items,
                     page: paging.page,

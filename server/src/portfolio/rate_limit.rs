@@ -20,9 +20,9 @@ use crate::limits::{self, Limiter};
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
-pub struct RateLimits {
-    pub limiter: Arc<Limiter>,
-    pub config: RateLimitConfig,
+pub(crate) struct RateLimits {
+    pub(crate) limiter: Arc<Limiter>,
+    pub(crate) config: RateLimitConfig,
 }
 
 /// Counts `request` against its caller's quota (its API key's or token's,
@@ -31,7 +31,7 @@ pub struct RateLimits {
 /// balancer checking N replicas spends its address's budget N times as fast
 /// (the counters are shared), and a 429 there would take every replica out
 /// of service at once.
-pub async fn limit_requests<Answer: Future<Output = Response>>(
+pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     limits: &RateLimits,
     request: Request,
     next: impl FnOnce(Request) -> Answer,

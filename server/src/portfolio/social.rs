@@ -25,37 +25,37 @@ use crate::extract::JsonBody;
 const MAX_STATUS_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct PublishRequest {
+pub(crate) struct PublishRequest {
     /// The post to publish.
     #[schema(value_type = String, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
-    pub post_slug: Slug,
+    pub(crate) post_slug: Slug,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum PublicationStatus {
+pub(crate) enum PublicationStatus {
     Published,
     DryRun,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct PublishResult {
-    pub post_slug: String,
+pub(crate) struct PublishResult {
+    pub(crate) post_slug: String,
     #[schema(inline)]
-    pub status: PublicationStatus,
+    pub(crate) status: PublicationStatus,
     /// True when nothing was sent because no social network is configured.
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// True when an earlier call published the post; nothing was sent again.
-    pub already_published: bool,
+    pub(crate) already_published: bool,
     /// The status on the social network.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote_id: Option<String>,
+    pub(crate) remote_id: Option<String>,
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote_url: Option<String>,
+    pub(crate) remote_url: Option<String>,
     /// The text that was (or, in a dry run, would have been) published.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// What a Mastodon instance answers to a new status.
@@ -150,7 +150,7 @@ async fn publish_to_mastodon(
     ),
     security(("api_key" = []), ("oauth" = ["social:publish"])),
 )]
-pub async fn social_publish(
+pub(crate) async fn social_publish(
     State(state): State<PortfolioState>,
     _caller: Authenticated<SocialPublish>,
     JsonBody(request): JsonBody<PublishRequest>,

@@ -17,7 +17,7 @@ use crate::extract::Path as PathParam;
 /// A file's bytes.
 #[derive(ToSchema)]
 #[schema(value_type = String, format = Binary)]
-pub struct FileBytes(#[allow(dead_code)] Vec<u8>);
+pub(crate) struct FileBytes(#[allow(dead_code)] Vec<u8>);
 
 /// A name of a file in the folder itself: no separators, not `.` or `..`.
 fn is_file_name(name: &str) -> bool {
@@ -47,7 +47,7 @@ fn is_hidden(name: &str) -> bool {
         (status = 404, description = "No such file, or a hidden one"),
     ),
 )]
-pub async fn get_static_file(
+pub(crate) async fn get_static_file(
     State(state): State<PortfolioState>,
     PathParam(file): PathParam<String>,
     request: Request,

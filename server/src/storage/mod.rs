@@ -26,13 +26,13 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 
 /// Which database engine is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     Sqlite,
     Postgres,
 }
 
 #[derive(Clone)]
-pub struct Database {
+pub(crate) struct Database {
     pool: AnyPool,
     backend: Backend,
     /// SQLite lets one writer in at a time. Writers queue here in order
@@ -56,7 +56,7 @@ impl std::fmt::Debug for Database {
 
 /// A write transaction. Dropped without [`WriteTx::commit`], its work is
 /// undone.
-pub struct WriteTx(WriteTxKind);
+pub(crate) struct WriteTx(WriteTxKind);
 
 enum WriteTxKind {
     /// SQLite: this writer's part of a batch that commits at once
@@ -70,7 +70,7 @@ enum WriteTxKind {
 }
 
 impl WriteTx {
-    pub fn conn(&mut self) -> &mut AnyConnection {
+    pub(crate) fn conn(&mut self) -> &mut AnyConnection {
         match &mut self.0 {
             WriteTxKind::Batched(member) => member.conn(),
             WriteTxKind::Own { tx, .. } => tx,
@@ -80,7 +80,7 @@ impl WriteTx {
     /// Commits, and returns once the commit is durable. The commit is
     /// counted before that: only once what it wrote can be read does a cache
     /// see that its entries may be stale.
-    pub async fn commit(self) -> Result<(), StoreError> {
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
         match self.0 {
             WriteTxKind::Batched(member) => member.commit().await,
             WriteTxKind::Own { tx, commits } => {
@@ -94,18 +94,21 @@ impl WriteTx {
 
 impl Database {
     /// Closes the pool (a short-lived handle: a test's, a CLI's).
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         self.pool.close().await;
     }
 
     /// Connects, creating the SQLite file if needed, and runs the migrations.
-    pub async fn connect(url: &str) -> anyhow::Result<Self> {
+    pub(crate) async fn connect(url: &str) -> anyhow::Result<Self> {
         Self::connect_with(url, None).await
     }
 
     /// [`connect`](Self::connect), keeping at most `max_connections` (none:
     /// 8 for SQLite, 16 for PostgreSQL).
-    pub async fn connect_with(url: &str, max_connections: Option<u32>) -> anyhow::Result<Self> {
+    pub(crate) async fn connect_with(
+        url: &str,
+        max_connections: Option<u32>,
+    ) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -189,12 +192,12 @@ impl Database {
         })
     }
 
-    pub fn pool(&self) -> &AnyPool {
+    pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
     /// A connection from the pool, for reads.
-    pub async fn conn(&self) -> Result<PoolConnection<Any>, StoreError> {
+    pub(crate) async fn conn(&self) -> Result<PoolConnection<Any>, StoreError> {
         Ok(self.pool.acquire().await?)
     }
 
@@ -205,7 +208,7 @@ impl Database {
     /// the other's rows). On PostgreSQL a session advisory lock, which the
     /// database releases by itself if the process dies; on SQLite nothing,
     /// since one process serves a file.
-    pub async fn lock_for_startup(&self) -> Result<StartupLock, StoreError> {
+    pub(crate) async fn lock_for_startup(&self) -> Result<StartupLock, StoreError> {
         if self.backend == Backend::Sqlite {
             return Ok(StartupLock(None));
         }
@@ -219,14 +222,14 @@ impl Database {
     }
 
     /// Does the database answer? (For readiness.)
-    pub async fn ping(&self) -> Result<(), StoreError> {
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query_scalar::<_, i32>("SELECT 1")
             .fetch_one(&self.pool)
             .await?;
         Ok(())
     }
 
-    pub fn backend(&self) -> Backend {
+    pub(crate) fn backend(&self) -> Backend {
         self.backend
     }
 
@@ -237,7 +240,7 @@ impl Database {
     /// lock at once. (A deferred transaction would take it only at its first
     /// write, after reading, and SQLite fails such an upgrade at once, with no
     /// waiting, while another connection holds the lock.)
-    pub async fn begin_write(&self) -> Result<WriteTx, StoreError> {
+    pub(crate) async fn begin_write(&self) -> Result<WriteTx, StoreError> {
         Ok(WriteTx(match &self.sqlite_writers {
             Some(writers) => WriteTxKind::Batched(writers.begin().await?),
             None => WriteTxKind::Own {
@@ -251,14 +254,14 @@ impl Database {
     /// read before a read began, and still current, means that nothing this
     /// process wrote since can have changed what was read. (Other processes'
     /// writes are not counted.)
-    pub fn commits(&self) -> u64 {
+    pub(crate) fn commits(&self) -> u64 {
         self.commits.load(Ordering::Acquire)
     }
 }
 
 /// `$1, $2, ...` for a list of `count` values: sqlx's `QueryBuilder` writes
 /// `?` for the `Any` driver, which PostgreSQL does not accept.
-pub fn placeholders(count: usize) -> String {
+pub(crate) fn placeholders(count: usize) -> String {
     (1..=count)
         .map(|n| format!("${n}"))
         .collect::<Vec<_>>()
@@ -270,11 +273,11 @@ pub fn placeholders(count: usize) -> String {
 const STARTUP_LOCK: i64 = 0x7065_7473_746f_7265;
 
 /// Held while this replica starts up; see [`Database::lock_for_startup`].
-pub struct StartupLock(Option<PoolConnection<Any>>);
+pub(crate) struct StartupLock(Option<PoolConnection<Any>>);
 
 impl StartupLock {
     /// Lets the next replica in.
-    pub async fn release(mut self) -> Result<(), StoreError> {
+    pub(crate) async fn release(mut self) -> Result<(), StoreError> {
         if let Some(mut conn) = self.0.take() {
             sqlx::query("SELECT 1 FROM (SELECT pg_advisory_unlock($1)) AS unlocked")
                 .bind(STARTUP_LOCK)
@@ -297,7 +300,7 @@ impl Drop for StartupLock {
 
 /// The rows of a multi-row `VALUES`: `($1, $2), ($3, $4)` for 2 rows of 2
 /// columns; the parameters are bound row after row.
-pub fn row_placeholders(rows: usize, columns: usize) -> String {
+pub(crate) fn row_placeholders(rows: usize, columns: usize) -> String {
     (0..rows)
         .map(|row| {
             let row = (row * columns + 1..=(row + 1) * columns)
@@ -312,14 +315,16 @@ pub fn row_placeholders(rows: usize, columns: usize) -> String {
 
 /// A fresh SQLite database in a folder of its own, for unit tests.
 #[cfg(test)]
-pub async fn temporary_sqlite() -> (tempfile::TempDir, Database) {
+pub(crate) async fn temporary_sqlite() -> (tempfile::TempDir, Database) {
     temporary_sqlite_with(None).await
 }
 
 /// [`temporary_sqlite`] with a pool of at most `max_connections`.
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-pub async fn temporary_sqlite_with(max_connections: Option<u32>) -> (tempfile::TempDir, Database) {
+pub(crate) async fn temporary_sqlite_with(
+    max_connections: Option<u32>,
+) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!(
         "sqlite://{}?mode=rwc",
@@ -331,7 +336,7 @@ pub async fn temporary_sqlite_with(max_connections: Option<u32>) -> (tempfile::T
 
 /// What can go wrong in storage, as the layers above need to tell it apart.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     /// The row the operation needs does not exist.
     #[error("not found")]
     NotFound,
@@ -353,13 +358,13 @@ pub enum StoreError {
 
 impl StoreError {
     /// A stored value the code cannot read back, with what and where.
-    pub fn corrupt(what: impl std::fmt::Display) -> Self {
+    pub(crate) fn corrupt(what: impl std::fmt::Display) -> Self {
         StoreError::Corrupt(what.to_string())
     }
 }
 
 /// A time stored as Unix milliseconds (an `*_at_ms` column).
-pub fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+pub(crate) fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
     chrono::DateTime::from_timestamp_millis(ms)
         .ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
 }

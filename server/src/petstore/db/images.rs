@@ -9,7 +9,7 @@ use crate::storage::{Database, StoreError};
 /// Stores an image of pet `pet_id` and appends the URL `url_of(image id)` to
 /// the pet's `photoUrls`, in one transaction. The URL, or `None` if there is
 /// no such pet.
-pub async fn add(
+pub(crate) async fn add(
     db: &Database,
     pet_id: i64,
     image: &PetImage,
@@ -39,7 +39,7 @@ pub async fn add(
 }
 
 /// Image `image_id` of pet `pet_id`.
-pub async fn get(
+pub(crate) async fn get(
     db: &Database,
     pet_id: i64,
     image_id: i64,

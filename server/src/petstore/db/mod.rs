@@ -4,12 +4,12 @@
 //! caller composes several in one transaction. They return the domain's
 //! types ([`super::model`]) and [`StoreError`].
 
-pub mod images;
-pub mod new_pets;
-pub mod orders;
-pub mod pets;
-pub mod sample;
-pub mod users;
+pub(crate) mod images;
+pub(crate) mod new_pets;
+pub(crate) mod orders;
+pub(crate) mod pets;
+pub(crate) mod sample;
+pub(crate) mod users;
 
 use sqlx::AnyConnection;
 
@@ -17,7 +17,7 @@ use crate::storage::StoreError;
 
 /// Tables whose ids come from `id_sequences`.
 #[derive(Debug, Clone, Copy)]
-pub enum IdTable {
+pub(crate) enum IdTable {
     Pets,
     Orders,
     Users,

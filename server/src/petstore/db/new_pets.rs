@@ -39,30 +39,33 @@ struct Waiting {
 
 /// The queue of new pets; the inserter ends when the last handle is gone.
 #[derive(Debug, Clone)]
-pub struct NewPets {
+pub(crate) struct NewPets {
     queue: mpsc::Sender<Waiting>,
     /// Turns the inserter has taken (each one statement for the pets
     /// waiting, unless a client took an id meanwhile).
+    #[cfg_attr(not(test), allow(dead_code))]
     turns: Arc<AtomicU64>,
 }
 
 impl NewPets {
     /// Starts the inserter (a task).
-    pub fn start(db: Database) -> NewPets {
+    pub(crate) fn start(db: Database) -> NewPets {
         let (queue, waiting) = mpsc::channel(QUEUE);
         let turns = Arc::new(AtomicU64::new(0));
         tokio::spawn(insert_waiting(db, waiting, turns.clone()));
         NewPets { queue, turns }
     }
 
-    /// How many turns at the database the inserter has taken.
-    pub fn turns(&self) -> u64 {
+    /// How many turns at the database the inserter has taken: the tests
+    /// see the batching by it.
+    #[cfg(test)]
+    pub(crate) fn turns(&self) -> u64 {
         self.turns.load(Ordering::Relaxed)
     }
 
     /// Stores a new pet and returns it as stored (with its id), once its
     /// commit is durable.
-    pub async fn add(&self, pet: Pet) -> Result<Pet, StoreError> {
+    pub(crate) async fn add(&self, pet: Pet) -> Result<Pet, StoreError> {
         let gone = || StoreError::Unavailable("the pet store is shutting down".to_owned());
         let (stored, answer) = oneshot::channel();
         self.queue

@@ -50,14 +50,14 @@ async fn load(conn: &mut AnyConnection, id: i64) -> Result<Option<Order>, StoreE
 }
 
 /// One order.
-pub async fn get(db: &Database, id: i64) -> Result<Option<Order>, StoreError> {
+pub(crate) async fn get(db: &Database, id: i64) -> Result<Option<Order>, StoreError> {
     load(&mut *db.conn().await?, id).await
 }
 
 /// Stores an order (its defaults applied) under the id it asks for or a
 /// new one, without touching its pet; the order as stored. A taken order
 /// id is [`StoreError::Conflict`].
-pub async fn place(
+pub(crate) async fn place(
     conn: &mut AnyConnection,
     requested: Option<i64>,
     order: &Order,
@@ -69,7 +69,7 @@ pub async fn place(
 
 /// Deletes an order; its pet's id and the order's status as it was, or
 /// `None` if there is no such order.
-pub async fn delete(
+pub(crate) async fn delete(
     conn: &mut AnyConnection,
     id: i64,
 ) -> Result<Option<(i64, OrderStatus)>, StoreError> {

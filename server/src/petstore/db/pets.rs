@@ -48,7 +48,7 @@ fn parse_status(text: &str) -> Result<PetStatus, StoreError> {
 }
 
 /// One pet.
-pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<Pet>, StoreError> {
+pub(crate) async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<Pet>, StoreError> {
     let row: Option<PetRow> =
         sqlx::query_as(&format!("SELECT {PET_COLUMNS} FROM pets WHERE id = $1"))
             .bind(id)
@@ -58,7 +58,10 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<Pet>, Store
 }
 
 /// The status of one pet, if it exists.
-pub async fn status(conn: &mut AnyConnection, id: i64) -> Result<Option<PetStatus>, StoreError> {
+pub(crate) async fn status(
+    conn: &mut AnyConnection,
+    id: i64,
+) -> Result<Option<PetStatus>, StoreError> {
     let status: Option<String> = sqlx::query_scalar("SELECT status FROM pets WHERE id = $1")
         .bind(id)
         .fetch_optional(conn)
@@ -67,7 +70,7 @@ pub async fn status(conn: &mut AnyConnection, id: i64) -> Result<Option<PetStatu
 }
 
 /// Sets a pet's status (nothing happens if the pet is gone).
-pub async fn set_status(
+pub(crate) async fn set_status(
     conn: &mut AnyConnection,
     id: i64,
     status: PetStatus,
@@ -82,7 +85,7 @@ pub async fn set_status(
 
 /// Sets a pet's status to `to` if it is `available`, in one statement, so
 /// that of two orders racing for a pet only one wins. True if it was.
-pub async fn claim_available(
+pub(crate) async fn claim_available(
     conn: &mut AnyConnection,
     id: i64,
     to: PetStatus,
@@ -99,14 +102,14 @@ pub async fn claim_available(
 /// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`): the
 /// query, read row by row with [`PetSelect::rows`].
 #[derive(Debug, Clone)]
-pub struct PetSelect {
+pub(crate) struct PetSelect {
     sql: String,
     values: Vec<String>,
 }
 
 impl PetSelect {
     /// The pets with any of these statuses, by id.
-    pub fn with_statuses(statuses: &BTreeSet<PetStatus>) -> Self {
+    pub(crate) fn with_statuses(statuses: &BTreeSet<PetStatus>) -> Self {
         PetSelect {
             sql: format!(
                 "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
@@ -117,7 +120,7 @@ impl PetSelect {
     }
 
     /// The pets that have any of these tags, each once, by id.
-    pub fn with_tags(names: &BTreeSet<&str>) -> Self {
+    pub(crate) fn with_tags(names: &BTreeSet<&str>) -> Self {
         PetSelect {
             sql: format!(
                 "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
@@ -130,7 +133,7 @@ impl PetSelect {
 
     /// The pets, one at a time as the database gives them: memory does not
     /// grow with their number.
-    pub fn rows<'a>(
+    pub(crate) fn rows<'a>(
         &'a self,
         conn: &'a mut AnyConnection,
     ) -> impl Stream<Item = Result<Pet, StoreError>> + Send + 'a {
@@ -145,7 +148,7 @@ impl PetSelect {
 }
 
 /// How many pets have each status (statuses without pets are left out).
-pub async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, StoreError> {
+pub(crate) async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, StoreError> {
     let counts: Vec<(String, i64)> =
         sqlx::query_as("SELECT status, COUNT(*) FROM pets GROUP BY status")
             .fetch_all(db.pool())
@@ -158,7 +161,7 @@ pub async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, Sto
 
 /// Writes the fields of `pet` into the row `id` (which must exist) and
 /// re-indexes its tags.
-pub async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
+pub(crate) async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
     let columns = PetColumns::of(pet)?;
     sqlx::query(
         "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
@@ -189,7 +192,7 @@ pub async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), S
 /// next value, taken in the same statement (a trigger moves the sequence
 /// on, migration `20261121000008`); if a client took that id itself, the
 /// sequence steps over it and the insert tries again.
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     requested: Option<i64>,
     pet: &Pet,
@@ -339,7 +342,7 @@ async fn index_tags(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), 
 const TAGS_PER_STATEMENT: usize = 500;
 
 /// Deletes the pet `id` (its tags and images go with it); false if there is none.
-pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
     let deleted = sqlx::query("DELETE FROM pets WHERE id = $1")
         .bind(id)
         .execute(conn)

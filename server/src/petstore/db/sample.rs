@@ -5,7 +5,7 @@ use crate::petstore::model::{Order, Pet, User};
 use crate::storage::{Database, StoreError};
 
 /// True when the store has no pets, users or orders.
-pub async fn store_is_empty(db: &Database) -> Result<bool, StoreError> {
+pub(crate) async fn store_is_empty(db: &Database) -> Result<bool, StoreError> {
     let counts: (i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT COUNT(*) FROM pets), (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM orders)",
     )
@@ -16,15 +16,15 @@ pub async fn store_is_empty(db: &Database) -> Result<bool, StoreError> {
 
 /// What the store holds after a reset; every item has its id.
 #[derive(Debug)]
-pub struct Contents {
-    pub pets: Vec<Pet>,
+pub(crate) struct Contents {
+    pub(crate) pets: Vec<Pet>,
     /// Each with the hash of its password.
-    pub users: Vec<(User, String)>,
-    pub orders: Vec<Order>,
+    pub(crate) users: Vec<(User, String)>,
+    pub(crate) orders: Vec<Order>,
 }
 
 /// Replaces everything in the store with `contents`, in one transaction.
-pub async fn replace_all(db: &Database, contents: &Contents) -> Result<(), StoreError> {
+pub(crate) async fn replace_all(db: &Database, contents: &Contents) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     for table in [
         "user_sessions",

@@ -41,7 +41,7 @@ impl From<UserRow> for StoredUser {
 }
 
 /// The user named `username`.
-pub async fn get(db: &Database, username: &str) -> Result<Option<StoredUser>, StoreError> {
+pub(crate) async fn get(db: &Database, username: &str) -> Result<Option<StoredUser>, StoreError> {
     let row: Option<UserRow> = sqlx::query_as(
         "SELECT id, username, first_name, last_name, email, password_hash, phone, user_status \
          FROM users WHERE username = $1",
@@ -55,7 +55,7 @@ pub async fn get(db: &Database, username: &str) -> Result<Option<StoredUser>, St
 /// Inserts a user (its password already hashed) with the id it asks for, or
 /// one the server chooses; returns the id. A taken username or id is
 /// [`StoreError::Conflict`].
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     requested: Option<i64>,
     user: &User,
@@ -84,7 +84,7 @@ pub async fn insert(
 /// end. False if there is no such user. Other processes are told (the
 /// access version), so that they forget the user's sessions and remembered
 /// passwords.
-pub async fn replace(
+pub(crate) async fn replace(
     conn: &mut AnyConnection,
     id: i64,
     user: &User,
@@ -122,7 +122,7 @@ pub async fn replace(
 
 /// Deletes the user with id `id` (its sessions go with it, and other
 /// processes are told); false if there is none.
-pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
+pub(crate) async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
     let deleted = sqlx::query("DELETE FROM users WHERE id = $1")
         .bind(id)
         .execute(&mut *conn)
@@ -136,7 +136,7 @@ pub async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreErro
 
 /// Starts a session for user `user_id` until `expires_at` (Unix seconds);
 /// expired sessions are swept at the same time.
-pub async fn create_session(
+pub(crate) async fn create_session(
     db: &Database,
     session: &NewSession<'_>,
     now: i64,
@@ -162,16 +162,16 @@ pub async fn create_session(
 /// A session to store: its token's hash, its user, when it ends (Unix
 /// seconds) and its scopes (space-separated; none: both, as `loginUser`'s).
 #[derive(Debug, Clone, Copy)]
-pub struct NewSession<'a> {
-    pub token_hash: &'a str,
-    pub user_id: i64,
-    pub expires_at: i64,
-    pub scopes: Option<&'a str>,
+pub(crate) struct NewSession<'a> {
+    pub(crate) token_hash: &'a str,
+    pub(crate) user_id: i64,
+    pub(crate) expires_at: i64,
+    pub(crate) scopes: Option<&'a str>,
 }
 
 /// The session whose token hashes to `token_hash`, if it is in force at
 /// `now` (Unix seconds).
-pub async fn session(
+pub(crate) async fn session(
     db: &Database,
     token_hash: &str,
     now: i64,
@@ -193,7 +193,7 @@ pub async fn session(
 
 /// Ends the session whose token hashes to `token_hash`, if there is one
 /// (and tells other processes, which may have it cached).
-pub async fn end_session(db: &Database, token_hash: &str) -> Result<(), StoreError> {
+pub(crate) async fn end_session(db: &Database, token_hash: &str) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     let ended = sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
         .bind(token_hash)

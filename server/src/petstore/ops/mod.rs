@@ -5,9 +5,9 @@
 //! [`Failure`](crate::failure::Failure), which the handlers turn into an
 //! `ApiResponse` in one `From`.
 
-pub mod orders;
-pub mod pets;
-pub mod users;
+pub(crate) mod orders;
+pub(crate) mod pets;
+pub(crate) mod users;
 
 use crate::access::Access;
 use crate::password::Hasher;
@@ -16,12 +16,12 @@ use crate::storage::Database;
 
 /// What the operations work on.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
-    pub db: &'a Database,
+pub(crate) struct Context<'a> {
+    pub(crate) db: &'a Database,
     /// New pets without an id of their own go in together.
-    pub new_pets: &'a NewPets,
+    pub(crate) new_pets: &'a NewPets,
     /// Hashes passwords on a bounded pool.
-    pub hasher: &'a Hasher,
+    pub(crate) hasher: &'a Hasher,
     /// The remembered logins and sessions, forgotten when a user changes.
-    pub access: &'a Access,
+    pub(crate) access: &'a Access,
 }

@@ -15,7 +15,7 @@ fn not_found(id: i64) -> Failure {
 
 /// Places an order (its defaults applied) for an available pet, which
 /// takes the status the order gives it; the order as stored.
-pub async fn place(ctx: Context<'_>, order: Order) -> Result<Order, Failure> {
+pub(crate) async fn place(ctx: Context<'_>, order: Order) -> Result<Order, Failure> {
     let requested = requested_id(order.id);
     let order = order.with_defaults();
     let status = order.status.unwrap_or(OrderStatus::Placed);
@@ -42,14 +42,14 @@ pub async fn place(ctx: Context<'_>, order: Order) -> Result<Order, Failure> {
 }
 
 /// The order `id`.
-pub async fn get(ctx: Context<'_>, id: i64) -> Result<Order, Failure> {
+pub(crate) async fn get(ctx: Context<'_>, id: i64) -> Result<Order, Failure> {
     db::orders::get(ctx.db, id)
         .await?
         .ok_or_else(|| not_found(id))
 }
 
 /// Deletes order `id`, and gives its pet the status the deletion calls for.
-pub async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
+pub(crate) async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
     let (pet_id, status) = db::orders::delete(tx.conn(), id)
         .await?

@@ -12,7 +12,7 @@ fn not_found(id: i64) -> Failure {
 
 /// Adds a pet; the pet as stored, with its id. An id that exists replaces
 /// that pet (upstream behaviour that generated clients rely on).
-pub async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
+pub(crate) async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
     let mut pet = pet.with_default_status();
     let Some(requested) = requested_id(pet.id) else {
         // The store gives the id: the pet goes in with the others that
@@ -36,7 +36,7 @@ pub async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
 }
 
 /// Replaces the pet with the pet's id.
-pub async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
+pub(crate) async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
     let Some(id) = requested_id(pet.id) else {
         return Err(Failure::not_found(
             "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
@@ -53,7 +53,7 @@ pub async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
 }
 
 /// Gives pet `id` a new name or status (or both); the pet as changed.
-pub async fn rename_or_move(
+pub(crate) async fn rename_or_move(
     ctx: Context<'_>,
     id: i64,
     name: Option<String>,
@@ -78,7 +78,7 @@ pub async fn rename_or_move(
 }
 
 /// Deletes pet `id`, with its tags and images.
-pub async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
+pub(crate) async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
     if !db::pets::delete(tx.conn(), id).await? {
         return Err(not_found(id));

@@ -34,7 +34,7 @@ async fn hash_if_given(
 
 /// Creates users, all or none (the first conflict rolls back the rest);
 /// the last as stored, without its password.
-pub async fn create(ctx: Context<'_>, users: Vec<User>) -> Result<User, Failure> {
+pub(crate) async fn create(ctx: Context<'_>, users: Vec<User>) -> Result<User, Failure> {
     let mut hashes = Vec::with_capacity(users.len());
     for user in &users {
         hashes.push(hash_if_given(ctx, user.password.as_deref()).await?);
@@ -76,7 +76,7 @@ async fn account_for(
 /// Replaces the user `username` (a new username included). Without a
 /// password the old one stays; with one, the user's other sessions end
 /// (`keep`, the one this request came with, if any, goes on).
-pub async fn replace(
+pub(crate) async fn replace(
     ctx: Context<'_>,
     caller: Option<&Principal>,
     username: &str,
@@ -102,7 +102,7 @@ pub async fn replace(
 }
 
 /// Deletes the user `username`, and its sessions.
-pub async fn delete(
+pub(crate) async fn delete(
     ctx: Context<'_>,
     caller: Option<&Principal>,
     username: &str,

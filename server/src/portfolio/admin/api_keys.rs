@@ -19,28 +19,28 @@ use crate::portfolio::ops::{self, Actor};
 
 /// A key to make.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ApiKeySpec {
+pub(crate) struct ApiKeySpec {
     /// Who the key is for (shown in analytics).
     #[schema(value_type = Name, required = true)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// The service it opens; default `portfolio`.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service: Option<Service>,
+    pub(crate) service: Option<Service>,
     /// What it may do: at least one scope for a portfolio key, none for a
     /// pet store key.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes: Option<Vec<Scope>>,
+    pub(crate) scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).
     #[schema(nullable = false, minimum = 1, maximum = 3650)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_in_days: Option<u32>,
+    pub(crate) expires_in_days: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct RotationQuery {
+pub(crate) struct RotationQuery {
     /// How long the old key keeps working, in hours (0: it stops now;
     /// default 24, at most 720).
     #[param(minimum = 0, maximum = 720)]
@@ -62,7 +62,7 @@ pub struct RotationQuery {
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn list_api_keys(
+pub(crate) async fn list_api_keys(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
 ) -> Result<axum::Json<Vec<ApiKey>>, Error> {
@@ -88,7 +88,7 @@ pub async fn list_api_keys(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn create_api_key(
+pub(crate) async fn create_api_key(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     JsonBody(spec): JsonBody<ApiKeySpec>,
@@ -123,7 +123,7 @@ pub async fn create_api_key(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn rotate_api_key(
+pub(crate) async fn rotate_api_key(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
@@ -152,7 +152,7 @@ pub async fn rotate_api_key(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn revoke_api_key(
+pub(crate) async fn revoke_api_key(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,

@@ -31,7 +31,7 @@ page_of!(
     ),
     security(("oauth" = ["admin"])),
 )]
-pub async fn list_contact_submissions(
+pub(crate) async fn list_contact_submissions(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
     Query(page): Query<PageQuery>,

@@ -31,7 +31,7 @@ use crate::portfolio::ops;
     ),
     security(("oauth" = ["content:write"])),
 )]
-pub async fn replace_site_info(
+pub(crate) async fn replace_site_info(
     State(state): State<PortfolioState>,
     _caller: Private<ContentWrite>,
     JsonBody(site): JsonBody<SiteInfo>,
@@ -68,7 +68,7 @@ macro_rules! item_handlers {
             ),
             security(("oauth" = ["content:write"])),
         )]
-        pub async fn $create(
+        pub(crate) async fn $create(
             State(state): State<PortfolioState>,
             _caller: Private<ContentWrite>,
             JsonBody(item): JsonBody<$item>,
@@ -96,7 +96,7 @@ macro_rules! item_handlers {
             ),
             security(("oauth" = ["content:write"])),
         )]
-        pub async fn $replace(
+        pub(crate) async fn $replace(
             State(state): State<PortfolioState>,
             _caller: Private<ContentWrite>,
             Path(slug): Path<Slug>,
@@ -123,7 +123,7 @@ macro_rules! item_handlers {
             ),
             security(("oauth" = ["content:write"])),
         )]
-        pub async fn $delete(
+        pub(crate) async fn $delete(
             State(state): State<PortfolioState>,
             _caller: Private<ContentWrite>,
             Path(slug): Path<Slug>,

@@ -25,7 +25,7 @@ page_of!(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct KeyRequestFilter {
+pub(crate) struct KeyRequestFilter {
     /// Only the requests with this status.
     #[serde(default, deserialize_with = "keep_empty")]
     status: Option<KeyRequestStatus>,
@@ -51,7 +51,7 @@ fn docs_url(state: &PortfolioState) -> String {
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn list_key_requests(
+pub(crate) async fn list_key_requests(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
     Query(filter): Query<KeyRequestFilter>,
@@ -83,7 +83,7 @@ pub async fn list_key_requests(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn approve_key_request(
+pub(crate) async fn approve_key_request(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
@@ -112,7 +112,7 @@ pub async fn approve_key_request(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn reject_key_request(
+pub(crate) async fn reject_key_request(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
     Path(id): Path<String>,

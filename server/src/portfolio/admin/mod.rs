@@ -6,10 +6,10 @@
 //! made with `keys:manage` cannot be given `admin`), so that managing keys
 //! is not a way to more power: [`Actor`](crate::portfolio::ops::Actor).
 
-pub mod api_keys;
-pub mod contact_submissions;
-pub mod content;
-pub mod key_requests;
-pub mod oauth_clients;
-pub mod outbox;
-pub mod subscribers;
+pub(crate) mod api_keys;
+pub(crate) mod contact_submissions;
+pub(crate) mod content;
+pub(crate) mod key_requests;
+pub(crate) mod oauth_clients;
+pub(crate) mod outbox;
+pub(crate) mod subscribers;

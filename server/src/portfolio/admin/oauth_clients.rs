@@ -19,13 +19,13 @@ use crate::portfolio::ops::{self, Actor};
 
 /// A client to register.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct OAuthClientSpec {
+pub(crate) struct OAuthClientSpec {
     /// Who the client is (for the operator).
     #[schema(value_type = Name, required = true)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// The most its tokens may carry; at least one.
     #[schema(value_type = Vec<Scope>, required = true, nullable = false, min_items = 1)]
-    pub scopes: Option<Vec<Scope>>,
+    pub(crate) scopes: Option<Vec<Scope>>,
 }
 
 #[utoipa::path(
@@ -40,7 +40,7 @@ pub struct OAuthClientSpec {
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn list_oauth_clients(
+pub(crate) async fn list_oauth_clients(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
 ) -> Result<axum::Json<Vec<OAuthClient>>, Error> {
@@ -66,7 +66,7 @@ pub async fn list_oauth_clients(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn create_oauth_client(
+pub(crate) async fn create_oauth_client(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     JsonBody(spec): JsonBody<OAuthClientSpec>,
@@ -93,7 +93,7 @@ pub async fn create_oauth_client(
     ),
     security(("oauth" = ["keys:manage"])),
 )]
-pub async fn revoke_oauth_client(
+pub(crate) async fn revoke_oauth_client(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     Path(client_id): Path<String>,

@@ -17,15 +17,15 @@ const LIST_LIMIT: i64 = 1000;
 
 /// An email the worker gave up on.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct FailedEmail {
-    pub id: i64,
-    pub recipient: String,
-    pub subject: String,
-    pub attempts: i32,
+pub(crate) struct FailedEmail {
+    pub(crate) id: i64,
+    pub(crate) recipient: String,
+    pub(crate) subject: String,
+    pub(crate) attempts: i32,
     /// Why the last attempt failed.
-    pub last_error: String,
+    pub(crate) last_error: String,
     /// When it was queued (or last requeued).
-    pub queued_at: chrono::DateTime<chrono::Utc>,
+    pub(crate) queued_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl TryFrom<OutboxEntry> for FailedEmail {
@@ -45,19 +45,19 @@ impl TryFrom<OutboxEntry> for FailedEmail {
 
 /// Which failed emails to requeue.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct Requeue {
+pub(crate) struct Requeue {
     /// These ids; none or empty: every failed email.
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ids: Option<Vec<i64>>,
+    pub(crate) ids: Option<Vec<i64>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct Requeued {
+pub(crate) struct Requeued {
     /// Back in the queue: the worker sends them again.
-    pub requeued: Vec<i64>,
+    pub(crate) requeued: Vec<i64>,
     /// Asked for, but not failed (sent, pending or unknown): left alone.
-    pub not_failed: Vec<i64>,
+    pub(crate) not_failed: Vec<i64>,
 }
 
 /// Lists the emails that failed for good, newest first (at most 1000).
@@ -73,7 +73,7 @@ pub struct Requeued {
     ),
     security(("oauth" = ["admin"])),
 )]
-pub async fn list_failed_emails(
+pub(crate) async fn list_failed_emails(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
 ) -> Result<axum::Json<Vec<FailedEmail>>, Error> {
@@ -100,7 +100,7 @@ pub async fn list_failed_emails(
     ),
     security(("oauth" = ["admin"])),
 )]
-pub async fn requeue_emails(
+pub(crate) async fn requeue_emails(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
     JsonBody(requeue): JsonBody<Requeue>,

@@ -22,7 +22,7 @@ page_of!(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct SubscriberFilter {
+pub(crate) struct SubscriberFilter {
     /// Only the subscribers with this status.
     #[serde(default, deserialize_with = "keep_empty")]
     status: Option<SubscriberStatus>,
@@ -43,7 +43,7 @@ pub struct SubscriberFilter {
     ),
     security(("oauth" = ["subscribers:read"])),
 )]
-pub async fn list_subscribers(
+pub(crate) async fn list_subscribers(
     State(state): State<PortfolioState>,
     _caller: Private<SubscribersRead>,
     Query(filter): Query<SubscriberFilter>,
@@ -71,7 +71,7 @@ pub async fn list_subscribers(
     ),
     security(("oauth" = ["subscribers:write"])),
 )]
-pub async fn erase_subscriber(
+pub(crate) async fn erase_subscriber(
     State(state): State<PortfolioState>,
     _caller: Private<SubscribersWrite>,
     Path(id): Path<i64>,

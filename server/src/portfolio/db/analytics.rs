@@ -9,7 +9,7 @@ use crate::portfolio::model::{KeyStats, PageViewStats, RequestKey, RequestStats,
 use crate::storage::{Database, StoreError};
 
 /// Adds a batch of counts, in one transaction.
-pub async fn add(
+pub(crate) async fn add(
     db: &Database,
     requests: &HashMap<RequestKey, RequestTotals>,
     views: &HashMap<(NaiveDate, String), i64>,
@@ -52,10 +52,10 @@ pub async fn add(
 
 /// What the days from `from` to `to` (inclusive) add up to.
 #[derive(Debug)]
-pub struct Summary {
-    pub requests: Vec<RequestStats>,
-    pub by_api_key: Vec<KeyStats>,
-    pub page_views: Vec<PageViewStats>,
+pub(crate) struct Summary {
+    pub(crate) requests: Vec<RequestStats>,
+    pub(crate) by_api_key: Vec<KeyStats>,
+    pub(crate) page_views: Vec<PageViewStats>,
 }
 
 fn day(text: &str) -> Result<NaiveDate, StoreError> {
@@ -64,7 +64,11 @@ fn day(text: &str) -> Result<NaiveDate, StoreError> {
 }
 
 /// The counts of the days from `from` to `to`, inclusive.
-pub async fn summary(db: &Database, from: NaiveDate, to: NaiveDate) -> Result<Summary, StoreError> {
+pub(crate) async fn summary(
+    db: &Database,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Summary, StoreError> {
     let (from, to) = (from.to_string(), to.to_string());
     let mut conn = db.conn().await?;
     let rows: Vec<(String, String, String, i32, i64, i64, i64)> = sqlx::query_as(

@@ -7,7 +7,7 @@ use crate::portfolio::model::{ContactEntry, ContactSubmission};
 use crate::storage::{Database, StoreError};
 
 /// Stores a submission; returns its id.
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     submission: &ContactSubmission,
 ) -> Result<i64, StoreError> {
@@ -35,7 +35,7 @@ struct EntryRow {
 }
 
 /// One page of the submissions, newest first, and how many there are.
-pub async fn page(
+pub(crate) async fn page(
     db: &Database,
     offset: i64,
     limit: i64,

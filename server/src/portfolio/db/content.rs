@@ -17,7 +17,7 @@ fn json_text<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 /// True when no content has been loaded yet.
-pub async fn is_empty(db: &Database) -> Result<bool, StoreError> {
+pub(crate) async fn is_empty(db: &Database) -> Result<bool, StoreError> {
     let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM site_info")
         .fetch_one(db.pool())
         .await?;
@@ -25,7 +25,7 @@ pub async fn is_empty(db: &Database) -> Result<bool, StoreError> {
 }
 
 /// Writes a whole content file into empty tables, in one transaction.
-pub async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError> {
+pub(crate) async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     sqlx::query("INSERT INTO site_info (id, document) VALUES (1, $1)")
         .bind(json_text(&content.site)?)
@@ -44,7 +44,7 @@ pub async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError
 }
 
 /// Replaces the site information.
-pub async fn replace_site_info(
+pub(crate) async fn replace_site_info(
     conn: &mut AnyConnection,
     site: &SiteInfo,
 ) -> Result<(), StoreError> {
@@ -58,7 +58,7 @@ pub async fn replace_site_info(
 /// What the store writes of each kind of item: its table, its columns
 /// (the slug first), and its values in their order. One implementation of
 /// insert, replace and delete serves all three kinds.
-pub trait StoredItem: Sync {
+pub(crate) trait StoredItem: Sync {
     const TABLE: &'static str;
     const COLUMNS: &'static [&'static str];
 
@@ -126,7 +126,10 @@ impl StoredItem for Post {
 }
 
 /// Stores a new item (a taken slug is a conflict).
-pub async fn insert<T: StoredItem>(conn: &mut AnyConnection, item: &T) -> Result<(), StoreError> {
+pub(crate) async fn insert<T: StoredItem>(
+    conn: &mut AnyConnection,
+    item: &T,
+) -> Result<(), StoreError> {
     let sql = format!(
         "INSERT INTO {} ({}) VALUES ({})",
         T::TABLE,
@@ -138,7 +141,7 @@ pub async fn insert<T: StoredItem>(conn: &mut AnyConnection, item: &T) -> Result
 }
 
 /// Replaces the item `slug` with `item`; false if there is no such item.
-pub async fn replace<T: StoredItem>(
+pub(crate) async fn replace<T: StoredItem>(
     conn: &mut AnyConnection,
     slug: &Slug,
     item: &T,
@@ -162,7 +165,7 @@ pub async fn replace<T: StoredItem>(
 }
 
 /// Deletes the item `slug` of `T`'s kind; false if there is no such item.
-pub async fn delete<T: StoredItem>(
+pub(crate) async fn delete<T: StoredItem>(
     conn: &mut AnyConnection,
     slug: &Slug,
 ) -> Result<bool, StoreError> {
@@ -172,7 +175,7 @@ pub async fn delete<T: StoredItem>(
 }
 
 /// The site information.
-pub async fn site_info(conn: &mut AnyConnection) -> Result<SiteInfo, StoreError> {
+pub(crate) async fn site_info(conn: &mut AnyConnection) -> Result<SiteInfo, StoreError> {
     let document: Option<String> =
         sqlx::query_scalar("SELECT document FROM site_info WHERE id = 1")
             .fetch_optional(conn)
@@ -214,7 +217,7 @@ const PROJECT_COLUMNS: &str =
     "slug, title, summary, description, url, repository_url, tags, featured";
 
 /// The projects, featured first, then by title.
-pub async fn projects(conn: &mut AnyConnection) -> Result<Vec<Project>, StoreError> {
+pub(crate) async fn projects(conn: &mut AnyConnection) -> Result<Vec<Project>, StoreError> {
     let rows: Vec<ProjectRow> = sqlx::query_as(&format!(
         "SELECT {PROJECT_COLUMNS} FROM projects ORDER BY featured DESC, title, slug"
     ))
@@ -224,7 +227,7 @@ pub async fn projects(conn: &mut AnyConnection) -> Result<Vec<Project>, StoreErr
 }
 
 /// One project.
-pub async fn project(db: &Database, slug: &Slug) -> Result<Option<Project>, StoreError> {
+pub(crate) async fn project(db: &Database, slug: &Slug) -> Result<Option<Project>, StoreError> {
     let row: Option<ProjectRow> = sqlx::query_as(&format!(
         "SELECT {PROJECT_COLUMNS} FROM projects WHERE slug = $1"
     ))
@@ -244,7 +247,7 @@ struct AchievementRow {
 }
 
 /// The achievements, newest first.
-pub async fn achievements(conn: &mut AnyConnection) -> Result<Vec<Achievement>, StoreError> {
+pub(crate) async fn achievements(conn: &mut AnyConnection) -> Result<Vec<Achievement>, StoreError> {
     let rows: Vec<AchievementRow> = sqlx::query_as(
         "SELECT slug, title, description, date, url FROM achievements ORDER BY date DESC, slug",
     )
@@ -295,7 +298,7 @@ impl TryFrom<PostRow> for Post {
 const POST_COLUMNS: &str = "slug, title, summary, body, tags, published_at";
 
 /// The posts, newest first; at most `limit` of them.
-pub async fn recent_posts(
+pub(crate) async fn recent_posts(
     conn: &mut AnyConnection,
     limit: Option<usize>,
 ) -> Result<Vec<Post>, StoreError> {
@@ -309,7 +312,10 @@ pub async fn recent_posts(
 }
 
 /// One post.
-pub async fn post(conn: &mut AnyConnection, slug: &Slug) -> Result<Option<Post>, StoreError> {
+pub(crate) async fn post(
+    conn: &mut AnyConnection,
+    slug: &Slug,
+) -> Result<Option<Post>, StoreError> {
     let row: Option<PostRow> =
         sqlx::query_as(&format!("SELECT {POST_COLUMNS} FROM posts WHERE slug = $1"))
             .bind(slug.as_str())

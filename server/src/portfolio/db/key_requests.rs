@@ -47,7 +47,7 @@ impl TryFrom<KeyRequestRow> for KeyRequest {
 
 /// Stores a new request from `requester` (a hash of the client's address),
 /// in the caller's transaction.
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     request: &KeyRequest,
     requester: &str,
@@ -73,7 +73,10 @@ pub async fn insert(
 }
 
 /// How many requests wait for the operator: in all, and from `requester`.
-pub async fn count_pending(db: &Database, requester: &str) -> Result<(i64, i64), StoreError> {
+pub(crate) async fn count_pending(
+    db: &Database,
+    requester: &str,
+) -> Result<(i64, i64), StoreError> {
     Ok(sqlx::query_as(
         "SELECT COUNT(*), COUNT(CASE WHEN requester = $1 THEN 1 END) FROM key_requests \
          WHERE status = 'pending'",
@@ -85,7 +88,7 @@ pub async fn count_pending(db: &Database, requester: &str) -> Result<(i64, i64),
 
 /// When to tell the site owner of a new request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OwnerNotice {
+pub(crate) enum OwnerNotice {
     /// Now: nothing was sent within the quiet period.
     Now,
     /// At this time (Unix milliseconds), when the quiet period ends: one
@@ -98,7 +101,7 @@ pub enum OwnerNotice {
 /// Decides, in the caller's transaction, how the owner hears of a request
 /// made at `now`: at most one email per `quiet_ms`, and none lost (every
 /// request is told of by an email sent at or after it).
-pub async fn owner_notice(
+pub(crate) async fn owner_notice(
     conn: &mut AnyConnection,
     now: i64,
     quiet_ms: i64,
@@ -138,7 +141,7 @@ pub async fn owner_notice(
 
 /// One page of the requests (of one status, or all), oldest first, and how
 /// many there are in all.
-pub async fn list(
+pub(crate) async fn list(
     db: &Database,
     status: Option<KeyRequestStatus>,
     offset: i64,
@@ -167,7 +170,10 @@ pub async fn list(
 }
 
 /// One request, in the caller's transaction.
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<KeyRequest>, StoreError> {
+pub(crate) async fn get(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<KeyRequest>, StoreError> {
     let row: Option<KeyRequestRow> =
         sqlx::query_as(&format!("SELECT {COLUMNS} FROM key_requests WHERE id = $1"))
             .bind(id)
@@ -178,7 +184,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<KeyRequest
 
 /// Records the operator's decision on a pending request (and the key made
 /// for it); false if it was not pending any more.
-pub async fn decide(
+pub(crate) async fn decide(
     conn: &mut AnyConnection,
     id: &str,
     status: KeyRequestStatus,

@@ -4,10 +4,10 @@
 //! in one (a subscription and its email commit together); they return the
 //! domain's types ([`super::model`]) and [`crate::storage::StoreError`].
 
-pub mod analytics;
-pub mod contact;
-pub mod content;
-pub mod key_requests;
-pub mod notifications;
-pub mod publications;
-pub mod subscribers;
+pub(crate) mod analytics;
+pub(crate) mod contact;
+pub(crate) mod content;
+pub(crate) mod key_requests;
+pub(crate) mod notifications;
+pub(crate) mod publications;
+pub(crate) mod subscribers;

@@ -6,7 +6,7 @@ use crate::portfolio::model::{Publication, Slug};
 use crate::storage::{Database, StoreError};
 
 /// The post's recorded publication, if any.
-pub async fn find(db: &Database, post: &Slug) -> Result<Option<Publication>, StoreError> {
+pub(crate) async fn find(db: &Database, post: &Slug) -> Result<Option<Publication>, StoreError> {
     let row: Option<(String, Option<String>, Option<String>)> = sqlx::query_as(
         "SELECT status, remote_id, remote_url FROM social_publications WHERE post_slug = $1",
     )
@@ -27,7 +27,7 @@ pub async fn find(db: &Database, post: &Slug) -> Result<Option<Publication>, Sto
 }
 
 /// Records a dry run, unless the post has a record already.
-pub async fn record_dry_run(db: &Database, post: &Slug) -> Result<(), StoreError> {
+pub(crate) async fn record_dry_run(db: &Database, post: &Slug) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
     sqlx::query(
         "INSERT INTO social_publications (post_slug, status, published_at) VALUES ($1, 'dry_run', $2) \
@@ -42,7 +42,7 @@ pub async fn record_dry_run(db: &Database, post: &Slug) -> Result<(), StoreError
 
 /// Records a publication; of two racing, the first stands (a dry run gives
 /// way to it).
-pub async fn record_published(
+pub(crate) async fn record_published(
     db: &Database,
     post: &Slug,
     remote_id: &str,

@@ -14,11 +14,9 @@ struct SubscriberRow {
     status: String,
     unsubscribe_token: String,
     confirm_expires_ms: Option<i64>,
-    last_emailed_at_ms: Option<i64>,
 }
 
-const SUBSCRIBER_COLUMNS: &str =
-    "id, email, status, unsubscribe_token, confirm_expires_ms, last_emailed_at_ms";
+const SUBSCRIBER_COLUMNS: &str = "id, email, status, unsubscribe_token, confirm_expires_ms";
 
 impl TryFrom<SubscriberRow> for Subscriber {
     type Error = StoreError;
@@ -32,7 +30,6 @@ impl TryFrom<SubscriberRow> for Subscriber {
             email: row.email,
             unsubscribe_token: row.unsubscribe_token,
             confirm_expires_ms: row.confirm_expires_ms,
-            last_emailed_at_ms: row.last_emailed_at_ms,
         })
     }
 }
@@ -52,7 +49,7 @@ async fn find_by(
 }
 
 /// The subscriber with this (lower-case) address.
-pub async fn find_by_email(
+pub(crate) async fn find_by_email(
     conn: &mut AnyConnection,
     email: &str,
 ) -> Result<Option<Subscriber>, StoreError> {
@@ -62,7 +59,7 @@ pub async fn find_by_email(
 /// When a subscription email last went to the mailbox `mailbox` (an
 /// address without its `+tag`, [`crate::mail::address::mailbox_key`]): to
 /// any subscriber of it.
-pub async fn last_emailed_mailbox(
+pub(crate) async fn last_emailed_mailbox(
     conn: &mut AnyConnection,
     mailbox: &str,
 ) -> Result<Option<i64>, StoreError> {
@@ -75,7 +72,7 @@ pub async fn last_emailed_mailbox(
 }
 
 /// The subscriber a confirmation link was sent to.
-pub async fn find_by_confirm_token(
+pub(crate) async fn find_by_confirm_token(
     conn: &mut AnyConnection,
     token: &str,
 ) -> Result<Option<Subscriber>, StoreError> {
@@ -84,7 +81,7 @@ pub async fn find_by_confirm_token(
 
 /// A new address, pending until [`mark_subscribed`] or
 /// [`await_confirmation`]; returns its id.
-pub async fn insert(
+pub(crate) async fn insert(
     conn: &mut AnyConnection,
     email: &str,
     mailbox: &str,
@@ -105,7 +102,7 @@ pub async fn insert(
 
 /// Pending, waiting for the link with `confirm_token` until `expires_ms`;
 /// the confirmation email goes out now.
-pub async fn await_confirmation(
+pub(crate) async fn await_confirmation(
     conn: &mut AnyConnection,
     id: i64,
     confirm_token: &str,
@@ -128,7 +125,7 @@ pub async fn await_confirmation(
 
 /// Subscribed (any confirmation link is used up); the welcome email goes
 /// out now.
-pub async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
+pub(crate) async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), StoreError> {
     set_status(
         conn,
         id,
@@ -139,7 +136,7 @@ pub async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result<(), St
 }
 
 /// Unsubscribes the address that has this unsubscribe token; false if none has.
-pub async fn unsubscribe(
+pub(crate) async fn unsubscribe(
     conn: &mut AnyConnection,
     unsubscribe_token: &str,
 ) -> Result<bool, StoreError> {
@@ -172,7 +169,7 @@ async fn set_status(
 }
 
 /// Everyone subscribed, in the order they came.
-pub async fn subscribed(conn: &mut AnyConnection) -> Result<Vec<Subscriber>, StoreError> {
+pub(crate) async fn subscribed(conn: &mut AnyConnection) -> Result<Vec<Subscriber>, StoreError> {
     let rows: Vec<SubscriberRow> = sqlx::query_as(&format!(
         "SELECT {SUBSCRIBER_COLUMNS} FROM subscribers WHERE status = $1 ORDER BY id"
     ))
@@ -213,7 +210,7 @@ impl TryFrom<EntryRow> for SubscriberEntry {
 
 /// One page of the subscribers (of one status, or all), in the order they
 /// came, and how many there are in all.
-pub async fn page(
+pub(crate) async fn page(
     db: &Database,
     status: Option<SubscriberStatus>,
     offset: i64,
@@ -243,7 +240,7 @@ pub async fn page(
 
 /// Deletes subscriber `id` (in the caller's transaction); its address, if
 /// there was one.
-pub async fn erase(conn: &mut AnyConnection, id: i64) -> Result<Option<String>, StoreError> {
+pub(crate) async fn erase(conn: &mut AnyConnection, id: i64) -> Result<Option<String>, StoreError> {
     Ok(
         sqlx::query_scalar("DELETE FROM subscribers WHERE id = $1 RETURNING email")
             .bind(id)

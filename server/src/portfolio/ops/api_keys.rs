@@ -11,15 +11,15 @@ use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
 use crate::failure::Failure;
 
 /// How long a rotated key keeps working unless asked (hours), and the most.
-pub const DEFAULT_OLD_KEY_HOURS: u32 = 24;
-pub const MAX_OLD_KEY_HOURS: u32 = 720;
+pub(crate) const DEFAULT_OLD_KEY_HOURS: u32 = 24;
+pub(crate) const MAX_OLD_KEY_HOURS: u32 = 720;
 
 /// A key just made, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct IssuedApiKey {
-    pub api_key: ApiKey,
+pub(crate) struct IssuedApiKey {
+    pub(crate) api_key: ApiKey,
     /// The key itself (`pk_<id>_<secret>`); it is not kept.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 impl From<IssuedKey> for IssuedApiKey {
@@ -33,14 +33,18 @@ impl From<IssuedKey> for IssuedApiKey {
 
 /// A rotation: the replacement, shown once, and until when the old key works.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct RotatedApiKey {
-    pub replaced: String,
-    pub old_key_valid_until: chrono::DateTime<chrono::Utc>,
-    pub new: IssuedApiKey,
+pub(crate) struct RotatedApiKey {
+    pub(crate) replaced: String,
+    pub(crate) old_key_valid_until: chrono::DateTime<chrono::Utc>,
+    pub(crate) new: IssuedApiKey,
 }
 
 /// Makes and stores a key.
-pub async fn create(ctx: Context<'_>, by: Actor<'_>, new: &NewKey) -> Result<IssuedKey, Failure> {
+pub(crate) async fn create(
+    ctx: Context<'_>,
+    by: Actor<'_>,
+    new: &NewKey,
+) -> Result<IssuedKey, Failure> {
     let problems = new.problems();
     if !problems.is_empty() {
         return Err(Failure::invalid_fields(problems));
@@ -55,7 +59,7 @@ pub async fn create(ctx: Context<'_>, by: Actor<'_>, new: &NewKey) -> Result<Iss
 
 /// Replaces key `id` with a new one of the same name, scopes and service;
 /// the old one keeps working `old_key_valid_for_hours`.
-pub async fn rotate(
+pub(crate) async fn rotate(
     ctx: Context<'_>,
     by: Actor<'_>,
     id: &str,
@@ -75,7 +79,11 @@ pub async fn rotate(
         crate::clock::now() + chrono::Duration::hours(i64::from(old_key_valid_for_hours));
     let issued = keys::rotate(ctx.db, id, old_valid_until)
         .await?
-        .ok_or_else(not_in_force)?;
+        .ok_or_else(|| {
+            Failure::not_found(format!(
+                "no key {id:?} in force (or it was rotated already)"
+            ))
+        })?;
     if let Some(access) = ctx.access {
         access.keys.rotated(id, &issued.stored, old_valid_until);
     }
@@ -88,7 +96,7 @@ pub async fn rotate(
 
 /// Revokes key `id`, which stops working at once (within a second on the
 /// other servers); the key as it is now.
-pub async fn revoke(ctx: Context<'_>, by: Actor<'_>, id: &str) -> Result<ApiKey, Failure> {
+pub(crate) async fn revoke(ctx: Context<'_>, by: Actor<'_>, id: &str) -> Result<ApiKey, Failure> {
     let missing = || Failure::not_found(format!("no key {id:?}"));
     let stored = access_db::get_key(ctx.db, id).await?.ok_or_else(missing)?;
     by.may_revoke(&stored.key.scopes)?;

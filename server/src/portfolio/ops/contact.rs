@@ -14,28 +14,28 @@ use crate::portfolio::model::ContactSubmission;
 
 /// A contact-form submission.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ContactRequest {
+pub(crate) struct ContactRequest {
     #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[schema(required = true, nullable = false, format = Email, max_length = 254)]
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
     #[schema(max_length = 200, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     #[schema(max_length = 5000, nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// The stored submission.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ContactReceipt {
-    pub id: i64,
-    pub received_at: chrono::DateTime<Utc>,
+pub(crate) struct ContactReceipt {
+    pub(crate) id: i64,
+    pub(crate) received_at: chrono::DateTime<Utc>,
 }
 
 /// Stores a submission and queues the owner's notification with it.
-pub async fn submit(
+pub(crate) async fn submit(
     ctx: Context<'_>,
     request: ContactRequest,
     owner: &str,

@@ -22,7 +22,7 @@ use crate::portfolio::model::{
 use crate::storage::Database;
 
 /// A kind of content item: what it is called, its slug, its rules.
-pub trait Item: StoredItem {
+pub(crate) trait Item: StoredItem {
     /// What people call it ("project").
     const NAME: &'static str;
 
@@ -70,7 +70,7 @@ impl Item for Post {
 
 /// Fills the content tables from the file (or the sample), if they are
 /// empty (first start).
-pub async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result<()> {
+pub(crate) async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result<()> {
     if !db::content::is_empty(db).await? {
         return Ok(());
     }
@@ -95,7 +95,7 @@ pub async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow::Result
 }
 
 /// Replaces the site information.
-pub async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), Failure> {
+pub(crate) async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), Failure> {
     check_site_info(site)?;
     let mut tx = ctx.db.begin_write().await?;
     db::content::replace_site_info(tx.conn(), site).await?;
@@ -104,7 +104,7 @@ pub async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), 
 }
 
 /// Adds an item; a taken slug is a conflict.
-pub async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> {
+pub(crate) async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> {
     item.check()?;
     let mut tx = ctx.db.begin_write().await?;
     db::content::insert(tx.conn(), item)
@@ -121,7 +121,11 @@ pub async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> 
 }
 
 /// Replaces the item `slug`, keeping its slug.
-pub async fn replace<T: Item>(ctx: Context<'_>, slug: &Slug, item: &T) -> Result<(), Failure> {
+pub(crate) async fn replace<T: Item>(
+    ctx: Context<'_>,
+    slug: &Slug,
+    item: &T,
+) -> Result<(), Failure> {
     item.check()?;
     same_slug(slug, item.slug())?;
     let mut tx = ctx.db.begin_write().await?;
@@ -133,7 +137,7 @@ pub async fn replace<T: Item>(ctx: Context<'_>, slug: &Slug, item: &T) -> Result
 }
 
 /// Deletes the item `slug` of `T`'s kind.
-pub async fn delete<T: Item>(ctx: Context<'_>, slug: &Slug) -> Result<(), Failure> {
+pub(crate) async fn delete<T: Item>(ctx: Context<'_>, slug: &Slug) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
     if !db::content::delete::<T>(tx.conn(), slug).await? {
         return Err(missing::<T>(slug));
@@ -201,7 +205,7 @@ fn links(fields: &mut Fields, links: &[Link]) {
     }
 }
 
-pub fn check_site_info(site: &SiteInfo) -> Result<(), Failure> {
+pub(crate) fn check_site_info(site: &SiteInfo) -> Result<(), Failure> {
     let mut fields = Fields::default();
     fields.text("name", Some(&site.name), true, 100);
     fields.text("headline", Some(&site.headline), true, 200);
@@ -213,7 +217,7 @@ pub fn check_site_info(site: &SiteInfo) -> Result<(), Failure> {
     fields.check()
 }
 
-pub fn check_project(project: &Project) -> Result<(), Failure> {
+pub(crate) fn check_project(project: &Project) -> Result<(), Failure> {
     let mut fields = Fields::default();
     slug(&mut fields, &project.slug);
     fields.text("title", Some(&project.title), true, 200);
@@ -229,7 +233,7 @@ pub fn check_project(project: &Project) -> Result<(), Failure> {
     fields.check()
 }
 
-pub fn check_achievement(achievement: &Achievement) -> Result<(), Failure> {
+pub(crate) fn check_achievement(achievement: &Achievement) -> Result<(), Failure> {
     let mut fields = Fields::default();
     slug(&mut fields, &achievement.slug);
     fields.text("title", Some(&achievement.title), true, 200);
@@ -238,7 +242,7 @@ pub fn check_achievement(achievement: &Achievement) -> Result<(), Failure> {
     fields.check()
 }
 
-pub fn check_post(post: &Post) -> Result<(), Failure> {
+pub(crate) fn check_post(post: &Post) -> Result<(), Failure> {
     let mut fields = Fields::default();
     slug(&mut fields, &post.slug);
     fields.text("title", Some(&post.title), true, 200);
@@ -251,7 +255,7 @@ pub fn check_post(post: &Post) -> Result<(), Failure> {
 /// The content file (or the sample) against the rules of the writes above,
 /// so that what the public reads serve always keeps the documented schemas:
 /// each problem, by item and field.
-pub fn check_content_file(content: &ContentFile) -> Result<(), String> {
+pub(crate) fn check_content_file(content: &ContentFile) -> Result<(), String> {
     let mut problems = Vec::new();
     let mut note = |item: String, checked: Result<(), Failure>| {
         if let Err(Failure::Invalid { fields, .. }) = checked {

@@ -23,44 +23,44 @@ use crate::secret;
 /// The scopes of an approved request's key, unless the operator chooses:
 /// what an integrator of the site asks for most (its context, its contact
 /// form).
-pub const DEFAULT_SCOPES: [Scope; 2] = [Scope::ContextRead, Scope::ContactWrite];
+pub(crate) const DEFAULT_SCOPES: [Scope; 2] = [Scope::ContextRead, Scope::ContactWrite];
 
 /// What the seed asks of someone who wants a key.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct KeyRequestForm {
+pub(crate) struct KeyRequestForm {
     /// Who asks.
     #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
-    pub organisation: Option<String>,
+    pub(crate) organisation: Option<String>,
     /// What the key is for.
     #[schema(required = true, nullable = false, min_length = 1, max_length = 2000)]
-    pub intended_use: Option<String>,
+    pub(crate) intended_use: Option<String>,
     /// How many requests, roughly, and how often.
     #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
-    pub expected_volume: Option<String>,
+    pub(crate) expected_volume: Option<String>,
     /// The address the key is sent to once approved.
     #[schema(required = true, nullable = false, format = Email, max_length = 254)]
-    pub technical_contact: Option<String>,
+    pub(crate) technical_contact: Option<String>,
 }
 
 /// How to approve a request.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-pub struct Approval {
+pub(crate) struct Approval {
     /// The key's scopes, at least one; default `context:read` and
     /// `contact:write`.
     #[schema(nullable = false, min_items = 1)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes: Option<Vec<Scope>>,
+    pub(crate) scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).
     #[schema(nullable = false, minimum = 1, maximum = 3650)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires_in_days: Option<u32>,
+    pub(crate) expires_in_days: Option<u32>,
 }
 
 impl Approval {
     /// The scopes the key will have.
-    pub fn scopes(&self) -> Vec<Scope> {
+    pub(crate) fn scopes(&self) -> Vec<Scope> {
         self.scopes
             .clone()
             .unwrap_or_else(|| DEFAULT_SCOPES.to_vec())
@@ -69,18 +69,18 @@ impl Approval {
 
 /// An approved request and its key, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct ApprovedKeyRequest {
-    pub request: KeyRequest,
-    pub api_key: ApiKey,
+pub(crate) struct ApprovedKeyRequest {
+    pub(crate) request: KeyRequest,
+    pub(crate) api_key: ApiKey,
     /// The key itself (`pk_<id>_<secret>`); it is not kept, and was emailed
     /// to the technical contact.
-    pub key: String,
+    pub(crate) key: String,
 }
 
 /// Records a request and tells the owner (at most one email a quiet
 /// period: this request's own, or a digest then). `caller` says who asks
 /// (its address), for the hourly limit and the cap on waiting requests.
-pub async fn submit(
+pub(crate) async fn submit(
     ctx: Context<'_>,
     form: KeyRequestForm,
     caller: &str,
@@ -199,7 +199,7 @@ fn decided_already(request: &KeyRequest) -> Failure {
 
 /// Approves request `id`: a key with the chosen scopes is made, and
 /// emailed to the technical contact with a link to `docs_url`.
-pub async fn approve(
+pub(crate) async fn approve(
     ctx: Context<'_>,
     by: Actor<'_>,
     id: &str,
@@ -278,7 +278,7 @@ fn remember(ctx: Context<'_>, issued: &IssuedKey) {
 }
 
 /// Rejects request `id`; the technical contact is told.
-pub async fn reject(ctx: Context<'_>, id: &str) -> Result<KeyRequest, Failure> {
+pub(crate) async fn reject(ctx: Context<'_>, id: &str) -> Result<KeyRequest, Failure> {
     let mut tx = ctx.db.begin_write().await?;
     let request = pending(tx.conn(), id).await?;
     let now = crate::clock::now();

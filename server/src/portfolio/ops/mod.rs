@@ -9,12 +9,12 @@
 //! neither (a running server reloads keys within a second, and its mail
 //! worker finds queued mail by itself).
 
-pub mod api_keys;
-pub mod contact;
-pub mod content;
-pub mod key_requests;
-pub mod newsletter;
-pub mod oauth_clients;
+pub(crate) mod api_keys;
+pub(crate) mod contact;
+pub(crate) mod content;
+pub(crate) mod key_requests;
+pub(crate) mod newsletter;
+pub(crate) mod oauth_clients;
 
 use crate::access::Access;
 use crate::config::Scope;
@@ -24,17 +24,17 @@ use crate::storage::Database;
 
 /// What the operations work on.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
-    pub db: &'a Database,
+pub(crate) struct Context<'a> {
+    pub(crate) db: &'a Database,
     /// The server's caches of keys and tokens, told of a change at once.
-    pub access: Option<&'a Access>,
+    pub(crate) access: Option<&'a Access>,
     /// The mail worker, woken once a transaction that queued mail commits.
-    pub mailer: Option<&'a Mailer>,
+    pub(crate) mailer: Option<&'a Mailer>,
 }
 
 impl<'a> Context<'a> {
     /// The CLI's: the database alone.
-    pub fn offline(db: &'a Database) -> Self {
+    pub(crate) fn offline(db: &'a Database) -> Self {
         Context {
             db,
             access: None,
@@ -52,7 +52,7 @@ impl<'a> Context<'a> {
 
 /// Who asks for a change to credentials.
 #[derive(Debug, Clone, Copy)]
-pub enum Actor<'a> {
+pub(crate) enum Actor<'a> {
     /// The operator at the CLI, who may do anything.
     Operator,
     /// A caller with a token holding these scopes: it hands out, and
@@ -63,13 +63,13 @@ pub enum Actor<'a> {
 
 impl Actor<'_> {
     /// Refused unless the actor holds every one of `scopes`, to hand them on.
-    pub fn may_grant(self, scopes: &[Scope]) -> Result<(), Failure> {
+    pub(crate) fn may_grant(self, scopes: &[Scope]) -> Result<(), Failure> {
         self.holds_all(scopes, "hand out the scope")
     }
 
     /// Refused unless the actor holds every scope of the credential it
     /// would revoke: `keys:manage` alone may not end an `admin` key.
-    pub fn may_revoke(self, scopes: &[Scope]) -> Result<(), Failure> {
+    pub(crate) fn may_revoke(self, scopes: &[Scope]) -> Result<(), Failure> {
         self.holds_all(scopes, "revoke a credential with the scope")
     }
 

@@ -18,42 +18,42 @@ use crate::portfolio::model::{Slug, Subscriber, SubscriberStatus};
 use crate::secret;
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct SubscribeRequest {
+pub(crate) struct SubscribeRequest {
     #[schema(required = true, nullable = false, format = Email, max_length = 254)]
-    pub email: Option<String>,
+    pub(crate) email: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct NotifyRequest {
+pub(crate) struct NotifyRequest {
     /// The post to announce.
     #[schema(value_type = String, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
-    pub post_slug: Slug,
+    pub(crate) post_slug: Slug,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct NotifyResult {
-    pub post_slug: String,
+pub(crate) struct NotifyResult {
+    pub(crate) post_slug: String,
     /// How many emails were queued for this post (by this call or the first).
     #[schema(minimum = 0)]
-    pub queued: i64,
+    pub(crate) queued: i64,
     /// True when an earlier call notified the subscribers already; nothing
     /// was queued again.
-    pub already_notified: bool,
+    pub(crate) already_notified: bool,
 }
 
 /// Where the newsletter's links point, and how it behaves.
 #[derive(Debug, Clone, Copy)]
-pub struct Newsletter<'a> {
+pub(crate) struct Newsletter<'a> {
     /// The server's address, without a trailing slash.
-    pub public_url: &'a str,
-    pub settings: &'a NewsletterConfig,
+    pub(crate) public_url: &'a str,
+    pub(crate) settings: &'a NewsletterConfig,
 }
 
 /// Subscribes an address (again); nothing tells a new address from a
 /// known one. Subscribed already: nothing is sent. Pending or unsubscribed:
 /// the email is sent again, but not into a flood, counted per mailbox
 /// (`victim+1@`, `victim+2@`... reach one inbox).
-pub async fn subscribe(
+pub(crate) async fn subscribe(
     ctx: Context<'_>,
     newsletter: Newsletter<'_>,
     request: &SubscribeRequest,
@@ -79,7 +79,6 @@ pub async fn subscribe(
                 status: SubscriberStatus::Pending,
                 unsubscribe_token,
                 confirm_expires_ms: None,
-                last_emailed_at_ms: None,
             }
         }
     };
@@ -133,7 +132,7 @@ fn token(token: &str) -> Result<&str, Failure> {
 }
 
 /// Confirms the subscription waiting for `confirm_token`, and welcomes it.
-pub async fn confirm(
+pub(crate) async fn confirm(
     ctx: Context<'_>,
     public_url: &str,
     confirm_token: &str,
@@ -158,7 +157,7 @@ pub async fn confirm(
 
 /// Unsubscribes the subscription of `unsubscribe_token` (again, if it
 /// already was).
-pub async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<(), Failure> {
+pub(crate) async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<(), Failure> {
     let unsubscribe_token = token(unsubscribe_token)?;
     let mut tx = ctx.db.begin_write().await?;
     if !db::subscribers::unsubscribe(tx.conn(), unsubscribe_token).await? {
@@ -172,7 +171,7 @@ pub async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<()
 
 /// Queues one email per subscribed address about a post, once per post: a
 /// second call answers what the first queued.
-pub async fn notify(
+pub(crate) async fn notify(
     ctx: Context<'_>,
     public_url: &str,
     slug: &Slug,
@@ -220,7 +219,7 @@ pub async fn notify(
 }
 
 /// Erases subscriber `id` and every email still waiting for its address.
-pub async fn erase_subscriber(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
+pub(crate) async fn erase_subscriber(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
     let Some(email) = db::subscribers::erase(tx.conn(), id).await? else {
         return Err(Failure::not_found(format!("no subscriber {id}")));

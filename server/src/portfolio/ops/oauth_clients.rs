@@ -13,14 +13,14 @@ use crate::failure::Failure;
 
 /// A client just registered, with its secret, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct IssuedOAuthClient {
-    pub client: OAuthClient,
+pub(crate) struct IssuedOAuthClient {
+    pub(crate) client: OAuthClient,
     /// Give it, with the client id, to `POST /api/oauth/token`; it is not kept.
-    pub client_secret: String,
+    pub(crate) client_secret: String,
 }
 
 /// Registers a client with a name and at least one scope.
-pub async fn register(
+pub(crate) async fn register(
     ctx: Context<'_>,
     by: Actor<'_>,
     name: &str,
@@ -49,7 +49,7 @@ pub async fn register(
 }
 
 /// Revokes client `client_id` and its tokens; the client as it is now.
-pub async fn revoke(
+pub(crate) async fn revoke(
     ctx: Context<'_>,
     by: Actor<'_>,
     client_id: &str,

@@ -1,0 +1,42 @@
+//! What the end-to-end tests set up in a server's database directly, as
+//! the operator would, rather than through the API: an OAuth client (the
+//! CLI's `clients create`), and a token that has expired (which the API
+//! cannot make).
+
+use crate::config::Scope;
+use crate::portfolio::ops::{self, Actor, Context};
+use crate::storage::Database;
+
+/// Registers an OAuth client with `scopes` in the database at
+/// `database_url`: its id and secret.
+pub async fn register_oauth_client(
+    database_url: &str,
+    scopes: &[Scope],
+) -> anyhow::Result<(String, String)> {
+    let db = Database::connect(database_url).await?;
+    let registered = ops::oauth_clients::register(
+        Context::offline(&db),
+        Actor::Operator,
+        "test client",
+        scopes.to_vec(),
+    )
+    .await;
+    db.close().await;
+    let issued = registered?;
+    Ok((issued.client.client_id, issued.client_secret))
+}
+
+/// Stores a bearer token of `client_id` with `scopes` that expired a
+/// second ago: the token.
+pub async fn insert_expired_token(
+    database_url: &str,
+    client_id: &str,
+    scopes: &[Scope],
+) -> anyhow::Result<String> {
+    let expired = crate::access::tokens::mint(client_id, scopes.to_vec(), -1000);
+    let db = Database::connect(database_url).await?;
+    let inserted = crate::access::db::insert_token(&db, &expired.stored).await;
+    db.close().await;
+    inserted?;
+    Ok(expired.token)
+}

@@ -45,8 +45,9 @@ regress; see the README's \"Regenerate the SDK\".")]
         profile: Option<PathBuf>,
     },
     /// Compare each hand-written document with the one the code's annotations
-    /// produce, and print every difference; and check that the server writes
-    /// SQL only in its storage modules.
+    /// produce, and print every difference; and check the server's modules:
+    /// SQL only in storage, no import circles, no import up the layers, no
+    /// transaction in a handler, no handler module in an operator command.
     Check,
     /// Run the release build under a hostile or unlucky load and print the
     /// figures: `login-storm`, `slowloris`. Runs `petstore-portfolio-bench
@@ -136,6 +137,19 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
     for place in misplaced {
         eprintln!("{place}");
     }
+    let graph = xtask::layers::module_graph(root)?;
+    for (promise, check) in xtask::layers::MODULE_CHECKS {
+        let findings = check(&graph);
+        if findings.is_empty() {
+            println!("{promise}");
+            continue;
+        }
+        clean = false;
+        eprintln!("{} finding(s) against \"{promise}\":", findings.len());
+        for finding in findings {
+            eprintln!("  {finding}");
+        }
+    }
     for service in SERVICES {
         let drifts = check_service(root, service)?;
         if drifts.is_empty() {
@@ -172,7 +186,13 @@ fn print_code_document(name: &str) -> anyhow::Result<bool> {
 fn forward_to_bench(root: &Path, command: &str, args: &[OsString]) -> ExitCode {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args(["run", "--quiet", "--package", "petstore-portfolio-bench", "--"])
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "petstore-portfolio-bench",
+            "--",
+        ])
         .arg(command)
         .args(args)
         .current_dir(root)

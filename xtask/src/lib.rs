@@ -1,10 +1,8 @@
 //! Project automation, as a library so that `cargo test` runs the same checks.
 
-pub mod bench;
 pub mod codegen;
 pub mod contract;
 pub mod layers;
-pub mod stress;
 
 use std::path::Path;
 

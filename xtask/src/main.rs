@@ -1,6 +1,7 @@
 //! `cargo xtask <command>`; see `cargo xtask --help`.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -44,29 +45,25 @@ regress; see the README's \"Regenerate the SDK\".")]
         profile: Option<PathBuf>,
     },
     /// Compare each hand-written document with the one the code's annotations
-    /// produce, and print every difference; and check that the server writes
-    /// SQL only in its storage modules.
+    /// produce, and print every difference; and check the server's modules:
+    /// SQL only in storage, no import circles, no import up the layers, no
+    /// transaction in a handler, no handler module in an operator command.
     Check,
     /// Run the release build under a hostile or unlucky load and print the
-    /// figures: `login-storm`, `slowloris`.
+    /// figures: `login-storm`, `slowloris`. Runs `petstore-portfolio-bench
+    /// stress` (bench/), which takes the arguments; `--help` lists them.
+    #[command(disable_help_flag = true)]
     Stress {
-        /// Which scenario.
-        scenario: StressScenario,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
-    /// The release server beside the framework's ceiling (a bare axum
-    /// server answering the same bytes), both under wrk: req/s, p50, p99
-    /// and the ratio to the ceiling per endpoint, start time, peak memory.
+    /// The release server beside the framework's ceiling, under wrk. Runs
+    /// `petstore-portfolio-bench bench` (bench/), which takes the
+    /// arguments; `--help` lists them.
+    #[command(disable_help_flag = true)]
     Bench {
-        /// Seconds of load for each endpoint, on each server.
-        #[arg(long, default_value_t = 10)]
-        seconds: u32,
-        /// Open connections.
-        #[arg(long, default_value_t = 64)]
-        connections: u32,
-        /// Run on this database (e.g. postgres://...) instead of a fresh
-        /// SQLite file.
-        #[arg(long)]
-        database_url: Option<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
     },
     /// Print the document the code's annotations produce (OpenAPI 3.1, JSON),
     /// for looking into a drift.
@@ -74,16 +71,6 @@ regress; see the README's \"Regenerate the SDK\".")]
         /// Which service: petstore.
         service: String,
     },
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum StressScenario {
-    /// 100 concurrent logins for unknown users, then 16 clients creating
-    /// users for 10 s: peak memory under password hashing.
-    LoginStorm,
-    /// 1,100 connections dripping headers against a server with a file
-    /// limit of 1,024, while a normal client keeps asking: its latency.
-    Slowloris,
 }
 
 fn main() -> ExitCode {
@@ -128,22 +115,8 @@ fn main() -> ExitCode {
         }),
         Command::Check => check_all(&root),
         Command::CodeDocument { service } => print_code_document(&service),
-        Command::Stress { scenario } => stress(&root, scenario).map(|()| true),
-        Command::Bench {
-            seconds,
-            connections,
-            database_url,
-        } => tokio::runtime::Runtime::new()
-            .map_err(anyhow::Error::from)
-            .and_then(|runtime| {
-                let options = xtask::bench::Options {
-                    seconds,
-                    connections,
-                    database_url,
-                };
-                runtime.block_on(xtask::bench::run(&root, &options))
-            })
-            .map(|()| true),
+        Command::Stress { args } => return forward_to_bench(&root, "stress", &args),
+        Command::Bench { args } => return forward_to_bench(&root, "bench", &args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -155,7 +128,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn check_all(root: &std::path::Path) -> anyhow::Result<bool> {
+fn check_all(root: &Path) -> anyhow::Result<bool> {
     let misplaced = xtask::layers::sql_outside_storage(root)?;
     let mut clean = misplaced.is_empty();
     if clean {
@@ -163,6 +136,19 @@ fn check_all(root: &std::path::Path) -> anyhow::Result<bool> {
     }
     for place in misplaced {
         eprintln!("{place}");
+    }
+    let graph = xtask::layers::module_graph(root)?;
+    for (promise, check) in xtask::layers::MODULE_CHECKS {
+        let findings = check(&graph);
+        if findings.is_empty() {
+            println!("{promise}");
+            continue;
+        }
+        clean = false;
+        eprintln!("{} finding(s) against \"{promise}\":", findings.len());
+        for finding in findings {
+            eprintln!("  {finding}");
+        }
     }
     for service in SERVICES {
         let drifts = check_service(root, service)?;
@@ -193,12 +179,33 @@ fn print_code_document(name: &str) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-fn stress(root: &std::path::Path, scenario: StressScenario) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(async {
-        match scenario {
-            StressScenario::LoginStorm => xtask::stress::login_storm::run(root).await,
-            StressScenario::Slowloris => xtask::stress::slowloris::run(root).await,
+/// Runs `petstore-portfolio-bench <command> <args>` through cargo, in the
+/// workspace, with this process's terminal, and answers its exit code: the
+/// measurements live in a crate of their own so that xtask (and every
+/// `cargo xtask check`) builds none of their dependencies.
+fn forward_to_bench(root: &Path, command: &str, args: &[OsString]) -> ExitCode {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "petstore-portfolio-bench",
+            "--",
+        ])
+        .arg(command)
+        .args(args)
+        .current_dir(root)
+        .status();
+    match status {
+        // A code above 255 cannot be an exit code; a signal has none.
+        Ok(status) => status
+            .code()
+            .and_then(|code| u8::try_from(code).ok())
+            .map_or(ExitCode::FAILURE, ExitCode::from),
+        Err(e) => {
+            eprintln!("error: cannot run cargo for petstore-portfolio-bench: {e}");
+            ExitCode::from(2)
         }
-    })
+    }
 }

@@ -1,5 +1,5 @@
 //! `cargo xtask bench`: the release server beside the framework's ceiling
-//! (a bare axum server answering the same bytes, `xtask/ceiling`),
+//! (a bare axum server answering the same bytes, `bench/ceiling`),
 //! both driven by one load generator (wrk) in the same run, and a table of
 //! the figures with each one's ratio to the ceiling. It measures; it asserts
 //! nothing (the machines are noisy: compare ratios, not rates).
@@ -443,7 +443,7 @@ async fn notify_subscribers(
 /// on PATH may be another).
 const DEBIAN_PYTHON: &str = "/usr/bin/python3";
 
-/// An SMTP server that counts what it accepts (`xtask/bench/smtp_sink.py`,
+/// An SMTP server that counts what it accepts (`bench/smtp_sink.py`,
 /// on Debian's python3-aiosmtpd, installed if missing).
 struct SmtpSink {
     child: Child,
@@ -468,7 +468,7 @@ impl SmtpSink {
             .port();
         let counter = tempfile::NamedTempFile::new()?;
         let mut child = Command::new(DEBIAN_PYTHON)
-            .arg(root.join("xtask/bench/smtp_sink.py"))
+            .arg(root.join("bench/smtp_sink.py"))
             .arg(counter.path())
             .arg(port.to_string())
             .stdin(Stdio::piped())
@@ -679,7 +679,7 @@ fn apt_install(package: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds `xtask/ceiling` (release; it shares the server's axum, hyper and
+/// Builds `bench/ceiling` (release; it shares the server's axum, hyper and
 /// tokio) and returns its path.
 fn build_ceiling(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(cargo_build_release(root, &["-p", "bench-ceiling"])?.join("bench-ceiling"))

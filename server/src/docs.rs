@@ -20,36 +20,26 @@ use axum::routing::get;
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
+pub use crate::paths::{
+    PETSTORE_CLIENT_PROFILE_PATH, PETSTORE_JSON_PATH, PORTFOLIO_CLIENT_PROFILE_PATH,
+    PORTFOLIO_JSON_PATH, SWAGGER_UI_PATH,
+};
+
 /// `openapi/petstore.yaml`, as written.
 pub(crate) const PETSTORE_YAML: &str = include_str!("../../openapi/petstore.yaml");
 
-/// Where the pet store document is served.
-pub const PETSTORE_JSON_PATH: &str = "/openapi/petstore.json";
-
 /// `openapi/portfolio.yaml`, as written.
 pub(crate) const PORTFOLIO_YAML: &str = include_str!("../../openapi/portfolio.yaml");
-
-/// Where the portfolio document is served.
-pub const PORTFOLIO_JSON_PATH: &str = "/openapi/portfolio.json";
 
 /// `openapi/profiles/petstore.client.json`: the pet store document's client
 /// profile, as `cargo xtask codegen` wrote it.
 pub(crate) const PETSTORE_CLIENT_PROFILE: &str =
     include_str!("../../openapi/profiles/petstore.client.json");
 
-/// Where the pet store document's client profile is served.
-pub const PETSTORE_CLIENT_PROFILE_PATH: &str = "/openapi/petstore.client.json";
-
 /// `openapi/profiles/portfolio.client.json`: the portfolio document's client
 /// profile, as `cargo xtask codegen` wrote it.
 pub(crate) const PORTFOLIO_CLIENT_PROFILE: &str =
     include_str!("../../openapi/profiles/portfolio.client.json");
-
-/// Where the portfolio document's client profile is served.
-pub const PORTFOLIO_CLIENT_PROFILE_PATH: &str = "/openapi/portfolio.client.json";
-
-/// Where Swagger UI is served.
-pub const SWAGGER_UI_PATH: &str = "/docs";
 
 /// Parses one of the embedded documents into JSON.
 pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use crate::storage::StoreError;
+use crate::storage::error::StoreError;
 
 /// What went wrong, as the caller of an operation needs to tell it apart.
 #[derive(Debug, Clone)]

@@ -26,7 +26,15 @@ use tokio::sync::OnceCell;
 
 use crate::clock::now_ms;
 use crate::config::redact_url;
-use crate::limits::Counted;
+
+/// Where a caller stands, counted: what its buckets hold and the oldest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Counted {
+    pub(crate) allowed: bool,
+    pub(crate) used: u32,
+    /// The second of the oldest bucket still counted.
+    pub(crate) oldest: Option<i64>,
+}
 
 /// How long a hit waits for Redis before the request goes on without it.
 const ANSWER_WITHIN: Duration = Duration::from_millis(250);

@@ -7,9 +7,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, FromRow};
 
-use super::Service;
-use super::keys::ApiKey;
-use super::tokens::{OAuthClient, StoredToken};
+use super::model::{ApiKey, OAuthClient, Service, StoredToken};
+pub(crate) use super::model::{StoredClient, StoredKey};
 use crate::config::Scope;
 use crate::storage::{Database, StoreError, time_from_ms};
 
@@ -31,13 +30,6 @@ struct ApiKeyRow {
 
 const KEY_COLUMNS: &str = "id, service, name, secret_hash, scopes, created_at_ms, expires_at_ms, \
                            revoked_at_ms, last_used_at_ms, rotated_to";
-
-/// A key as stored: what the operator sees, and the hash of its secret.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredKey {
-    pub(crate) key: ApiKey,
-    pub(crate) secret_hash: String,
-}
 
 impl TryFrom<ApiKeyRow> for StoredKey {
     type Error = StoreError;
@@ -213,13 +205,6 @@ struct ClientRow {
 }
 
 const CLIENT_COLUMNS: &str = "client_id, name, secret_hash, scopes, created_at_ms, revoked_at_ms";
-
-/// A client as stored: what the operator sees, and the hash of its secret.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredClient {
-    pub(crate) client: OAuthClient,
-    pub(crate) secret_hash: String,
-}
 
 impl TryFrom<ClientRow> for StoredClient {
     type Error = StoreError;

@@ -14,56 +14,17 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
-use utoipa::ToSchema;
 
 use super::Service;
-use super::db::{self, StoredKey};
+use super::db;
+pub(crate) use super::model::{
+    ApiKey, IssuedKey, KEY_PREFIX, MAX_NAME_CHARS, Name, NewKey, issue, name_problem,
+};
+use super::model::{StoredKey, digest_from_hex};
 use crate::config::{ConfiguredApiKey, Scope};
-use crate::secret::{self, sha256};
+use crate::secret::sha256;
 use crate::storage::{Database, StoreError};
-
-/// Keys made by the server start with this.
-pub(crate) const KEY_PREFIX: &str = "pk_";
-
-/// An API key as the operator sees it (never its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub(crate) struct ApiKey {
-    /// The public part of the key: `pk_<id>_...`.
-    pub(crate) id: String,
-    /// The service it opens.
-    pub(crate) service: Service,
-    /// Who the key belongs to; shown in analytics.
-    pub(crate) name: String,
-    /// What it may do (the portfolio's scopes; a pet store key none, or
-    /// `admin`: it may act for any pet store user).
-    #[schema(value_type = Vec<String>)]
-    pub(crate) scopes: Vec<Scope>,
-    pub(crate) created_at: DateTime<Utc>,
-    /// When it stops working; none: never.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) expires_at: Option<DateTime<Utc>>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) revoked_at: Option<DateTime<Utc>>,
-    /// When it was last used (written a second or so late).
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) last_used_at: Option<DateTime<Utc>>,
-    /// The key that replaced it, if it was rotated.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rotated_to: Option<String>,
-}
-
-impl ApiKey {
-    /// Whether it opens doors at `now`: not revoked, not expired.
-    pub(crate) fn in_force(&self, now: DateTime<Utc>) -> bool {
-        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
-    }
-}
 
 /// What a presented key turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,125 +79,6 @@ impl std::fmt::Debug for KeyStore {
     }
 }
 
-/// A new key: what is stored, and the key itself, shown once.
-#[derive(Debug)]
-pub(crate) struct IssuedKey {
-    pub(crate) stored: StoredKey,
-    /// `pk_<id>_<secret>`: give it to its owner; it is not kept.
-    pub(crate) key: String,
-}
-
-/// Makes a new key (not yet stored).
-pub(crate) fn issue(
-    service: Service,
-    name: &str,
-    scopes: Vec<Scope>,
-    expires_at: Option<DateTime<Utc>>,
-) -> IssuedKey {
-    let id = secret::hex_nonce::<6>();
-    let key_secret = secret::token::<32>();
-    IssuedKey {
-        key: format!("{KEY_PREFIX}{id}_{key_secret}"),
-        stored: StoredKey {
-            key: ApiKey {
-                id,
-                service,
-                name: name.to_owned(),
-                scopes,
-                created_at: crate::clock::now(),
-                expires_at,
-                revoked_at: None,
-                last_used_at: None,
-                rotated_to: None,
-            },
-            secret_hash: secret::sha256_hex(&key_secret),
-        },
-    }
-}
-
-/// Longest name of a key, a client or a request.
-pub(crate) const MAX_NAME_CHARS: usize = 100;
-
-/// Longest life a new key may be given.
-pub(crate) const MAX_EXPIRES_IN_DAYS: u32 = 3650;
-
-/// What the operator asks for when making a key.
-#[derive(Debug, Clone)]
-pub(crate) struct NewKey {
-    pub(crate) service: Service,
-    pub(crate) name: String,
-    pub(crate) scopes: Vec<Scope>,
-    pub(crate) expires_in_days: Option<u32>,
-}
-
-impl NewKey {
-    /// The problems with it, by field: a name, scopes for a portfolio key;
-    /// for a pet store key none but `admin` (which lets its `api_key` act
-    /// for any pet store user); a sensible expiry.
-    pub(crate) fn problems(&self) -> Vec<(String, String)> {
-        let mut problems = Vec::new();
-        if let Some(problem) = name_problem(&self.name) {
-            problems.push(("name".to_owned(), problem));
-        }
-        match self.service {
-            Service::Portfolio if self.scopes.is_empty() => {
-                problems.push(("scopes".to_owned(), "give at least one scope".to_owned()));
-            }
-            Service::Petstore if self.scopes.iter().any(|s| *s != Scope::Admin) => problems.push((
-                "scopes".to_owned(),
-                "a pet store key takes no scope but admin".to_owned(),
-            )),
-            _ => {}
-        }
-        if let Some(days) = self.expires_in_days
-            && !(1..=MAX_EXPIRES_IN_DAYS).contains(&days)
-        {
-            problems.push((
-                "expires_in_days".to_owned(),
-                format!("must be from 1 to {MAX_EXPIRES_IN_DAYS}"),
-            ));
-        }
-        problems
-    }
-
-    /// When a key made at `now` expires.
-    pub(crate) fn expires_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.expires_in_days
-            .map(|days| now + chrono::Duration::days(i64::from(days)))
-    }
-}
-
-/// What is wrong with a name for a key, a client or a request, if anything.
-///
-/// [`NAME_PATTERN`] says the same for the documents.
-pub(crate) fn name_problem(name: &str) -> Option<String> {
-    if name.trim().is_empty() {
-        Some("must not be empty".to_owned())
-    } else if name.chars().count() > MAX_NAME_CHARS {
-        Some(format!("must be at most {MAX_NAME_CHARS} characters"))
-    } else if name.chars().any(char::is_control) {
-        Some("must not hold control characters".to_owned())
-    } else {
-        None
-    }
-}
-
-/// The documents' `pattern` for names: not only white space (Unicode's
-/// `White_Space`, which `str::trim` removes), no control characters.
-#[cfg(test)]
-pub(crate) const NAME_PATTERN: &str = r"^[^\u0000-\u001F\u007F-\u009F]*[^\u0000-\u0020\u007F-\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000-\u001F\u007F-\u009F]*$";
-
-/// Who a key or a client is for: 1 to 100 characters, not only white
-/// space, no control characters (the schema of [`name_problem`]'s rule).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // Named in schemas, never built.
-#[schema(
-    min_length = 1,
-    max_length = 100,
-    pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\u0000-\u0020\u007F-\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000-\u001F\u007F-\u009F]*$"
-)]
-pub(crate) struct Name(String);
-
 /// Makes and stores a key (the caller checked `new`).
 pub(crate) async fn create(db: &Database, new: &NewKey) -> Result<IssuedKey, StoreError> {
     let issued = issue(
@@ -280,17 +122,6 @@ fn parse(presented: &str) -> Option<(&str, &str)> {
     let rest = presented.strip_prefix(KEY_PREFIX)?;
     let (id, key_secret) = rest.split_once('_')?;
     (!id.is_empty() && !key_secret.is_empty()).then_some((id, key_secret))
-}
-
-pub(super) fn digest_from_hex(hex: &str) -> Option<[u8; 32]> {
-    let mut digest = [0_u8; 32];
-    if hex.len() != 64 {
-        return None;
-    }
-    for (i, byte) in digest.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(digest)
 }
 
 impl KeyStore {
@@ -450,43 +281,6 @@ fn cached(key: &StoredKey) -> Option<CachedKey> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_name_schema_says_the_pattern() {
-        use utoipa::PartialSchema as _;
-        let schema = serde_json::to_value(Name::schema()).unwrap();
-        assert_eq!(schema["pattern"], NAME_PATTERN);
-    }
-
-    #[test]
-    fn the_name_pattern_says_what_name_problem_checks() {
-        let pattern = regex::Regex::new(NAME_PATTERN).unwrap();
-        for name in [
-            "Acme",
-            " a ",
-            "a\u{feff}",
-            "\u{feff}",
-            "tab\there",
-            " ",
-            "\u{3000}",
-            "\u{a0}x",
-            "\u{85}",
-            "x\u{1}",
-            "x\u{7f}",
-            "\u{9f}y",
-            "",
-            "\u{2028}",
-            "\u{200b}",
-            "日本",
-        ] {
-            assert_eq!(
-                name_problem(name).is_none(),
-                pattern.is_match(name),
-                "{name:?}: {:?}",
-                name_problem(name)
-            );
-        }
-    }
 
     fn store_with(keys: &[&StoredKey]) -> KeyStore {
         let store = KeyStore {

@@ -13,6 +13,7 @@ pub(crate) mod challenges;
 pub(crate) mod credentials;
 pub(crate) mod db;
 pub(crate) mod keys;
+pub(crate) mod model;
 pub(crate) mod sessions;
 pub(crate) mod tokens;
 
@@ -20,13 +21,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
 use crate::clock::now_ms;
 use crate::config::ConfiguredApiKey;
 use crate::storage::{Database, StoreError};
 use keys::KeyStore;
+pub use model::Service;
 use sessions::{RememberedLogins, SessionCache};
 use tokens::TokenStore;
 
@@ -40,33 +39,6 @@ const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// Expired tokens are kept this long (for the operator's questions), then
 /// deleted.
 const KEEP_EXPIRED_TOKENS_MS: i64 = 24 * 3600 * 1000;
-
-/// The service a credential opens.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Service {
-    Portfolio,
-    Petstore,
-}
-
-impl Service {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Service::Portfolio => "portfolio",
-            Service::Petstore => "petstore",
-        }
-    }
-
-    pub(crate) fn parse(text: &str) -> Option<Self> {
-        match text {
-            "portfolio" => Some(Service::Portfolio),
-            "petstore" => Some(Service::Petstore),
-            _ => None,
-        }
-    }
-}
 
 /// Who may do what: the keys and tokens the server accepts.
 #[derive(Debug)]

@@ -23,6 +23,7 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 
+pub(crate) use super::model::CachedSession;
 use crate::clock::now_ms;
 
 /// At most this many sessions (and as many unknown tokens) are cached; past
@@ -35,16 +36,6 @@ pub(crate) const REMEMBER_LOGIN_MS: i64 = 60_000;
 /// At most this many remembered logins; past it the expired ones go, and
 /// if that is not enough, all.
 const LOGINS_CAPACITY: usize = 10_000;
-
-/// A session in force, as cached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CachedSession {
-    pub(crate) user_id: i64,
-    /// Space-separated; none: both scopes (a `loginUser` session).
-    pub(crate) scopes: Option<String>,
-    /// Unix seconds.
-    pub(crate) expires_at: i64,
-}
 
 /// What the cache knows of a token (by its hash).
 #[derive(Debug, Clone, PartialEq, Eq)]

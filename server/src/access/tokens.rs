@@ -15,117 +15,19 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
-use utoipa::ToSchema;
 
-use super::db::{self, StoredClient};
-use super::keys::digest_from_hex;
+use super::db;
+pub(crate) use super::model::{OAuthClient, StoredToken, client_secret_matches, mint, register};
+use super::model::{TOKEN_PREFIX, digest_from_hex};
 use crate::clock::now_ms;
 use crate::config::Scope;
-use crate::secret::{self, sha256};
+use crate::secret::sha256;
 use crate::storage::{Database, StoreError};
-
-/// Tokens start with this.
-pub(crate) const TOKEN_PREFIX: &str = "pt_";
-/// Client ids start with this.
-pub(crate) const CLIENT_PREFIX: &str = "pc_";
 
 /// At most this many tokens are cached; past it the cache starts afresh
 /// (tokens are then looked up again as they are used).
 const CACHE_CAPACITY: usize = 100_000;
-
-/// An OAuth client as the operator sees it (never its secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub(crate) struct OAuthClient {
-    /// What the client gives as `client_id`.
-    pub(crate) client_id: String,
-    /// Who the client is; for the operator.
-    pub(crate) name: String,
-    /// The most its tokens may carry.
-    #[schema(value_type = Vec<String>)]
-    pub(crate) scopes: Vec<Scope>,
-    pub(crate) created_at: DateTime<Utc>,
-    /// When it was revoked; its tokens ended then.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) revoked_at: Option<DateTime<Utc>>,
-}
-
-/// A new client: what is stored, and its secret, shown once.
-#[derive(Debug)]
-pub(crate) struct IssuedClient {
-    pub(crate) stored: StoredClient,
-    /// Give it to the client's owner; it is not kept.
-    pub(crate) secret: String,
-}
-
-/// Makes a new client (not yet stored).
-pub(crate) fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
-    let secret = secret::token::<32>();
-    IssuedClient {
-        stored: StoredClient {
-            client: OAuthClient {
-                client_id: format!("{CLIENT_PREFIX}{}", secret::hex_nonce::<8>()),
-                name: name.to_owned(),
-                scopes,
-                created_at: crate::clock::now(),
-                revoked_at: None,
-            },
-            secret_hash: secret::sha256_hex(&secret),
-        },
-        secret,
-    }
-}
-
-/// Whether `presented` is the secret of `client` (a client in force). An
-/// unknown client costs the same comparison as a known one.
-pub(crate) fn client_secret_matches(client: Option<&StoredClient>, presented: &str) -> bool {
-    let stored = client
-        .filter(|c| c.client.revoked_at.is_none())
-        .and_then(|c| digest_from_hex(&c.secret_hash));
-    let matches = stored.unwrap_or_default().ct_eq(&sha256(presented)).into();
-    matches && stored.is_some()
-}
-
-/// A bearer token as stored.
-#[derive(Debug, Clone)]
-pub(crate) struct StoredToken {
-    pub(crate) id: String,
-    pub(crate) secret_hash: String,
-    pub(crate) client_id: String,
-    pub(crate) scopes: Vec<Scope>,
-    pub(crate) created_at_ms: i64,
-    pub(crate) expires_at_ms: i64,
-    pub(crate) revoked_at_ms: Option<i64>,
-}
-
-/// A new token: what is stored, and the token itself, given to the client.
-#[derive(Debug)]
-pub(crate) struct IssuedToken {
-    pub(crate) stored: StoredToken,
-    pub(crate) token: String,
-}
-
-/// Makes a token for `client_id` carrying `scopes`, good for `ttl_ms`.
-pub(crate) fn mint(client_id: &str, scopes: Vec<Scope>, ttl_ms: i64) -> IssuedToken {
-    let id = secret::hex_nonce::<8>();
-    let token_secret = secret::token::<32>();
-    let now = now_ms();
-    IssuedToken {
-        token: format!("{TOKEN_PREFIX}{id}_{token_secret}"),
-        stored: StoredToken {
-            id,
-            secret_hash: secret::sha256_hex(&token_secret),
-            client_id: client_id.to_owned(),
-            scopes,
-            created_at_ms: now,
-            expires_at_ms: now.saturating_add(ttl_ms),
-            revoked_at_ms: None,
-        },
-    }
-}
 
 /// The id and secret of a string that looks like one of our tokens.
 pub(crate) fn parse(presented: &str) -> Option<(&str, &str)> {
@@ -383,7 +285,7 @@ mod tests {
         ));
         assert!(!client_secret_matches(None, &issued.secret));
         let mut revoked = issued.stored.clone();
-        revoked.client.revoked_at = Some(Utc::now());
+        revoked.client.revoked_at = Some(chrono::Utc::now());
         assert!(!client_secret_matches(Some(&revoked), &issued.secret));
     }
 }

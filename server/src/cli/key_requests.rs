@@ -78,17 +78,10 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
                 scopes: (!scopes.is_empty()).then_some(scopes),
                 expires_in_days,
             };
-            let docs = config.public_url.as_deref().map(|url| {
-                format!(
-                    "{}{}/",
-                    url.trim_end_matches('/'),
-                    crate::docs::SWAGGER_UI_PATH
-                )
-            });
             // The same shape as approveKeyRequest's answer.
+            let public_url = config.public_url.as_deref();
             let approved =
-                key_requests::approve(ctx, Actor::Operator, &id, &approval, docs.as_deref())
-                    .await?;
+                key_requests::approve(ctx, Actor::Operator, &id, &approval, public_url).await?;
             super::print(json, &approved, || {
                 let mut lines = vec![format!(
                     "approved {}; its key was queued for {}:",

@@ -30,18 +30,6 @@ use crate::config::MailConfig;
 use crate::storage::{Database, StoreError};
 use transport::Transport;
 
-/// An email to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OutgoingEmail {
-    pub(crate) to: String,
-    pub(crate) subject: String,
-    pub(crate) body: String,
-    /// The one-request unsubscribe URL (RFC 8058) of newsletter emails.
-    pub(crate) list_unsubscribe: Option<String>,
-    /// The body holds a secret: the outbox keeps it only until delivery.
-    pub(crate) holds_secret: bool,
-}
-
 struct Inner {
     db: Database,
     transport: Transport,

@@ -4,7 +4,7 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use super::OutgoingEmail;
+use super::templates::OutgoingEmail;
 use crate::clock::now_ms;
 use crate::storage::{Database, StoreError, row_placeholders};
 

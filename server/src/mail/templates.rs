@@ -3,7 +3,17 @@
 //! email with an API key in it is marked, so that the outbox forgets its
 //! body once it is delivered.
 
-use super::OutgoingEmail;
+/// An email to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutgoingEmail {
+    pub(crate) to: String,
+    pub(crate) subject: String,
+    pub(crate) body: String,
+    /// The one-request unsubscribe URL (RFC 8058) of newsletter emails.
+    pub(crate) list_unsubscribe: Option<String>,
+    /// The body holds a secret: the outbox keeps it only until delivery.
+    pub(crate) holds_secret: bool,
+}
 
 /// The link that unsubscribes (body and `List-Unsubscribe`).
 pub(crate) fn unsubscribe_url(public_url: &str, unsubscribe_token: &str) -> String {

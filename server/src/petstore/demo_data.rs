@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 
 use super::db::sample::{self, Contents};
 use super::model::{Category, Order, OrderStatus, Pet, PetStatus, Tag, User};
-use crate::error::Error;
 use crate::storage::Database;
+use crate::storage::StoreError;
 
 /// The password upstream gives every sample user.
 #[cfg(test)]
@@ -97,7 +97,7 @@ fn sample_users() -> Vec<User> {
 }
 
 /// Loads the sample data if the store is empty.
-pub(crate) async fn load_if_empty(db: &Database) -> Result<(), Error> {
+pub(crate) async fn load_if_empty(db: &Database) -> Result<(), StoreError> {
     if sample::store_is_empty(db).await? {
         restore(db).await?;
         tracing::info!("loaded the pet store's sample data");
@@ -106,7 +106,7 @@ pub(crate) async fn load_if_empty(db: &Database) -> Result<(), Error> {
 }
 
 /// Replaces everything in the store with the sample data, in one transaction.
-pub(crate) async fn restore(db: &Database) -> Result<(), Error> {
+pub(crate) async fn restore(db: &Database) -> Result<(), StoreError> {
     let contents = Contents {
         pets: sample_pets(),
         users: sample_users()

@@ -16,6 +16,7 @@ pub(crate) mod ops;
 pub(crate) mod pet;
 pub(crate) mod pet_image;
 pub(crate) mod pet_list;
+pub(crate) mod pet_xml;
 pub(crate) mod rate_limit;
 pub(crate) mod store;
 pub(crate) mod user;
@@ -355,7 +356,7 @@ pub fn openapi() -> OpenApiDoc {
     document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
-    crate::limits::document(
+    crate::limit_headers::document(
         &mut doc,
         "ApiResponse",
         &["application/json", "application/xml"],

@@ -18,97 +18,15 @@ use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name};
 use super::ops;
 use super::pet_list::{self, Listing};
+use super::pet_xml::PetXml;
 use super::wire::{
-    ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, ToXml, WireBody, bytes_response,
-    parse_form, parse_xml, positive_id, to_bytes, xml_document,
+    ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, WireBody, bytes_response,
+    parse_form, parse_xml, positive_id, to_bytes,
 };
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
 
-// ---- XML and form shapes -------------------------------------------------
-
-/// The XML shape of a pet: lists are wrapped (`<photoUrls><photoUrl>`).
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename = "pet")]
-pub(super) struct PetXml {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    id: Option<i64>,
-    name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    category: Option<Category>,
-    #[serde(rename = "photoUrls")]
-    photo_urls: PhotoUrlsXml,
-    #[serde(default)]
-    tags: TagsXml,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    status: Option<PetStatus>,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct PhotoUrlsXml {
-    #[serde(rename = "photoUrl", default)]
-    items: Vec<String>,
-}
-
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct TagsXml {
-    #[serde(rename = "tag", default)]
-    items: Vec<Tag>,
-}
-
-impl From<&Pet> for PetXml {
-    fn from(pet: &Pet) -> Self {
-        PetXml {
-            id: pet.id,
-            name: pet.name.clone(),
-            category: pet.category.clone(),
-            photo_urls: PhotoUrlsXml {
-                items: pet.photo_urls.clone(),
-            },
-            tags: TagsXml {
-                items: pet.tags.clone(),
-            },
-            status: pet.status,
-        }
-    }
-}
-
-impl TryFrom<PetXml> for Pet {
-    type Error = Error;
-
-    fn try_from(xml: PetXml) -> Result<Self, Error> {
-        Ok(Pet {
-            id: xml.id,
-            name: xml.name,
-            category: xml.category,
-            photo_urls: xml.photo_urls.items,
-            tags: xml.tags.items,
-            status: xml.status,
-        })
-    }
-}
-
-impl ToXml for Pet {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
-        xml_document(&PetXml::from(self))
-    }
-}
-
-/// A list of pets in XML: `<pets><pet>...</pet></pets>`.
-#[derive(Debug, Serialize)]
-#[serde(rename = "pets")]
-struct PetsXml {
-    #[serde(rename = "pet")]
-    items: Vec<PetXml>,
-}
-
-impl ToXml for Vec<Pet> {
-    fn to_xml(&self) -> Result<String, quick_xml::SeError> {
-        xml_document(&PetsXml {
-            items: self.iter().map(PetXml::from).collect(),
-        })
-    }
-}
+// ---- form shapes -----------------------------------------------------------
 
 /// A pet as an HTML form: `photoUrls` and `tags` (tag names) may repeat;
 /// `category` is the category's name. `photoUrls` is required, as in a pet in

@@ -25,7 +25,7 @@ use serde::Serialize as _;
 
 use super::db::pets::PetSelect;
 use super::model::Pet;
-use super::pet::PetXml;
+use super::pet_xml::PetXml;
 use super::wire::{Format, bytes_response};
 use crate::error::Error;
 use crate::storage::Database;

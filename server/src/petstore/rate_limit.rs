@@ -9,7 +9,8 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
 
-use crate::limits::{self, Limiter};
+use crate::limit_headers;
+use crate::limits::Limiter;
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
@@ -39,8 +40,8 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     let mut response = if quota.allowed {
         next(request).await
     } else {
-        limits::over_limit(quota, now).into_response()
+        limit_headers::over_limit(quota, now).into_response()
     };
-    limits::add_headers(response.headers_mut(), quota, now);
+    limit_headers::add_headers(response.headers_mut(), quota, now);
     response
 }

@@ -16,7 +16,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::auth::KeyName;
 use crate::config::RateLimitConfig;
-use crate::limits::{self, Limiter};
+use crate::limit_headers;
+use crate::limits::Limiter;
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
@@ -57,8 +58,8 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     let mut response = if quota.allowed || health_check {
         next(request).await
     } else {
-        limits::over_limit(quota, now).into_response()
+        limit_headers::over_limit(quota, now).into_response()
     };
-    limits::add_headers(response.headers_mut(), quota, now);
+    limit_headers::add_headers(response.headers_mut(), quota, now);
     response
 }

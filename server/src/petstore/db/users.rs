@@ -5,7 +5,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use super::{IdTable, new_id};
 use crate::access::db::bump_version;
-use crate::access::sessions::CachedSession;
+use crate::access::model::CachedSession;
 use crate::petstore::model::{StoredUser, User};
 use crate::storage::{Database, StoreError};
 

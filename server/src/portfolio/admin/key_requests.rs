@@ -31,11 +31,6 @@ pub(crate) struct KeyRequestFilter {
     status: Option<KeyRequestStatus>,
 }
 
-/// Where the documentation is, for the email (the server's own address).
-fn docs_url(state: &PortfolioState) -> String {
-    format!("{}{}/", state.public_url, crate::docs::SWAGGER_UI_PATH)
-}
-
 /// Lists the requests for API keys, oldest first.
 #[utoipa::path(
     get,
@@ -90,9 +85,8 @@ pub(crate) async fn approve_key_request(
     JsonBody(approval): JsonBody<Approval>,
 ) -> Result<axum::Json<ApprovedKeyRequest>, Error> {
     let by = Actor::Holding(&caller.scopes);
-    let docs_url = docs_url(&state);
-    let approved =
-        ops::key_requests::approve(state.ops(), by, &id, &approval, Some(&docs_url)).await?;
+    let public_url = Some(&*state.public_url);
+    let approved = ops::key_requests::approve(state.ops(), by, &id, &approval, public_url).await?;
     Ok(axum::Json(approved))
 }
 

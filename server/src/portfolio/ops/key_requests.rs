@@ -198,14 +198,22 @@ fn decided_already(request: &KeyRequest) -> Failure {
 }
 
 /// Approves request `id`: a key with the chosen scopes is made, and
-/// emailed to the technical contact with a link to `docs_url`.
+/// emailed to the technical contact, with a link to the documentation on
+/// the server at `public_url` where it is known.
 pub(crate) async fn approve(
     ctx: Context<'_>,
     by: Actor<'_>,
     id: &str,
     approval: &Approval,
-    docs_url: Option<&str>,
+    public_url: Option<&str>,
 ) -> Result<ApprovedKeyRequest, Failure> {
+    let docs_url = public_url.map(|url| {
+        format!(
+            "{}{}/",
+            url.trim_end_matches('/'),
+            crate::paths::SWAGGER_UI_PATH
+        )
+    });
     let scopes = approval.scopes();
     by.may_grant(&scopes)?;
     let mut tx = ctx.db.begin_write().await?;
@@ -252,7 +260,7 @@ pub(crate) async fn approve(
             key: &issued.key,
             scopes: &Scope::join(&new.scopes),
             expires: expires.as_deref(),
-            docs_url,
+            docs_url: docs_url.as_deref(),
         },
     );
     outbox::enqueue(tx.conn(), &email).await?;

@@ -85,148 +85,37 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<Database> {
 }
 
 impl Server {
-    /// Connects the database (running migrations), binds the address, loads
-    /// the demo data if configured, and builds the router.
+    /// Starts up as the steps below read: checks the configuration, opens
+    /// storage, binds the listener, builds both services, fills empty
+    /// tables, and starts the background tasks. Nothing is served until
+    /// [`Server::run`].
     pub async fn bind(config: Config) -> anyhow::Result<Self> {
         // TLS for outgoing HTTPS (the social network) uses ring, like lettre's
         // SMTP TLS; reqwest takes the process-wide default. A second install
         // (tests start many servers) fails harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let db = open_database(&config).await?;
-        tracing::info!(database = %redact_url(&config.database_url()), "database ready");
-        let shared_counters = config
-            .redis_url
-            .as_deref()
-            .map(|url| SharedCounters::new(url, &config.redis_key_prefix))
-            .transpose()?
-            .map(Arc::new);
-
-        let tls = match (&config.tls_cert, &config.tls_key) {
-            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
-            (None, None) => None,
-            _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
-        };
-        let listener = serve::listen(config.bind)
-            .with_context(|| format!("cannot listen on {}", config.bind))?;
-        let local_addr = listener.local_addr()?;
-        let scheme = if tls.is_some() { "https" } else { "http" };
-        let public_url = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("{scheme}://{local_addr}"))
-            .trim_end_matches('/')
-            .to_owned();
-        let limits = serve::Limits {
-            header_read_timeout: Duration::from_secs(config.http.header_read_timeout_secs.max(1)),
-            keep_alive_timeout: Duration::from_secs(config.http.keep_alive_timeout_secs.max(1)),
-            send_timeout: Duration::from_secs(config.http.send_timeout_secs.max(1)),
-            max_connections: config
-                .http
-                .max_connections
-                .unwrap_or_else(serve::default_max_connections)
-                .max(1),
-        };
-
-        anyhow::ensure!(
-            config.petstore.failed_logins_per_minute > 0,
-            "petstore.failed_logins_per_minute must be at least 1"
-        );
-        anyhow::ensure!(
-            config.petstore.requests_per_minute != Some(0),
-            "petstore.requests_per_minute must be at least 1 (leave it out for no limit)"
-        );
-        let hasher = Hasher::start(
-            config.petstore.password_hash_threads,
-            config.petstore.password_hash_queue,
-        )
-        .context("cannot start the password hashing threads")?;
-        let access = Arc::new(
-            Access::load(&db, &config.portfolio.api_keys)
-                .await
-                .context("cannot load the API keys")?,
-        );
-        let petstore_state = PetstoreState::new(petstore::Shared {
-            db: db.clone(),
-            config: Arc::new(config.petstore.clone()),
-            hasher: hasher.clone(),
-            failed_logins: Arc::new(
-                Limiter::default().shared_as(shared_counters.as_ref(), "failed-logins"),
-            ),
-            public_url: Arc::from(public_url.as_str()),
-            access: access.clone(),
-            // Pets are a few hundred bytes each.
-            pets: ReadCache::new(&db, 4096),
-            // Every set of statuses, in each format.
-            pet_lists: ReadCache::new(&db, 14),
-            new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
-        });
-        let mut background = vec![
-            access.spawn_refresh(db.clone()),
-            idempotency::spawn_sweeper(db.clone(), config.http.idempotency_keys_kept()),
-        ];
-        // Replicas starting at once fill empty tables one at a time.
-        let startup = db
-            .lock_for_startup()
-            .await
-            .context("cannot take the startup lock")?;
-        if config.petstore.demo_data {
-            demo_data::load_if_empty(&db)
-                .await
-                .context("cannot load the demo data")?;
-        }
-        if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
-            background.push(demo_data::spawn_periodic_reset(
-                db.clone(),
-                Duration::from_secs(secs),
-            ));
-        }
-        portfolio::ops::content::load_if_empty(&db, config.portfolio.content_file.as_deref())
-            .await
-            .context("cannot load the portfolio content")?;
-        startup
-            .release()
-            .await
-            .context("cannot release the startup lock")?;
-        let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
-        let mail_worker = (mailer.clone(), mailer.spawn_worker());
-        let (analytics, analytics_writer) = portfolio::analytics::Recorder::start(
-            db.clone(),
-            Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
-        );
-
-        let portfolio_state = PortfolioState::new(portfolio::Shared {
-            db: db.clone(),
-            access: access.clone(),
-            config: Arc::new(config.portfolio.clone()),
-            mail: Arc::new(config.mail.clone()),
-            mailer,
-            public_url: Arc::from(public_url.as_str()),
-            analytics,
-            client_auth_failures: Arc::new(
-                Limiter::default().shared_as(shared_counters.as_ref(), "client-auth-failures"),
-            ),
-            key_request_limiter: Arc::new(
-                Limiter::with_window(3600).shared_as(shared_counters.as_ref(), "key-requests"),
-            ),
-            shared_counters: shared_counters.clone(),
-            http: reqwest::Client::builder()
-                .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .context("cannot build the HTTP client")?,
-            started: std::time::Instant::now(),
-            site_info: ReadCache::new(&db, 1),
-        });
-        let router = build_router(&config, tls.is_some(), petstore_state, portfolio_state)?;
+        check_settings(&config)?;
+        let storage = Storage::open(&config).await?;
+        let endpoint = Endpoint::bind(&config)?;
+        let services = Services::build(&config, &storage, &endpoint.public_url).await?;
+        load_startup_data(&config, &storage.db).await?;
+        let background = services.spawn_background(&config, &storage.db);
+        let router = build_router(
+            &config,
+            endpoint.tls.is_some(),
+            services.petstore,
+            services.portfolio,
+        )?;
         Ok(Self {
-            listener,
+            listener: endpoint.listener,
             router,
-            tls,
-            limits,
-            local_addr,
-            public_url,
+            tls: endpoint.tls,
+            limits: endpoint.limits,
+            local_addr: endpoint.local_addr,
+            public_url: endpoint.public_url,
             background,
-            mail_worker,
-            analytics_writer,
+            mail_worker: services.mail_worker,
+            analytics_writer: services.analytics_writer,
         })
     }
 
@@ -282,6 +171,201 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// The settings no type can hold to: refused before anything opens.
+fn check_settings(config: &Config) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        config.petstore.failed_logins_per_minute > 0,
+        "petstore.failed_logins_per_minute must be at least 1"
+    );
+    anyhow::ensure!(
+        config.petstore.requests_per_minute != Some(0),
+        "petstore.requests_per_minute must be at least 1 (leave it out for no limit)"
+    );
+    match (&config.tls_cert, &config.tls_key) {
+        (Some(_), Some(_)) | (None, None) => Ok(()),
+        _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
+    }
+}
+
+/// Where the server keeps what it keeps: the database (migrated), and the
+/// rate limits' counters in Redis when replicas share them.
+struct Storage {
+    db: Database,
+    shared_counters: Option<Arc<SharedCounters>>,
+}
+
+impl Storage {
+    async fn open(config: &Config) -> anyhow::Result<Self> {
+        let db = open_database(config).await?;
+        tracing::info!(database = %redact_url(&config.database_url()), "database ready");
+        let shared_counters = config
+            .redis_url
+            .as_deref()
+            .map(|url| SharedCounters::new(url, &config.redis_key_prefix))
+            .transpose()?
+            .map(Arc::new);
+        Ok(Storage {
+            db,
+            shared_counters,
+        })
+    }
+
+    /// A limiter counting in Redis when replicas share counters.
+    fn limiter(&self, limiter: Limiter, name: &'static str) -> Arc<Limiter> {
+        Arc::new(limiter.shared_as(self.shared_counters.as_ref(), name))
+    }
+}
+
+/// The listening socket, with its TLS, the URL links are built from, and
+/// the connections' limits.
+struct Endpoint {
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    local_addr: SocketAddr,
+    public_url: String,
+    limits: serve::Limits,
+}
+
+impl Endpoint {
+    fn bind(config: &Config) -> anyhow::Result<Self> {
+        let tls = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
+            _ => None,
+        };
+        let listener = serve::listen(config.bind)
+            .with_context(|| format!("cannot listen on {}", config.bind))?;
+        let local_addr = listener.local_addr()?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{local_addr}"))
+            .trim_end_matches('/')
+            .to_owned();
+        let http = &config.http;
+        let limits = serve::Limits {
+            header_read_timeout: Duration::from_secs(http.header_read_timeout_secs.max(1)),
+            keep_alive_timeout: Duration::from_secs(http.keep_alive_timeout_secs.max(1)),
+            send_timeout: Duration::from_secs(http.send_timeout_secs.max(1)),
+            max_connections: http
+                .max_connections
+                .unwrap_or_else(serve::default_max_connections)
+                .max(1),
+        };
+        Ok(Endpoint {
+            listener,
+            tls,
+            local_addr,
+            public_url,
+            limits,
+        })
+    }
+}
+
+/// Both services' state, and the tasks that run beside them.
+struct Services {
+    petstore: PetstoreState,
+    portfolio: PortfolioState,
+    mail_worker: (Mailer, tokio::task::JoinHandle<()>),
+    analytics_writer: tokio::task::JoinHandle<()>,
+}
+
+impl Services {
+    async fn build(config: &Config, storage: &Storage, public_url: &str) -> anyhow::Result<Self> {
+        let db = &storage.db;
+        let hasher = Hasher::start(
+            config.petstore.password_hash_threads,
+            config.petstore.password_hash_queue,
+        )
+        .context("cannot start the password hashing threads")?;
+        let access = Arc::new(
+            Access::load(db, &config.portfolio.api_keys)
+                .await
+                .context("cannot load the API keys")?,
+        );
+        let petstore = PetstoreState::new(petstore::Shared {
+            db: db.clone(),
+            config: Arc::new(config.petstore.clone()),
+            hasher,
+            failed_logins: storage.limiter(Limiter::default(), "failed-logins"),
+            public_url: Arc::from(public_url),
+            access: access.clone(),
+            // Pets are a few hundred bytes each.
+            pets: ReadCache::new(db, 4096),
+            // Every set of statuses, in each format.
+            pet_lists: ReadCache::new(db, 14),
+            new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
+        });
+        let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
+        let mail_worker = (mailer.clone(), mailer.spawn_worker());
+        let (analytics, analytics_writer) = portfolio::analytics::Recorder::start(
+            db.clone(),
+            Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
+        );
+        let portfolio = PortfolioState::new(portfolio::Shared {
+            db: db.clone(),
+            access,
+            config: Arc::new(config.portfolio.clone()),
+            mail: Arc::new(config.mail.clone()),
+            mailer,
+            public_url: Arc::from(public_url),
+            analytics,
+            client_auth_failures: storage.limiter(Limiter::default(), "client-auth-failures"),
+            key_request_limiter: storage.limiter(Limiter::with_window(3600), "key-requests"),
+            shared_counters: storage.shared_counters.clone(),
+            http: reqwest::Client::builder()
+                .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .context("cannot build the HTTP client")?,
+            started: std::time::Instant::now(),
+            site_info: ReadCache::new(db, 1),
+        });
+        Ok(Services {
+            petstore,
+            portfolio,
+            mail_worker,
+            analytics_writer,
+        })
+    }
+
+    /// The tasks that keep the state fresh: the credentials' refresh, the
+    /// sweep of old idempotency keys, the demo data's periodic reset.
+    fn spawn_background(&self, config: &Config, db: &Database) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut background = vec![
+            self.portfolio.access.spawn_refresh(db.clone()),
+            idempotency::spawn_sweeper(db.clone(), config.http.idempotency_keys_kept()),
+        ];
+        if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
+            background.push(demo_data::spawn_periodic_reset(
+                db.clone(),
+                Duration::from_secs(secs),
+            ));
+        }
+        background
+    }
+}
+
+/// Fills empty tables on the first start: the demo pets (if configured)
+/// and the portfolio's content. Replicas starting at once take turns.
+async fn load_startup_data(config: &Config, db: &Database) -> anyhow::Result<()> {
+    let startup = db
+        .lock_for_startup()
+        .await
+        .context("cannot take the startup lock")?;
+    if config.petstore.demo_data {
+        demo_data::load_if_empty(db)
+            .await
+            .context("cannot load the demo data")?;
+    }
+    portfolio::ops::content::load_if_empty(db, config.portfolio.content_file.as_deref())
+        .await
+        .context("cannot load the portfolio content")?;
+    startup
+        .release()
+        .await
+        .context("cannot release the startup lock")
 }
 
 /// The whole HTTP application: both services' routes, docs, and the tower-http

@@ -43,6 +43,7 @@ mod portfolio;
 mod read_cache;
 mod secret;
 mod serve;
+mod service_state;
 mod shared_counters;
 mod storage;
 mod strict_json;

@@ -118,6 +118,33 @@ pub(crate) async fn create_key(db: &Database, key: &StoredKey) -> Result<(), Sto
     tx.commit().await
 }
 
+/// Marks revoked at `at`, in one write that other processes are told of,
+/// the rows of each `(table, column)` whose column is `id` and that are in
+/// force; whether the first table had one.
+async fn revoke(
+    db: &Database,
+    marks: &[(&str, &str)],
+    id: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let mut tx = db.begin_write().await?;
+    let mut first = None;
+    for (table, column) in marks {
+        let sql = format!(
+            "UPDATE {table} SET revoked_at_ms = $1 WHERE {column} = $2 AND revoked_at_ms IS NULL"
+        );
+        let marked = sqlx::query(&sql)
+            .bind(at.timestamp_millis())
+            .bind(id)
+            .execute(tx.conn())
+            .await?;
+        first.get_or_insert(marked.rows_affected() > 0);
+    }
+    bump_version(tx.conn()).await?;
+    tx.commit().await?;
+    Ok(first.unwrap_or(false))
+}
+
 /// Revokes a key at `at`; false if there is no such key or it is revoked
 /// already.
 pub(crate) async fn revoke_key(
@@ -125,17 +152,7 @@ pub(crate) async fn revoke_key(
     id: &str,
     at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let revoked = sqlx::query(
-        "UPDATE api_keys SET revoked_at_ms = $1 WHERE id = $2 AND revoked_at_ms IS NULL",
-    )
-    .bind(at.timestamp_millis())
-    .bind(id)
-    .execute(tx.conn())
-    .await?;
-    bump_version(tx.conn()).await?;
-    tx.commit().await?;
-    Ok(revoked.rows_affected() > 0)
+    revoke(db, &[("api_keys", "id")], id, at).await
 }
 
 /// Replaces key `old` with `new`: the new key is stored, and the old one
@@ -270,25 +287,11 @@ pub(crate) async fn revoke_client(
     client_id: &str,
     at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let at = at.timestamp_millis();
-    let mut tx = db.begin_write().await?;
-    let revoked = sqlx::query(
-        "UPDATE oauth_clients SET revoked_at_ms = $1 WHERE client_id = $2 AND revoked_at_ms IS NULL",
-    )
-    .bind(at)
-    .bind(client_id)
-    .execute(tx.conn())
-    .await?;
-    sqlx::query(
-        "UPDATE oauth_tokens SET revoked_at_ms = $1 WHERE client_id = $2 AND revoked_at_ms IS NULL",
-    )
-    .bind(at)
-    .bind(client_id)
-    .execute(tx.conn())
-    .await?;
-    bump_version(tx.conn()).await?;
-    tx.commit().await?;
-    Ok(revoked.rows_affected() > 0)
+    let marks = [
+        ("oauth_clients", "client_id"),
+        ("oauth_tokens", "client_id"),
+    ];
+    revoke(db, &marks, client_id, at).await
 }
 
 // ---- bearer tokens -------------------------------------------------------------
@@ -356,18 +359,7 @@ pub(crate) async fn revoke_token(
     id: &str,
     at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let at = at.timestamp_millis();
-    let mut tx = db.begin_write().await?;
-    let revoked = sqlx::query(
-        "UPDATE oauth_tokens SET revoked_at_ms = $1 WHERE id = $2 AND revoked_at_ms IS NULL",
-    )
-    .bind(at)
-    .bind(id)
-    .execute(tx.conn())
-    .await?;
-    bump_version(tx.conn()).await?;
-    tx.commit().await?;
-    Ok(revoked.rows_affected() > 0)
+    revoke(db, &[("oauth_tokens", "id")], id, at).await
 }
 
 /// Forgets tokens that expired before `before`; how many.

@@ -40,19 +40,11 @@ use crate::limits::Limiter;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
 use crate::password::Hasher;
 use crate::read_cache::ReadCache;
+use crate::service_state::ServiceState;
 use crate::storage::Database;
 
-/// What every pet store handler can reach: one pointer, so that the many
-/// extractors that take the state each clone one reference count, not one
-/// per field.
-#[derive(Debug, Clone)]
-pub(crate) struct PetstoreState(Arc<Shared>);
-
-impl PetstoreState {
-    pub(crate) fn new(shared: Shared) -> Self {
-        PetstoreState(Arc::new(shared))
-    }
-}
+/// What every pet store handler can reach.
+pub(crate) type PetstoreState = ServiceState<Shared>;
 
 impl PetstoreState {
     /// What the operations need of the state.
@@ -63,14 +55,6 @@ impl PetstoreState {
             hasher: &self.hasher,
             access: &self.access,
         }
-    }
-}
-
-impl std::ops::Deref for PetstoreState {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.0
     }
 }
 

@@ -42,19 +42,11 @@ use crate::config::{MailConfig, PortfolioConfig, Scope};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
+use crate::service_state::ServiceState;
 use crate::storage::Database;
 
-/// What every portfolio handler can reach: one pointer, so that the many
-/// extractors that take the state each clone one reference count, not one
-/// per field.
-#[derive(Debug, Clone)]
-pub(crate) struct PortfolioState(Arc<Shared>);
-
-impl PortfolioState {
-    pub(crate) fn new(shared: Shared) -> Self {
-        PortfolioState(Arc::new(shared))
-    }
-}
+/// What every portfolio handler can reach.
+pub(crate) type PortfolioState = ServiceState<Shared>;
 
 impl PortfolioState {
     /// What the operations need of the state.
@@ -64,14 +56,6 @@ impl PortfolioState {
             access: Some(&self.access),
             mailer: Some(&self.mailer),
         }
-    }
-}
-
-impl std::ops::Deref for PortfolioState {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.0
     }
 }
 

@@ -22,6 +22,17 @@ pub(crate) const TOO_SLOW: (&str, &str) = (
     "The body arrived too slowly (the body-read timeout passed between two of its parts).",
 );
 
+/// Any operation that takes an `Idempotency-Key` can find its key busy or
+/// used for another request.
+pub(crate) const KEY_BUSY: (&str, &str) = (
+    "409",
+    "A request with this Idempotency-Key is still being processed; retry after Retry-After",
+);
+pub(crate) const KEY_REUSED: (&str, &str) = (
+    "422",
+    "A field breaks its rule, or this Idempotency-Key was used with a different request",
+);
+
 /// What a service's errors look like and when they happen.
 #[derive(Debug)]
 pub(crate) struct ErrorResponses<'a> {
@@ -29,6 +40,12 @@ pub(crate) struct ErrorResponses<'a> {
     pub(crate) always: &'a [(&'a str, &'a str)],
     /// Statuses any operation that reads a body can answer.
     pub(crate) with_body: &'a [(&'a str, &'a str)],
+    /// Statuses any operation that takes an `Idempotency-Key` can answer.
+    pub(crate) keyed: &'a [(&'a str, &'a str)],
+    /// Whether 401 and 403 follow from each operation's security: 401 for
+    /// any, 403 for one whose bearer token needs a scope (the portfolio's
+    /// way; the pet store documents its own).
+    pub(crate) refusals_from_security: bool,
     /// The media types of an error body.
     pub(crate) media_types: &'a [&'a str],
     /// The error body's schema component: its name and schema.
@@ -52,10 +69,22 @@ impl ErrorResponses<'_> {
             } else {
                 &[]
             };
+            let keyed = if takes_idempotency_key(operation) {
+                self.keyed
+            } else {
+                &[]
+            };
+            let refusals = if self.refusals_from_security {
+                refusals(operation)
+            } else {
+                Vec::new()
+            };
             let responses = &mut operation.responses.responses;
-            for (status, description) in self.always.iter().chain(with_body) {
-                responses.entry((*status).to_owned()).or_insert_with(|| {
-                    RefOr::T(ResponseBuilder::new().description(*description).build())
+            let shared = self.always.iter().chain(with_body).chain(keyed);
+            for (status, description) in shared.map(|(s, d)| (*s, (*d).to_owned())).chain(refusals)
+            {
+                responses.entry(status.to_owned()).or_insert_with(|| {
+                    RefOr::T(ResponseBuilder::new().description(description).build())
                 });
             }
             for (status, response) in responses.iter_mut() {
@@ -74,6 +103,47 @@ impl ErrorResponses<'_> {
             }
         }
     }
+}
+
+fn takes_idempotency_key(operation: &Operation) -> bool {
+    operation
+        .parameters
+        .iter()
+        .flatten()
+        .any(|parameter| match parameter {
+            RefOr::T(parameter) => parameter
+                .name
+                .eq_ignore_ascii_case(crate::idempotency::IDEMPOTENCY_KEY.as_str()),
+            RefOr::Ref(_) => false,
+        })
+}
+
+/// 401 and 403 as the operation's security requirements say: which
+/// credentials it takes, and the scope a bearer token needs.
+fn refusals(operation: &Operation) -> Vec<(&'static str, String)> {
+    // The requirements' fields are private; their JSON is `{scheme: scopes}`.
+    let requirements = serde_json::to_value(&operation.security).unwrap_or_default();
+    let mut schemes = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for requirement in requirements.as_array().into_iter().flatten() {
+        for (scheme, scopes) in requirement.as_object().into_iter().flatten() {
+            let scopes = scopes.as_array().into_iter().flatten();
+            let scopes = scopes.filter_map(|scope| scope.as_str().map(str::to_owned));
+            schemes.entry(scheme.clone()).or_default().extend(scopes);
+        }
+    }
+    let (key, token) = (schemes.contains_key("api_key"), schemes.get("oauth"));
+    let credential = match (key, token.is_some()) {
+        (true, true) => "API key or bearer token",
+        (true, false) => "API key",
+        (false, true) => "bearer token",
+        (false, false) => return Vec::new(),
+    };
+    let mut answers = vec![("401", format!("No valid {credential}"))];
+    if let Some(scope) = token.and_then(|scopes| scopes.first()) {
+        let holder = if key { "key" } else { "token" };
+        answers.push(("403", format!("The {holder} lacks {scope}")));
+    }
+    answers
 }
 
 /// Every operation of the document.

@@ -37,7 +37,9 @@ use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
 use crate::limits::Limiter;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
+use crate::openapi_errors::{
+    ErrorResponses, KEY_BUSY, KEY_REUSED, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
+};
 use crate::password::Hasher;
 use crate::read_cache::ReadCache;
 use crate::service_state::ServiceState;
@@ -277,13 +279,17 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             ("503", "The request took longer than the server allows."),
         ],
         with_body: &[
+            ("400", "Invalid input"),
             TOO_SLOW,
             TOO_LARGE,
             (
                 "415",
                 "The body's media type is not one the operation reads.",
             ),
+            ("422", "Validation exception"),
         ],
+        keyed: &[KEY_BUSY, KEY_REUSED],
+        refusals_from_security: false,
         media_types: &["application/json", "application/xml"],
         schema: (
             "ApiResponse",

@@ -109,9 +109,6 @@ fn not_found(id: i64) -> Error {
     request_body(content = Pet, description = "Create a new pet in the store"),
     responses(
         (status = 200, description = "Successful operation", body = Pet),
-        (status = 400, description = "Invalid input"),
-        (status = 422, description = "Validation exception"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
@@ -136,7 +133,6 @@ pub(crate) async fn add_pet(
         (status = 200, description = "Successful operation", body = Pet),
         (status = 400, description = "Invalid ID supplied"),
         (status = 404, description = "Pet not found"),
-        (status = 422, description = "Validation exception"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
@@ -323,9 +319,7 @@ impl WireBody for PetUpdateForm {
     request_body(content((Option<PetUpdateForm> = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, description = "successful operation", body = Pet),
-        (status = 400, description = "Invalid input"),
         (status = 404, description = "Pet not found"),
-        (status = 422, description = "Validation exception"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

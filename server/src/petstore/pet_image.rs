@@ -133,7 +133,6 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
         (status = 413, description = "The image is larger than the server accepts"),
         (status = 415, description = "Not a PNG, JPEG, GIF or WebP image"),
         (status = 422, description = "additionalMetadata is too long"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

@@ -73,7 +73,6 @@ pub(crate) async fn get_inventory(
     request_body = Order,
     responses(
         (status = 200, description = "successful operation", body = Order),
-        (status = 400, description = "Invalid input"),
         (status = 409, description = "An order with this id exists"),
         (status = 422, description = "Validation exception, or the pet is not available"),
     ),

@@ -57,9 +57,7 @@ impl WireBody for UserList {
     request_body(content = User, description = "Created user object"),
     responses(
         (status = 200, description = "successful operation", body = User),
-        (status = 400, description = "Invalid input"),
         (status = 409, description = "The username is taken"),
-        (status = 422, description = "Validation exception"),
     ),
 )]
 pub(crate) async fn create_user(
@@ -81,9 +79,7 @@ pub(crate) async fn create_user(
     request_body(content((inline(UserList) = "application/json"))),
     responses(
         (status = 200, description = "Successful operation", body = User),
-        (status = 400, description = "Invalid input"),
         (status = 409, description = "A username is taken or repeated"),
-        (status = 422, description = "Validation exception"),
     ),
 )]
 pub(crate) async fn create_users_with_list_input(
@@ -241,7 +237,6 @@ pub(crate) async fn get_user_by_name(
         (status = 400, description = "bad request"),
         (status = 404, description = "user not found"),
         (status = 409, description = "The new username is taken"),
-        (status = 422, description = "Validation exception"),
     ),
     security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]

@@ -191,9 +191,7 @@ pub(crate) struct PageView {
     request_body(content((PageView = "application/json"))),
     responses(
         (status = 202, description = "Counted"),
-        (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "The path is not a site path"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub(crate) async fn record_page_view(
@@ -243,9 +241,8 @@ pub(crate) struct AnalyticsSummary {
     params(SummaryQuery),
     responses(
         (status = 200, description = "The summary", body = AnalyticsSummary),
-        (status = 400, description = "A date is malformed, or the range is reversed or over 366 days"),
-        (status = 401, description = "No valid API key"),
         (status = 403, description = "The key lacks analytics:read"),
+        (status = 400, description = "A date is malformed, or the range is reversed or over 366 days"),
     ),
     security(("api_key" = [])),
 )]

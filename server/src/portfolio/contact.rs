@@ -20,11 +20,8 @@ use crate::extract::JsonBody;
     request_body(content((ContactRequest = "application/json"))),
     responses(
         (status = 201, description = "Stored; the site owner is notified", body = ContactReceipt),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key"),
         (status = 403, description = "The key lacks contact:write"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("api_key" = [])),
 )]

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::PortfolioState;
 use super::auth::{ContextRead, Protected};
 use super::db;
-use super::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug};
+use super::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug, SlugParam};
 use crate::error::Error;
 use crate::extract::Path as PathParam;
 
@@ -84,8 +84,7 @@ pub(crate) async fn list_projects(
     path = "/api/projects/{slug}",
     operation_id = "getProject",
     tag = "content",
-    params(("slug" = String, Path, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100,
-        description = "The item's slug (lower-case letters, digits and dashes).")),
+    params(SlugParam),
     responses(
         (status = 200, description = "The project", body = Project),
         (status = 400, description = "Not a slug"),
@@ -140,8 +139,7 @@ pub(crate) async fn list_posts(
     path = "/api/posts/{slug}",
     operation_id = "getPost",
     tag = "content",
-    params(("slug" = String, Path, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100,
-        description = "The item's slug (lower-case letters, digits and dashes).")),
+    params(SlugParam),
     responses(
         (status = 200, description = "The post", body = Post),
         (status = 400, description = "Not a slug"),
@@ -164,7 +162,6 @@ pub(crate) async fn get_post(
     tag = "content",
     responses(
         (status = 200, description = "The context", body = LlmContext),
-        (status = 401, description = "No valid API key"),
         (status = 403, description = "The key lacks context:read"),
     ),
     security(("api_key" = [])),

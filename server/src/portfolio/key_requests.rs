@@ -33,9 +33,7 @@ pub(crate) struct KeyRequestAccepted {
     request_body(content((KeyRequestForm = "application/json"))),
     responses(
         (status = 202, description = "Recorded; the key is emailed to the technical contact once the operator approves", body = KeyRequestAccepted),
-        (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub(crate) async fn request_api_key(

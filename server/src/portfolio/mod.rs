@@ -41,7 +41,9 @@ use crate::access::Access;
 use crate::config::{MailConfig, PortfolioConfig, Scope};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
+use crate::openapi_errors::{
+    ErrorResponses, KEY_BUSY, KEY_REUSED, SERVER_FAULT, TOO_LARGE, TOO_SLOW,
+};
 use crate::service_state::ServiceState;
 use crate::storage::Database;
 
@@ -144,10 +146,13 @@ fn document_errors(openapi: &mut OpenApiDoc) {
     ErrorResponses {
         always: &[SERVER_FAULT, ("503", "The service cannot answer now.")],
         with_body: &[
+            ("400", "The body is not JSON of this shape"),
             TOO_SLOW,
             TOO_LARGE,
             ("415", "The body is not application/json."),
         ],
+        keyed: &[KEY_BUSY, KEY_REUSED],
+        refusals_from_security: true,
         media_types: &["application/json"],
         schema: (
             "ErrorBody",

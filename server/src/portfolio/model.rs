@@ -172,6 +172,17 @@ impl From<Post> for PostSummary {
     }
 }
 
+/// The path parameter of an item's operations, as the documents describe
+/// it (the handlers read it as a [`Slug`]).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // It documents the parameter; `Path<Slug>` reads it.
+pub(crate) struct SlugParam {
+    /// The item's slug (lower-case letters, digits and dashes).
+    #[param(pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100)]
+    slug: String,
+}
+
 /// A slug: lower-case letters and digits in dash-separated runs, at most
 /// 100 characters. Checked when it is read (from a path or a body).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

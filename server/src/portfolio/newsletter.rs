@@ -59,9 +59,7 @@ pub(crate) struct TokenQuery {
     request_body(content((SubscribeRequest = "application/json"))),
     responses(
         (status = 202, description = "Accepted; the same answer for every address", body = SubscribeAccepted),
-        (status = 400, description = "The body is not JSON of this shape"),
         (status = 422, description = "Not an email address"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
 )]
 pub(crate) async fn subscribe_newsletter(

@@ -21,12 +21,7 @@ use crate::extract::JsonBody;
     request_body(content((NotifyRequest = "application/json"))),
     responses(
         (status = 202, description = "Queued (or queued before)", body = NotifyResult),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key or bearer token"),
-        (status = 403, description = "The key lacks subscribers:notify"),
         (status = 404, description = "No such post"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
-        (status = 422, description = "A field breaks its rule, or this Idempotency-Key was used with a different request"),
     ),
     security(("api_key" = []), ("oauth" = ["subscribers:notify"])),
 )]

@@ -140,13 +140,8 @@ async fn publish_to_mastodon(
     request_body(content((PublishRequest = "application/json"))),
     responses(
         (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid API key or bearer token"),
-        (status = 403, description = "The key lacks social:publish"),
         (status = 404, description = "No such post"),
         (status = 503, description = "The social network failed or refused; details.upstream_status"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
-        (status = 422, description = "A field breaks its rule, or this Idempotency-Key was used with a different request"),
     ),
     security(("api_key" = []), ("oauth" = ["social:publish"])),
 )]

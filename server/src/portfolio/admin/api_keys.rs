@@ -57,8 +57,6 @@ pub(crate) struct RotationQuery {
     tag = "admin",
     responses(
         (status = 200, description = "The keys", body = Vec<ApiKey>),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -80,11 +78,8 @@ pub(crate) async fn list_api_keys(
     request_body(content((ApiKeySpec = "application/json"))),
     responses(
         (status = 201, description = "Made; the key is shown this once", body = IssuedApiKey),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -115,11 +110,8 @@ pub(crate) async fn create_api_key(
     responses(
         (status = 200, description = "Rotated; the new key is shown this once", body = RotatedApiKey),
         (status = 400, description = "A malformed number of hours"),
-        (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope of the key"),
         (status = 404, description = "No such key in force (or it was rotated already)"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
-        (status = 422, description = "A field breaks its rule, or this Idempotency-Key was used with a different request"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -145,8 +137,6 @@ pub(crate) async fn rotate_api_key(
     params(("id" = String, Path, description = "The key's id.")),
     responses(
         (status = 200, description = "Revoked", body = ApiKey),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
         (status = 404, description = "No such key"),
         (status = 409, description = "The key was revoked already"),
     ),

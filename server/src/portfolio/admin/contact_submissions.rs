@@ -26,8 +26,6 @@ page_of!(
     responses(
         (status = 200, description = "A page of submissions", body = ContactSubmissionPage),
         (status = 400, description = "A malformed page"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks admin"),
     ),
     security(("oauth" = ["admin"])),
 )]

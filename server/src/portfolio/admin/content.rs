@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::extract::{JsonBody, Path};
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{ContentWrite, Private};
-use crate::portfolio::model::{Achievement, Post, Project, SiteInfo, Slug};
+use crate::portfolio::model::{Achievement, Post, Project, SiteInfo, Slug, SlugParam};
 use crate::portfolio::ops;
 
 /// Replaces the site information.
@@ -24,9 +24,6 @@ use crate::portfolio::ops;
     request_body(content((SiteInfo = "application/json"))),
     responses(
         (status = 200, description = "Replaced", body = SiteInfo),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks content:write"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
     security(("oauth" = ["content:write"])),
@@ -60,9 +57,6 @@ macro_rules! item_handlers {
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 201, description = $created, body = $item),
-                (status = 400, description = "The body is not JSON of this shape"),
-                (status = 401, description = "No valid bearer token"),
-                (status = 403, description = "The token lacks content:write"),
                 (status = 409, description = "The slug is taken"),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
@@ -83,14 +77,11 @@ macro_rules! item_handlers {
             path = $one,
             operation_id = $replace_id,
             tag = "admin",
-            params(("slug" = String, Path, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100,
-                description = "The item's slug (lower-case letters, digits and dashes).")),
+            params(SlugParam),
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 200, description = "Replaced", body = $item),
                 (status = 400, description = "Not a slug, or the body is not JSON of this shape"),
-                (status = 401, description = "No valid bearer token"),
-                (status = 403, description = "The token lacks content:write"),
                 (status = 404, description = $missing),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
@@ -112,13 +103,10 @@ macro_rules! item_handlers {
             path = $one,
             operation_id = $delete_id,
             tag = "admin",
-            params(("slug" = String, Path, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$", max_length = 100,
-                description = "The item's slug (lower-case letters, digits and dashes).")),
+            params(SlugParam),
             responses(
                 (status = 204, description = "Deleted"),
                 (status = 400, description = "Not a slug"),
-                (status = 401, description = "No valid bearer token"),
-                (status = 403, description = "The token lacks content:write"),
                 (status = 404, description = $missing),
             ),
             security(("oauth" = ["content:write"])),

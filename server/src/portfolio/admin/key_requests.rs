@@ -41,8 +41,6 @@ pub(crate) struct KeyRequestFilter {
     responses(
         (status = 200, description = "A page of requests", body = KeyRequestPage),
         (status = 400, description = "A malformed status or page"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -69,8 +67,6 @@ pub(crate) async fn list_key_requests(
     request_body(content((Approval = "application/json"))),
     responses(
         (status = 200, description = "Approved; the key is shown this once", body = ApprovedKeyRequest),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 404, description = "No such request"),
         (status = 409, description = "The request was decided already"),
@@ -99,8 +95,6 @@ pub(crate) async fn approve_key_request(
     params(("id" = String, Path, description = "The request's id.")),
     responses(
         (status = 200, description = "Rejected", body = KeyRequest),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
         (status = 404, description = "No such request"),
         (status = 409, description = "The request was decided already"),
     ),

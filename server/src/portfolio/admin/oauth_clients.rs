@@ -35,8 +35,6 @@ pub(crate) struct OAuthClientSpec {
     tag = "admin",
     responses(
         (status = 200, description = "The clients", body = Vec<OAuthClient>),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -58,11 +56,8 @@ pub(crate) async fn list_oauth_clients(
     request_body(content((OAuthClientSpec = "application/json"))),
     responses(
         (status = 201, description = "Registered; the secret is shown this once", body = IssuedOAuthClient),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid bearer token"),
         (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 422, description = "A field breaks its rule; details.fields says which"),
-        (status = 409, description = "A request with this Idempotency-Key is still being processed; retry after Retry-After"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -86,8 +81,6 @@ pub(crate) async fn create_oauth_client(
     params(("client_id" = String, Path, description = "The client's id.")),
     responses(
         (status = 200, description = "Revoked", body = OAuthClient),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks keys:manage"),
         (status = 404, description = "No such client"),
         (status = 409, description = "The client was revoked already"),
     ),

@@ -68,8 +68,6 @@ pub(crate) struct Requeued {
     tag = "admin",
     responses(
         (status = 200, description = "The failed emails", body = Vec<FailedEmail>),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks admin"),
     ),
     security(("oauth" = ["admin"])),
 )]
@@ -94,9 +92,6 @@ pub(crate) async fn list_failed_emails(
     request_body(content((Requeue = "application/json"))),
     responses(
         (status = 200, description = "What was requeued", body = Requeued),
-        (status = 400, description = "The body is not JSON of this shape"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks admin"),
     ),
     security(("oauth" = ["admin"])),
 )]

@@ -38,8 +38,6 @@ pub(crate) struct SubscriberFilter {
     responses(
         (status = 200, description = "A page of subscribers", body = SubscriberPage),
         (status = 400, description = "A malformed status or page"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks subscribers:read"),
     ),
     security(("oauth" = ["subscribers:read"])),
 )]
@@ -65,8 +63,6 @@ pub(crate) async fn list_subscribers(
     responses(
         (status = 204, description = "Erased"),
         (status = 400, description = "Not an id"),
-        (status = 401, description = "No valid bearer token"),
-        (status = 403, description = "The token lacks subscribers:write"),
         (status = 404, description = "No such subscriber"),
     ),
     security(("oauth" = ["subscribers:write"])),

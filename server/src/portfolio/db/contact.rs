@@ -34,36 +34,33 @@ struct EntryRow {
     created_at: String,
 }
 
+impl TryFrom<EntryRow> for ContactEntry {
+    type Error = StoreError;
+
+    fn try_from(row: EntryRow) -> Result<Self, StoreError> {
+        Ok(ContactEntry {
+            received_at: clock::parse_timestamp(&row.created_at)
+                .map_err(|e| StoreError::corrupt(format!("submission {}: {e}", row.id)))?,
+            id: row.id,
+            name: row.name,
+            email: row.email,
+            subject: row.subject,
+            message: row.message,
+        })
+    }
+}
+
 /// One page of the submissions, newest first, and how many there are.
 pub(crate) async fn page(
     db: &Database,
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<ContactEntry>, i64), StoreError> {
-    let rows: Vec<EntryRow> = sqlx::query_as(
-        "SELECT id, name, email, subject, message, created_at FROM contact_submissions \
-         ORDER BY id DESC LIMIT $1 OFFSET $2",
-    )
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(db.pool())
-    .await?;
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM contact_submissions")
-        .fetch_one(db.pool())
-        .await?;
-    let entries = rows
-        .into_iter()
-        .map(|row| {
-            Ok(ContactEntry {
-                received_at: clock::parse_timestamp(&row.created_at)
-                    .map_err(|e| StoreError::corrupt(format!("submission {}: {e}", row.id)))?,
-                id: row.id,
-                name: row.name,
-                email: row.email,
-                subject: row.subject,
-                message: row.message,
-            })
-        })
-        .collect::<Result<_, StoreError>>()?;
-    Ok((entries, total))
+    let listing = super::Listing {
+        table: "contact_submissions",
+        columns: "id, name, email, subject, message, created_at",
+        order_by: "id DESC",
+        filtered_by: None,
+    };
+    super::page::<EntryRow, _>(db, listing, None, offset, limit).await
 }

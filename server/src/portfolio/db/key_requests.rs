@@ -147,26 +147,14 @@ pub(crate) async fn list(
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<KeyRequest>, i64), StoreError> {
-    let status = status.map_or("", KeyRequestStatus::as_str);
-    let rows: Vec<KeyRequestRow> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM key_requests WHERE ($1 = '' OR status = $1) \
-         ORDER BY created_at_ms, id LIMIT $2 OFFSET $3"
-    ))
-    .bind(status)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(db.pool())
-    .await?;
-    let total: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM key_requests WHERE ($1 = '' OR status = $1)")
-            .bind(status)
-            .fetch_one(db.pool())
-            .await?;
-    let requests = rows
-        .into_iter()
-        .map(KeyRequest::try_from)
-        .collect::<Result<_, _>>()?;
-    Ok((requests, total))
+    let listing = super::Listing {
+        table: "key_requests",
+        columns: COLUMNS,
+        order_by: "created_at_ms, id",
+        filtered_by: Some("status"),
+    };
+    let status = status.map(KeyRequestStatus::as_str);
+    super::page::<KeyRequestRow, _>(db, listing, status, offset, limit).await
 }
 
 /// One request, in the caller's transaction.

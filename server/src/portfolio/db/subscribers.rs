@@ -216,26 +216,14 @@ pub(crate) async fn page(
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<SubscriberEntry>, i64), StoreError> {
-    let status = status.map_or("", SubscriberStatus::as_str);
-    let rows: Vec<EntryRow> = sqlx::query_as(
-        "SELECT id, email, status, created_at, updated_at FROM subscribers \
-         WHERE ($1 = '' OR status = $1) ORDER BY id LIMIT $2 OFFSET $3",
-    )
-    .bind(status)
-    .bind(limit)
-    .bind(offset)
-    .fetch_all(db.pool())
-    .await?;
-    let total: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM subscribers WHERE ($1 = '' OR status = $1)")
-            .bind(status)
-            .fetch_one(db.pool())
-            .await?;
-    let entries = rows
-        .into_iter()
-        .map(SubscriberEntry::try_from)
-        .collect::<Result<_, _>>()?;
-    Ok((entries, total))
+    let listing = super::Listing {
+        table: "subscribers",
+        columns: "id, email, status, created_at, updated_at",
+        order_by: "id",
+        filtered_by: Some("status"),
+    };
+    let status = status.map(SubscriberStatus::as_str);
+    super::page::<EntryRow, _>(db, listing, status, offset, limit).await
 }
 
 /// Deletes subscriber `id` (in the caller's transaction); its address, if

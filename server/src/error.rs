@@ -317,6 +317,13 @@ impl From<Failure> for Error {
                 Error::new(code, message).with_retry_after(retry_after)
             }
             Failure::Fault { context, cause } => Error::internal(context, cause),
+            Failure::Upstream { message, status } => {
+                let error = Error::new(ErrorCode::ServiceUnavailable, message);
+                match status {
+                    Some(status) => error.with_detail("upstream_status", status),
+                    None => error,
+                }
+            }
             Failure::Storage(error) => Error::from(error),
         }
     }

@@ -44,6 +44,12 @@ pub(crate) enum Failure {
         context: &'static str,
         cause: String,
     },
+    /// A service we call (the social network) failed or refused; its
+    /// status, where it answered.
+    Upstream {
+        message: &'static str,
+        status: Option<u16>,
+    },
     /// Storage failed: unavailable for now, or a fault.
     Storage(StoreError),
 }
@@ -112,6 +118,7 @@ impl std::fmt::Display for Failure {
             }
             Failure::Refused { message, .. } => f.write_str(message),
             Failure::Fault { context, cause } => write!(f, "{context}: {cause}"),
+            Failure::Upstream { message, .. } => f.write_str(message),
             Failure::Storage(error) => write!(f, "{error}"),
         }
     }

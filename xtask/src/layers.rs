@@ -207,6 +207,7 @@ pub const LAYERS: [Layer; 7] = [
             "idempotency/db.rs",
             "mail/outbox.rs",
             "mail/transport.rs",
+            "portfolio/mastodon.rs",
             "storage/**",
             "!storage/error.rs",
             "shared_counters.rs",

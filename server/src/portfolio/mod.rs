@@ -15,6 +15,7 @@ pub(crate) mod error;
 pub(crate) mod fields;
 pub(crate) mod health;
 pub(crate) mod key_requests;
+pub(crate) mod mastodon;
 pub(crate) mod model;
 pub(crate) mod newsletter;
 pub(crate) mod notify;

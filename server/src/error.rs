@@ -224,6 +224,7 @@ impl Error {
         self.code
     }
 
+    #[cfg(test)]
     pub(crate) fn retry_after(&self) -> Option<u64> {
         self.retry_after
     }

@@ -33,6 +33,7 @@ use chrono::Utc;
 
 use super::PetstoreState;
 use super::db;
+use super::ops;
 use crate::access::Service;
 use crate::access::challenges::{self, Challenge};
 use crate::access::credentials::{self, Authorization};
@@ -41,7 +42,6 @@ use crate::access::sessions::{CachedSession, Known};
 use crate::config::{AuthMode, Scope};
 use crate::error::{Error, ErrorCode};
 use crate::extract::client_address;
-use crate::limits::Limiter;
 use crate::secret;
 
 /// The header of the pet store's API key.
@@ -331,7 +331,7 @@ async fn user(
             })
         }
         Authorization::Basic { username, password } => {
-            match check_password(state, &username, &password, address).await? {
+            match ops::sessions::check_password(state.ops(), &username, &password, address).await? {
                 Some(id) => Ok(Principal::User {
                     id,
                     scopes: PetScope::ALL.to_vec(),
@@ -347,7 +347,7 @@ async fn user(
     }
 }
 
-/// Whether `token` has the shape of the tokens [`start_session`] makes (32
+/// Whether `token` has the shape of the tokens [`ops::sessions::start`](super::ops::sessions::start) makes (32
 /// random bytes in unpadded URL-safe base64): others are refused without a
 /// lookup.
 fn looks_like_a_session_token(token: &str) -> bool {
@@ -378,103 +378,6 @@ async fn session(
     let found = db::users::session(&state.db, token_hash, now).await?;
     sessions.remember_found(generation, token_hash.to_owned(), found.clone());
     Ok(found)
-}
-
-/// The id of the user whose name and password these are, or none.
-///
-/// A pair that verified within the last minute is recalled without a hash.
-/// Otherwise attempts of one username from one address are checked one at
-/// a time ([`Limiter::turn`]); failures are limited per username and client
-/// address, and
-/// (higher) per username and per address ([`Limiter::failure_callers`]):
-/// past a limit the answer is 429 before the password is checked. Only
-/// failures count. An unknown user costs as much as a wrong password.
-pub(crate) async fn check_password(
-    state: &PetstoreState,
-    username: &str,
-    password: &str,
-    address: Option<std::net::IpAddr>,
-) -> Result<Option<i64>, Error> {
-    let logins = &state.access.logins;
-    if let Some(id) = logins.recall(username, password) {
-        return Ok(Some(id));
-    }
-    let callers = Limiter::failure_callers(
-        &format!("user:{username}"),
-        address,
-        state.config.failed_logins_per_minute,
-    );
-    let _turn = state.failed_logins.turn(&callers[0].0).await;
-    // The attempt before this one may have verified the same pair.
-    if let Some(id) = logins.recall(username, password) {
-        return Ok(Some(id));
-    }
-    let now = Utc::now().timestamp();
-    state
-        .failed_logins
-        .refuse_after_failures(&callers, now)
-        .await
-        .map_err(|retry_after| {
-            Error::new(
-                ErrorCode::RateLimited,
-                format!("too many failed logins; retry in {retry_after} s"),
-            )
-            .with_retry_after(retry_after)
-        })?;
-    let stored = db::users::get(&state.db, username).await?;
-    let (user_id, hash) = match stored {
-        Some(stored) => (Some(stored.id), stored.password_hash),
-        None => (None, None),
-    };
-    match (
-        state.hasher.verify(password.to_owned(), hash).await?,
-        user_id,
-    ) {
-        (true, Some(id)) => {
-            logins.remember(username, password, id);
-            Ok(Some(id))
-        }
-        _ => {
-            state.failed_logins.count_failure(&callers, now).await;
-            Ok(None)
-        }
-    }
-}
-
-/// A session for `user_id` (a `loginUser` login, or a token of the
-/// implicit flow with `scopes`): the token, given once, and when it ends.
-pub(crate) async fn start_session(
-    state: &PetstoreState,
-    user_id: i64,
-    scopes: Option<&str>,
-) -> Result<(String, chrono::DateTime<Utc>), Error> {
-    let token = secret::token::<32>();
-    let ttl = chrono::Duration::seconds(
-        i64::try_from(state.config.session_ttl_secs).unwrap_or(i64::MAX / 2),
-    );
-    let now = Utc::now();
-    let expires = now + ttl;
-    let token_hash = secret::sha256_hex(&token);
-    db::users::create_session(
-        &state.db,
-        &db::users::NewSession {
-            token_hash: &token_hash,
-            user_id,
-            expires_at: expires.timestamp(),
-            scopes,
-        },
-        now.timestamp(),
-    )
-    .await?;
-    state.access.sessions.remember(
-        token_hash,
-        CachedSession {
-            user_id,
-            scopes: scopes.map(str::to_owned),
-            expires_at: expires.timestamp(),
-        },
-    );
-    Ok((token, expires))
 }
 
 /// The SHA-256 of the session token a request carries (Bearer), if any.

@@ -26,9 +26,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use super::PetstoreState;
-use super::auth::{self, PetScope};
-use crate::error::{Error, ErrorCode, mark_rendered};
+use super::auth::PetScope;
+use super::ops;
+use crate::error::{Error, mark_rendered};
 use crate::extract::{ClientAddress, field, single_fields};
+use crate::failure::Failure;
 
 /// Where the endpoint is served.
 pub(crate) const AUTHORIZE_PATH: &str = "/oauth/authorize";
@@ -283,33 +285,36 @@ pub(crate) async fn sign_in(
         field(&fields, "username").unwrap_or_default(),
         field(&fields, "password").unwrap_or_default(),
     );
-    let user_id = match auth::check_password(&state, username, password, address).await {
-        Ok(Some(id)) => id,
-        Ok(None) => {
-            return page(
-                StatusCode::UNAUTHORIZED,
-                &sign_in_page(&request, &csrf, Some("Wrong username or password.")),
-            );
-        }
-        Err(error) if error.code() == ErrorCode::RateLimited => {
-            let mut response = page(
-                StatusCode::TOO_MANY_REQUESTS,
-                &sign_in_page(&request, &csrf, Some(error.message())),
-            );
-            if let Some(seconds) = error.retry_after() {
+    let user_id =
+        match ops::sessions::check_password(state.ops(), username, password, address).await {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                return page(
+                    StatusCode::UNAUTHORIZED,
+                    &sign_in_page(&request, &csrf, Some("Wrong username or password.")),
+                );
+            }
+            Err(Failure::Busy {
+                message,
+                per_caller: true,
+                retry_after,
+            }) => {
+                let mut response = page(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &sign_in_page(&request, &csrf, Some(&message)),
+                );
                 response
                     .headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+                return response;
             }
-            return response;
-        }
-        Err(error) => return error.into_response(),
-    };
+            Err(failure) => return Error::from(failure).into_response(),
+        };
     let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
     let scope = scopes.join(" ");
-    let token = match auth::start_session(&state, user_id, Some(&scope)).await {
+    let token = match ops::sessions::start(state.ops(), user_id, Some(&scope)).await {
         Ok((token, _)) => token,
-        Err(error) => return error.into_response(),
+        Err(failure) => return Error::from(failure).into_response(),
     };
     let expires_in = state.config.session_ttl_secs;
     let mut fragment = form_urlencoded::Serializer::new(String::new());

@@ -56,6 +56,8 @@ impl PetstoreState {
             new_pets: &self.new_pets,
             hasher: &self.hasher,
             access: &self.access,
+            failed_logins: &self.failed_logins,
+            config: &self.config,
         }
     }
 }

@@ -152,10 +152,12 @@ pub(crate) async fn login_user(
         return Err(Error::bad_request("username and password are required"));
     };
     // Failed logins are limited per username and per client address.
-    let Some(user_id) = auth::check_password(&state, &username, &given, address).await? else {
+    let Some(user_id) =
+        ops::sessions::check_password(state.ops(), &username, &given, address).await?
+    else {
         return Err(Error::bad_request("invalid username/password supplied"));
     };
-    let (token, expires) = auth::start_session(&state, user_id, None).await?;
+    let (token, expires) = ops::sessions::start(state.ops(), user_id, None).await?;
     let limit = state.config.failed_logins_per_minute;
     let expires_header = HeaderValue::from_str(&clock::timestamp_secs(expires))
         .map_err(|e| Error::internal("bad expiry header", e))?;
@@ -185,8 +187,7 @@ pub(crate) async fn logout_user(
     headers: HeaderMap,
 ) -> Result<StatusCode, Error> {
     if let Some(token_hash) = auth::session_of(&headers) {
-        db::users::end_session(&state.db, &token_hash).await?;
-        state.access.sessions.forget(&token_hash);
+        ops::sessions::end(state.ops(), &token_hash).await?;
     }
     Ok(StatusCode::OK)
 }

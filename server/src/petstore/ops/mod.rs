@@ -7,9 +7,12 @@
 
 pub(crate) mod orders;
 pub(crate) mod pets;
+pub(crate) mod sessions;
 pub(crate) mod users;
 
 use crate::access::Access;
+use crate::config::PetstoreConfig;
+use crate::limits::Limiter;
 use crate::password::Hasher;
 use crate::petstore::db::new_pets::NewPets;
 use crate::storage::Database;
@@ -24,4 +27,7 @@ pub(crate) struct Context<'a> {
     pub(crate) hasher: &'a Hasher,
     /// The remembered logins and sessions, forgotten when a user changes.
     pub(crate) access: &'a Access,
+    /// Counts failed logins per username and per client address.
+    pub(crate) failed_logins: &'a Limiter,
+    pub(crate) config: &'a PetstoreConfig,
 }

@@ -12,15 +12,13 @@ use super::PetstoreState;
 use super::auth::{Authorized, PetImages, Pets};
 use super::db;
 use super::model::PetImage;
+use super::ops;
 use super::wire::{ApiResponse, Format, Reply, positive_id};
 use crate::error::Error;
 use crate::extract::{Path, Query, media_type};
 
 /// The image types accepted, as sniffed from the bytes.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
-/// Longest `additionalMetadata` accepted.
-const MAX_METADATA_CHARS: usize = 1024;
 
 /// A raw image body.
 #[derive(ToSchema)]
@@ -150,17 +148,6 @@ pub(crate) async fn upload_file(
     if metadata.as_ref().is_some_and(|m| m.contains('\0')) {
         return Err(Error::bad_request(crate::strict_json::NUL_MESSAGE));
     }
-    if let Some(metadata) = &metadata {
-        crate::text_policy::check_field("additionalMetadata", metadata)?;
-    }
-    if metadata
-        .as_ref()
-        .is_some_and(|m| m.chars().count() > MAX_METADATA_CHARS)
-    {
-        return Err(Error::validation(format!(
-            "additionalMetadata must be at most {MAX_METADATA_CHARS} characters"
-        )));
-    }
     if upload.bytes.is_empty() {
         return Err(Error::bad_request("No file uploaded: the body is empty"));
     }
@@ -181,11 +168,10 @@ pub(crate) async fn upload_file(
         data: upload.bytes.to_vec(),
     };
     let public_url = &state.public_url;
-    let url = db::images::add(&state.db, id, &image, metadata.as_deref(), |image_id| {
+    let url = ops::pets::add_image(state.ops(), id, &image, metadata.as_deref(), |image_id| {
         format!("{public_url}/v2/pet/{id}/images/{image_id}")
     })
-    .await?
-    .ok_or_else(|| Error::not_found(format!("pet {id} not found")))?;
+    .await?;
 
     let location = HeaderValue::from_str(&url).map_err(|e| Error::internal("bad image URL", e))?;
     let mut message = format!(

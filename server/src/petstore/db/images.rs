@@ -1,25 +1,18 @@
 //! Pet images, stored in the database (so that replicas on one PostgreSQL
 //! share them). An image's id is never reused, so an image never changes.
 
-use super::pets;
 use crate::clock;
 use crate::petstore::model::PetImage;
 use crate::storage::{Database, StoreError};
+use sqlx::AnyConnection;
 
-/// Stores an image of pet `pet_id` and appends the URL `url_of(image id)` to
-/// the pet's `photoUrls`, in one transaction. The URL, or `None` if there is
-/// no such pet.
-pub(crate) async fn add(
-    db: &Database,
+/// Stores an image of pet `pet_id` (in the caller's transaction); its id.
+pub(crate) async fn insert(
+    conn: &mut AnyConnection,
     pet_id: i64,
     image: &PetImage,
     metadata: Option<&str>,
-    url_of: impl FnOnce(i64) -> String,
-) -> Result<Option<String>, StoreError> {
-    let mut tx = db.begin_write().await?;
-    let Some(mut pet) = pets::get(tx.conn(), pet_id).await? else {
-        return Ok(None);
-    };
+) -> Result<i64, StoreError> {
     let image_id: i64 = sqlx::query_scalar(
         "INSERT INTO pet_images (pet_id, content_type, data, additional_metadata, created_at) \
          VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -29,13 +22,9 @@ pub(crate) async fn add(
     .bind(&image.data)
     .bind(metadata)
     .bind(clock::now_timestamp())
-    .fetch_one(tx.conn())
+    .fetch_one(conn)
     .await?;
-    let url = url_of(image_id);
-    pet.photo_urls.push(url.clone());
-    pets::write(tx.conn(), pet_id, &pet).await?;
-    tx.commit().await?;
-    Ok(Some(url))
+    Ok(image_id)
 }
 
 /// Image `image_id` of pet `pet_id`.

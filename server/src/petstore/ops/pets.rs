@@ -4,7 +4,7 @@
 use super::Context;
 use crate::failure::{Failure, OnConflict as _};
 use crate::petstore::db;
-use crate::petstore::model::{Pet, PetStatus, requested_id};
+use crate::petstore::model::{Pet, PetImage, PetStatus, requested_id};
 
 fn not_found(id: i64) -> Failure {
     Failure::not_found(format!("pet {id} not found"))
@@ -85,4 +85,36 @@ pub(crate) async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// The longest `additionalMetadata` kept with an image.
+const MAX_METADATA_CHARS: usize = 1024;
+
+/// Adds an image to pet `id`, and its URL (made by `url_of` from the
+/// image's id) to the pet's `photoUrls`; the URL.
+pub(crate) async fn add_image(
+    ctx: Context<'_>,
+    id: i64,
+    image: &PetImage,
+    metadata: Option<&str>,
+    url_of: impl FnOnce(i64) -> String,
+) -> Result<String, Failure> {
+    if let Some(metadata) = metadata {
+        crate::text_policy::check_field("additionalMetadata", metadata)?;
+        if metadata.chars().count() > MAX_METADATA_CHARS {
+            return Err(Failure::invalid(format!(
+                "additionalMetadata must be at most {MAX_METADATA_CHARS} characters"
+            )));
+        }
+    }
+    let mut tx = ctx.db.begin_write().await?;
+    let mut pet = db::pets::get(tx.conn(), id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    let image_id = db::images::insert(tx.conn(), id, image, metadata).await?;
+    let url = url_of(image_id);
+    pet.photo_urls.push(url.clone());
+    db::pets::write(tx.conn(), id, &pet).await?;
+    tx.commit().await?;
+    Ok(url)
 }

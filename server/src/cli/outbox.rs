@@ -5,6 +5,7 @@ use clap::Subcommand;
 
 use crate::config::Config;
 use crate::mail::outbox;
+use crate::portfolio::ops::{self, Context};
 
 /// How many emails `outbox list` shows at most.
 const LIST_LIMIT: i64 = 1000;
@@ -56,23 +57,15 @@ pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> 
             })
         }
         OutboxCommand::Requeue { ids, json } => {
-            let requeued = outbox::requeue(&db, &ids).await?;
-            let missing: Vec<i64> = ids
-                .iter()
-                .copied()
-                .filter(|id| !requeued.contains(id))
-                .collect();
-            super::print(
-                json,
-                &serde_json::json!({"requeued": requeued, "not_failed": missing}),
-                || {
-                    let mut lines = vec![format!("requeued {} email(s)", requeued.len())];
-                    if !missing.is_empty() {
-                        lines.push(format!("not failed (left alone): {missing:?}"));
-                    }
-                    lines
-                },
-            )
+            // The same shape as requeueEmails' answer.
+            let answer = ops::outbox::requeue(Context::offline(&db), &ids).await?;
+            super::print(json, &answer, || {
+                let mut lines = vec![format!("requeued {} email(s)", answer.requeued.len())];
+                if !answer.not_failed.is_empty() {
+                    lines.push(format!("not failed (left alone): {:?}", answer.not_failed));
+                }
+                lines
+            })
         }
     }
 }

@@ -10,6 +10,8 @@ use crate::extract::JsonBody;
 use crate::mail::outbox::{self, OutboxEntry};
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{Admin, Private};
+use crate::portfolio::ops;
+use crate::portfolio::ops::outbox::Requeued;
 use crate::storage::time_from_ms;
 
 /// How many failed emails the list shows at most.
@@ -50,14 +52,6 @@ pub(crate) struct Requeue {
     #[schema(nullable = false)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ids: Option<Vec<i64>>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub(crate) struct Requeued {
-    /// Back in the queue: the worker sends them again.
-    pub(crate) requeued: Vec<i64>,
-    /// Asked for, but not failed (sent, pending or unknown): left alone.
-    pub(crate) not_failed: Vec<i64>,
 }
 
 /// Lists the emails that failed for good, newest first (at most 1000).
@@ -101,15 +95,6 @@ pub(crate) async fn requeue_emails(
     JsonBody(requeue): JsonBody<Requeue>,
 ) -> Result<axum::Json<Requeued>, Error> {
     let ids = requeue.ids.unwrap_or_default();
-    let requeued = outbox::requeue(&state.db, &ids).await?;
-    let not_failed = ids
-        .iter()
-        .copied()
-        .filter(|id| !requeued.contains(id))
-        .collect();
-    state.mailer.wake();
-    Ok(axum::Json(Requeued {
-        requeued,
-        not_failed,
-    }))
+    let requeued = ops::outbox::requeue(state.ops(), &ids).await?;
+    Ok(axum::Json(requeued))
 }

@@ -15,6 +15,7 @@ pub(crate) mod content;
 pub(crate) mod key_requests;
 pub(crate) mod newsletter;
 pub(crate) mod oauth_clients;
+pub(crate) mod outbox;
 pub(crate) mod social;
 
 use crate::access::Access;

@@ -339,7 +339,7 @@ pub(crate) async fn update_pet_with_form(
     }
     let name = form.name.or(query.name);
     let status = form.status.or(query.status);
-    let pet = ops::pets::rename_or_move(state.ops(), id, name, status).await?;
+    let pet = ops::pets::update_name_or_status(state.ops(), id, name, status).await?;
     Ok(Reply::new(format, pet))
 }
 

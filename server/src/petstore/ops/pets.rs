@@ -53,7 +53,7 @@ pub(crate) async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> 
 }
 
 /// Gives pet `id` a new name or status (or both); the pet as changed.
-pub(crate) async fn rename_or_move(
+pub(crate) async fn update_name_or_status(
     ctx: Context<'_>,
     id: i64,
     name: Option<String>,

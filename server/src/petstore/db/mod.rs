@@ -1,8 +1,8 @@
 //! The pet store's storage: every SQL string of the service. Functions take
-//! the [`Database`] when they are one transaction of their own, or a
-//! connection (`&mut AnyConnection`, a transaction's or the pool's) when the
-//! caller composes several in one transaction. They return the domain's
-//! types ([`super::model`]) and [`StoreError`].
+//! a connection (`&mut AnyConnection`, a transaction's or the pool's) when
+//! an operation ([`super::ops`]) composes several in its transaction, or the
+//! [`Database`] for a read of their own. They return the domain's types
+//! ([`super::model`]) and [`StoreError`].
 
 pub(crate) mod images;
 pub(crate) mod new_pets;

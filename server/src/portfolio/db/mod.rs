@@ -1,8 +1,8 @@
 //! The portfolio's storage: every SQL string of the service. As in the pet
-//! store, functions take the [`crate::storage::Database`] when they are a
-//! transaction of their own, or a connection when the caller composes them
-//! in one (a subscription and its email commit together); they return the
-//! domain's types ([`super::model`]) and [`crate::storage::StoreError`].
+//! store, functions take a connection when an operation ([`super::ops`])
+//! composes them in its transaction (a subscription and its email commit
+//! together), or the [`Database`] for a read of their own; they return the
+//! domain's types ([`super::model`]) and [`StoreError`].
 
 pub(crate) mod analytics;
 pub(crate) mod contact;

@@ -21,10 +21,33 @@ pub(crate) fn print<T: Serialize>(
     if json {
         writeln!(out, "{}", serde_json::to_string_pretty(value)?)?;
     } else {
-        // Names, organisations and the like came from outside.
         for line in text() {
-            writeln!(out, "{}", crate::text_policy::for_terminal(&line))?;
+            writeln!(out, "{}", for_terminal(&line))?;
         }
     }
     Ok(())
+}
+
+/// A line made safe to print: names, organisations and the like came from
+/// outside, so every control character in them is shown as an escape; the
+/// tabs between a listing's columns are ours and stay tabs. (The text policy
+/// keeps tabs out of one-line fields; a multi-line one is printed with
+/// `{:?}`, which escapes its own.)
+fn for_terminal(line: &str) -> String {
+    line.split('\t')
+        .map(crate::text_policy::for_terminal)
+        .collect::<Vec<_>>()
+        .join("\t")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn columns_stay_tabs_and_what_came_from_outside_is_escaped() {
+        let line = "kr_1\tAda\u{1b}[2J\tAcme\r\nkr_fake";
+        assert_eq!(
+            super::for_terminal(line),
+            "kr_1\tAda\\u{1b}[2J\tAcme\\u{d}\\u{a}kr_fake"
+        );
+    }
 }

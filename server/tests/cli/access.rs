@@ -141,5 +141,7 @@ async fn what_came_from_outside_is_printed_escaped(db: Db) {
     assert!(!out.contains('\u{1b}') && !out.contains('\r'), "{out:?}");
     assert!(out.contains("Ada\\u{1b}[2J"), "{out}");
     assert_eq!(out.lines().count(), 1, "one request, one line: {out}");
+    // The columns are separated by tabs, not by escapes of tabs.
+    assert_eq!(out.trim_end().split('\t').count(), 6, "{out:?}");
     server.stop().await;
 }

@@ -561,9 +561,7 @@ async fn petstore_edge(
     render_errors_around::<PetstoreErrors, _>(request, |request| {
         petstore::auth::authenticate(&edge.state, request, |request| {
             petstore::rate_limit::limit_requests(&edge.limit, request, |request| {
-                refuse_malformed(request, |request| {
-                    deadline::answer_within(edge.timeout, request, |request| next.run(request))
-                })
+                checked_in_time(edge.timeout, request, next)
             })
         })
     })
@@ -590,11 +588,19 @@ async fn portfolio_edge(
     render_errors_around::<PortfolioErrors, _>(request, |request| {
         portfolio::auth::authenticate(&edge.authentication, request, |request| {
             portfolio::rate_limit::limit_requests(&edge.limit, request, |request| {
-                refuse_malformed(request, |request| {
-                    deadline::answer_within(edge.timeout, request, |request| next.run(request))
-                })
+                checked_in_time(edge.timeout, request, next)
             })
         })
+    })
+    .await
+}
+
+/// The innermost steps of both services' edges: a malformed request (its
+/// host named wrongly, a NUL byte in the URI) refused, then the request
+/// timeout kept around the route.
+async fn checked_in_time(timeout: Duration, request: Request<Body>, next: Next) -> Response {
+    refuse_malformed(request, |request| {
+        deadline::answer_within(timeout, request, |request| next.run(request))
     })
     .await
 }

@@ -51,7 +51,6 @@ pub struct Server {
     tls: Option<TlsAcceptor>,
     limits: serve::Limits,
     local_addr: SocketAddr,
-    public_url: String,
     background: Vec<tokio::task::JoinHandle<()>>,
     /// Stopped gracefully: it finishes the email in hand.
     mail_worker: (Mailer, tokio::task::JoinHandle<()>),
@@ -112,7 +111,6 @@ impl Server {
             tls: endpoint.tls,
             limits: endpoint.limits,
             local_addr: endpoint.local_addr,
-            public_url: endpoint.public_url,
             background,
             mail_worker: services.mail_worker,
             analytics_writer: services.analytics_writer,
@@ -122,11 +120,6 @@ impl Server {
     /// The address actually bound (the port is chosen when 0 was asked).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
-    }
-
-    /// The base URL links are built from.
-    pub fn public_url(&self) -> &str {
-        &self.public_url
     }
 
     /// `https` with TLS, `http` without.
@@ -183,10 +176,7 @@ fn check_settings(config: &Config) -> anyhow::Result<()> {
         config.petstore.requests_per_minute != Some(0),
         "petstore.requests_per_minute must be at least 1 (leave it out for no limit)"
     );
-    match (&config.tls_cert, &config.tls_key) {
-        (Some(_), Some(_)) | (None, None) => Ok(()),
-        _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
-    }
+    Ok(())
 }
 
 /// Where the server keeps what it keeps: the database (migrated), and the
@@ -232,7 +222,8 @@ impl Endpoint {
     fn bind(config: &Config) -> anyhow::Result<Self> {
         let tls = match (&config.tls_cert, &config.tls_key) {
             (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
-            _ => None,
+            (None, None) => None,
+            _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
         };
         let listener = serve::listen(config.bind)
             .with_context(|| format!("cannot listen on {}", config.bind))?;

@@ -6,11 +6,12 @@
 //! portfolio's `{"error": {...}}` envelope.
 //!
 //! Handlers, extractors and middleware return [`Error`]; its response carries
-//! the error in its extensions and no body. [`render_errors_around`], wrapped around
-//! each service, writes the body in the service's format, including for the
-//! bare error statuses that axum and tower-http produce by themselves (no
-//! route, wrong method, timeouts), and logs internal errors once, with the
-//! request id.
+//! the error in its extensions and no body. [`render_errors_around`],
+//! wrapped around each service, writes the body in the service's format,
+//! including for the bare error statuses that axum and tower-http produce by
+//! themselves (no route, wrong method, timeouts), and logs internal errors
+//! once, with the request id. Operations fail with a
+//! [`Failure`](crate::failure::Failure), made an [`Error`] in one `From`.
 
 use std::borrow::Cow;
 
@@ -289,13 +290,16 @@ impl From<Failure> for Error {
         match failure {
             Failure::NotFound(message) => Error::not_found(message),
             Failure::Conflict(message) => Error::conflict(message),
-            Failure::Invalid { message, fields } if fields.is_empty() => Error::validation(message),
             Failure::Invalid { message, fields } => {
+                let invalid = Error::validation(message);
+                if fields.is_empty() {
+                    return invalid;
+                }
                 let fields: Map<String, Value> = fields
                     .into_iter()
                     .map(|(field, problem)| (field, Value::String(problem)))
                     .collect();
-                Error::validation(message).with_detail("fields", Value::Object(fields))
+                invalid.with_detail("fields", Value::Object(fields))
             }
             Failure::Malformed(message) => Error::bad_request(message),
             Failure::Refused { message, scope } => {
@@ -399,7 +403,8 @@ pub(crate) fn body_timeout() -> Error {
 }
 
 impl IntoResponse for Error {
-    /// The status and the error itself; [`render_errors_around`] writes the body.
+    /// The status and the error itself; [`render_errors_around`] writes the
+    /// body.
     fn into_response(self) -> Response {
         let mut response = self.status().into_response();
         for (name, value) in &self.headers {
@@ -442,9 +447,10 @@ pub(crate) async fn render_errors<F: ErrorFormat>(
 
 /// Renders the errors of the answer `next` gives: every 4xx and 5xx answer
 /// leaves with the body of format `F`, and server faults are logged here,
-/// once, with the request id. It runs around any continuation, for a middleware that does
-/// more than render (one `from_fn` layer costs every request a clone of the
-/// stack inside it and two allocations; see `app::petstore_edge`).
+/// once, with the request id. It runs around any continuation, for a
+/// middleware that does more than render (one `from_fn` layer costs every
+/// request a clone of the stack inside it and two allocations; see
+/// `app::petstore_edge`).
 pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,

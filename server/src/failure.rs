@@ -82,9 +82,7 @@ impl Failure {
             fields: fields.into_iter().collect(),
         }
     }
-}
 
-impl Failure {
     /// A fault of the server's own, with what was going on.
     pub(crate) fn fault(context: &'static str, cause: impl std::fmt::Display) -> Self {
         Failure::Fault {

@@ -22,16 +22,18 @@ pub(crate) const TOO_SLOW: (&str, &str) = (
     "The body arrived too slowly (the body-read timeout passed between two of its parts).",
 );
 
-/// Any operation that takes an `Idempotency-Key` can find its key busy or
-/// used for another request.
-pub(crate) const KEY_BUSY: (&str, &str) = (
-    "409",
-    "A request with this Idempotency-Key is still being processed; retry after Retry-After",
-);
-pub(crate) const KEY_REUSED: (&str, &str) = (
-    "422",
-    "A field breaks its rule, or this Idempotency-Key was used with a different request",
-);
+/// Any operation that takes an `Idempotency-Key` (in either service) can
+/// find its key busy or used for another request.
+const KEYED: [(&str, &str); 2] = [
+    (
+        "409",
+        "A request with this Idempotency-Key is still being processed; retry after Retry-After",
+    ),
+    (
+        "422",
+        "A field breaks its rule, or this Idempotency-Key was used with a different request",
+    ),
+];
 
 /// What a service's errors look like and when they happen.
 #[derive(Debug)]
@@ -40,8 +42,6 @@ pub(crate) struct ErrorResponses<'a> {
     pub(crate) always: &'a [(&'a str, &'a str)],
     /// Statuses any operation that reads a body can answer.
     pub(crate) with_body: &'a [(&'a str, &'a str)],
-    /// Statuses any operation that takes an `Idempotency-Key` can answer.
-    pub(crate) keyed: &'a [(&'a str, &'a str)],
     /// Whether 401 and 403 follow from each operation's security: 401 for
     /// any, 403 for one whose bearer token needs a scope (the portfolio's
     /// way; the pet store documents its own).
@@ -53,8 +53,9 @@ pub(crate) struct ErrorResponses<'a> {
 }
 
 impl ErrorResponses<'_> {
-    /// Adds the error body's schema, the shared statuses to every operation,
-    /// and the error body to every 4xx/5xx response that has none.
+    /// Adds the error body's schema, the shared statuses to every operation
+    /// (and those of a keyed operation, [`KEYED`]), and the error body to
+    /// every 4xx/5xx response that has none.
     pub(crate) fn apply(&self, openapi: &mut OpenApi) {
         let (schema_name, schema) = self.schema;
         openapi
@@ -69,8 +70,8 @@ impl ErrorResponses<'_> {
             } else {
                 &[]
             };
-            let keyed = if takes_idempotency_key(operation) {
-                self.keyed
+            let keyed: &[_] = if takes_idempotency_key(operation) {
+                &KEYED
             } else {
                 &[]
             };

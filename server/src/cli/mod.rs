@@ -28,6 +28,12 @@ pub(crate) fn print<T: Serialize>(
     Ok(())
 }
 
+/// The error a subcommand ended with, as one line safe to print: what it
+/// names (an id, a name) may have come from outside.
+pub fn error_line(error: &anyhow::Error) -> String {
+    crate::text_policy::for_terminal(&format!("{error:#}")).into_owned()
+}
+
 /// A line made safe to print: names, organisations and the like came from
 /// outside, so every control character in them is shown as an escape; the
 /// tabs between a listing's columns are ours and stay tabs. (The text policy
@@ -42,6 +48,15 @@ fn for_terminal(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_error_naming_text_from_outside_prints_it_escaped() {
+        let error = anyhow::anyhow!("no request from \u{1b}]0;owned\u{7}");
+        assert_eq!(
+            super::error_line(&error),
+            "no request from \\u{1b}]0;owned\\u{7}"
+        );
+    }
+
     #[test]
     fn columns_stay_tabs_and_what_came_from_outside_is_escaped() {
         let line = "kr_1\tAda\u{1b}[2J\tAcme\r\nkr_fake";

@@ -37,9 +37,7 @@ use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
 use crate::limits::Limiter;
-use crate::openapi_errors::{
-    ErrorResponses, KEY_BUSY, KEY_REUSED, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
-};
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
 use crate::password::Hasher;
 use crate::read_cache::ReadCache;
 use crate::service_state::ServiceState;
@@ -290,7 +288,6 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             ),
             ("422", "Validation exception"),
         ],
-        keyed: &[KEY_BUSY, KEY_REUSED],
         refusals_from_security: false,
         media_types: &["application/json", "application/xml"],
         schema: (

@@ -42,9 +42,7 @@ use crate::access::Access;
 use crate::config::{MailConfig, PortfolioConfig, Scope};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
-use crate::openapi_errors::{
-    ErrorResponses, KEY_BUSY, KEY_REUSED, SERVER_FAULT, TOO_LARGE, TOO_SLOW,
-};
+use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
 use crate::service_state::ServiceState;
 use crate::storage::Database;
 
@@ -152,7 +150,6 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             TOO_LARGE,
             ("415", "The body is not application/json."),
         ],
-        keyed: &[KEY_BUSY, KEY_REUSED],
         refusals_from_security: true,
         media_types: &["application/json"],
         schema: (

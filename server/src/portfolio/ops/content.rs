@@ -28,43 +28,60 @@ pub(crate) trait Item: StoredItem {
 
     fn slug(&self) -> &str;
 
-    /// The item's problems, by field.
+    /// The item's problems, by field (the rules of its fields).
     fn check(&self) -> Result<(), Failure>;
 }
 
 impl Item for Project {
     const NAME: &'static str = "project";
 
-    fn slug(&self) -> &str {
-        &self.slug
+    fn check(&self) -> Result<(), Failure> {
+        let mut fields = item_fields(&self.slug, &self.title);
+        fields.text("summary", Some(&self.summary), true, 500);
+        fields.text("description", Some(&self.description), true, 20_000);
+        url(&mut fields, "url", self.url.as_deref());
+        url(
+            &mut fields,
+            "repository_url",
+            self.repository_url.as_deref(),
+        );
+        tags(&mut fields, &self.tags);
+        fields.check()
     }
 
-    fn check(&self) -> Result<(), Failure> {
-        check_project(self)
+    fn slug(&self) -> &str {
+        &self.slug
     }
 }
 
 impl Item for Achievement {
     const NAME: &'static str = "achievement";
 
-    fn slug(&self) -> &str {
-        &self.slug
+    fn check(&self) -> Result<(), Failure> {
+        let mut fields = item_fields(&self.slug, &self.title);
+        fields.text("description", Some(&self.description), true, 5000);
+        url(&mut fields, "url", self.url.as_deref());
+        fields.check()
     }
 
-    fn check(&self) -> Result<(), Failure> {
-        check_achievement(self)
+    fn slug(&self) -> &str {
+        &self.slug
     }
 }
 
 impl Item for Post {
     const NAME: &'static str = "post";
 
-    fn slug(&self) -> &str {
-        &self.slug
+    fn check(&self) -> Result<(), Failure> {
+        let mut fields = item_fields(&self.slug, &self.title);
+        fields.text("summary", Some(&self.summary), true, 1000);
+        fields.text("body", Some(&self.body), true, 200_000);
+        tags(&mut fields, &self.tags);
+        fields.check()
     }
 
-    fn check(&self) -> Result<(), Failure> {
-        check_post(self)
+    fn slug(&self) -> &str {
+        &self.slug
     }
 }
 
@@ -176,6 +193,15 @@ fn url(fields: &mut Fields, name: &str, value: Option<&str>) {
     }
 }
 
+/// The rules every item keeps: a slug, and a title of at most 200
+/// characters.
+fn item_fields(slug_value: &str, title: &str) -> Fields {
+    let mut fields = Fields::default();
+    slug(&mut fields, slug_value);
+    fields.text("title", Some(title), true, 200);
+    fields
+}
+
 fn slug(fields: &mut Fields, value: &str) {
     if Slug::try_from(value.to_owned()).is_err() {
         fields.problem(
@@ -217,73 +243,35 @@ pub(crate) fn check_site_info(site: &SiteInfo) -> Result<(), Failure> {
     fields.check()
 }
 
-pub(crate) fn check_project(project: &Project) -> Result<(), Failure> {
-    let mut fields = Fields::default();
-    slug(&mut fields, &project.slug);
-    fields.text("title", Some(&project.title), true, 200);
-    fields.text("summary", Some(&project.summary), true, 500);
-    fields.text("description", Some(&project.description), true, 20_000);
-    url(&mut fields, "url", project.url.as_deref());
-    url(
-        &mut fields,
-        "repository_url",
-        project.repository_url.as_deref(),
-    );
-    tags(&mut fields, &project.tags);
-    fields.check()
-}
-
-pub(crate) fn check_achievement(achievement: &Achievement) -> Result<(), Failure> {
-    let mut fields = Fields::default();
-    slug(&mut fields, &achievement.slug);
-    fields.text("title", Some(&achievement.title), true, 200);
-    fields.text("description", Some(&achievement.description), true, 5000);
-    url(&mut fields, "url", achievement.url.as_deref());
-    fields.check()
-}
-
-pub(crate) fn check_post(post: &Post) -> Result<(), Failure> {
-    let mut fields = Fields::default();
-    slug(&mut fields, &post.slug);
-    fields.text("title", Some(&post.title), true, 200);
-    fields.text("summary", Some(&post.summary), true, 1000);
-    fields.text("body", Some(&post.body), true, 200_000);
-    tags(&mut fields, &post.tags);
-    fields.check()
-}
-
 /// The content file (or the sample) against the rules of the writes above,
 /// so that what the public reads serve always keeps the documented schemas:
 /// each problem, by item and field.
 pub(crate) fn check_content_file(content: &ContentFile) -> Result<(), String> {
     let mut problems = Vec::new();
-    let mut note = |item: String, checked: Result<(), Failure>| {
-        if let Err(Failure::Invalid { fields, .. }) = checked {
-            for (field, problem) in fields {
-                problems.push(format!("{item}: {field}: {problem}"));
-            }
-        }
-    };
-    note("site".to_owned(), check_site_info(&content.site));
-    for project in &content.projects {
-        note(
-            format!("project {:?}", project.slug),
-            check_project(project),
-        );
-    }
-    for achievement in &content.achievements {
-        note(
-            format!("achievement {:?}", achievement.slug),
-            check_achievement(achievement),
-        );
-    }
-    for post in &content.posts {
-        note(format!("post {:?}", post.slug), check_post(post));
-    }
+    note_problems("site", check_site_info(&content.site), &mut problems);
+    note_items(&content.projects, &mut problems);
+    note_items(&content.achievements, &mut problems);
+    note_items(&content.posts, &mut problems);
     if problems.is_empty() {
         Ok(())
     } else {
         Err(problems.join("; "))
+    }
+}
+
+fn note_items<T: Item>(items: &[T], problems: &mut Vec<String>) {
+    for item in items {
+        let name = format!("{} {:?}", T::NAME, item.slug());
+        note_problems(&name, item.check(), problems);
+    }
+}
+
+/// `item: field: problem` for each field `checked` found broken.
+fn note_problems(item: &str, checked: Result<(), Failure>, problems: &mut Vec<String>) {
+    if let Err(Failure::Invalid { fields, .. }) = checked {
+        for (field, problem) in fields {
+            problems.push(format!("{item}: {field}: {problem}"));
+        }
     }
 }
 

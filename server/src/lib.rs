@@ -41,6 +41,7 @@ mod paths;
 mod petstore;
 mod portfolio;
 mod read_cache;
+mod schema_nulls;
 mod secret;
 mod serve;
 mod service_state;

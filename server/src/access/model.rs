@@ -42,6 +42,7 @@ impl Service {
 pub(crate) const KEY_PREFIX: &str = "pk_";
 
 /// An API key as the operator sees it (never its secret).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct ApiKey {
     /// The public part of the key: `pk_<id>_...`.
@@ -56,19 +57,11 @@ pub(crate) struct ApiKey {
     pub(crate) scopes: Vec<Scope>,
     pub(crate) created_at: DateTime<Utc>,
     /// When it stops working; none: never.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) expires_at: Option<DateTime<Utc>>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) revoked_at: Option<DateTime<Utc>>,
     /// When it was last used (written a second or so late).
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) last_used_at: Option<DateTime<Utc>>,
     /// The key that replaced it, if it was rotated.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) rotated_to: Option<String>,
 }
 
@@ -217,6 +210,7 @@ pub(crate) const TOKEN_PREFIX: &str = "pt_";
 pub(crate) const CLIENT_PREFIX: &str = "pc_";
 
 /// An OAuth client as the operator sees it (never its secret).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct OAuthClient {
     /// What the client gives as `client_id`.
@@ -228,8 +222,6 @@ pub(crate) struct OAuthClient {
     pub(crate) scopes: Vec<Scope>,
     pub(crate) created_at: DateTime<Utc>,
     /// When it was revoked; its tokens ended then.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) revoked_at: Option<DateTime<Utc>>,
 }
 

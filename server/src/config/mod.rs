@@ -230,21 +230,15 @@ pub enum LogFormat {
 
 /// The command-line flags that override the configuration; `None` leaves
 /// the lower layers' value.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Overrides {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bind: Option<SocketAddr>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_url: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_cert: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_key: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_url: Option<String>,
 }
 

@@ -73,8 +73,7 @@ pub(crate) struct IdempotencyKeyHeader {
         rename = "Idempotency-Key",
         min_length = 1,
         max_length = 255,
-        pattern = "^[!-~]([ -~]*[!-~])?$",
-        nullable = false
+        pattern = "^[!-~]([ -~]*[!-~])?$"
     )]
     #[allow(dead_code)] // The layer reads the header; this field documents it.
     pub(crate) idempotency_key: Option<String>,

@@ -345,6 +345,7 @@ pub fn openapi() -> OpenApiDoc {
     document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
+    crate::schema_nulls::remove(&mut doc);
     crate::limit_headers::document(
         &mut doc,
         "ApiResponse",

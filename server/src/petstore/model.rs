@@ -18,49 +18,41 @@ pub(crate) const MAX_CLIENT_ID: i64 = 9_007_199_254_740_991;
 const MAX_NAME_CHARS: usize = 255;
 
 /// A pet in the store.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(xml(name = "pet"))]
 pub(crate) struct Pet {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     pub(crate) id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
     pub(crate) name: String,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) category: Option<Category>,
     #[schema(xml(name = "photoUrl", wrapped))]
     pub(crate) photo_urls: Vec<String>,
     #[schema(xml(wrapped))]
     #[serde(default)]
     pub(crate) tags: Vec<Tag>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<PetStatus>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "category"))]
 pub(crate) struct Category {
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 255)]
     pub(crate) name: Option<String>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[schema(xml(name = "tag"))]
 pub(crate) struct Tag {
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) id: Option<i64>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 255)]
     pub(crate) name: Option<String>,
 }
 
@@ -166,29 +158,22 @@ pub(crate) struct PetImage {
 }
 
 /// A purchase order for a pet.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename = "order", rename_all = "camelCase")]
 #[schema(xml(name = "order"))]
 pub(crate) struct Order {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     pub(crate) id: Option<i64>,
     #[schema(minimum = 1)]
     pub(crate) pet_id: i64,
-    #[schema(minimum = 1, default = 1, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, default = 1)]
     pub(crate) quantity: Option<i32>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ship_date: Option<DateTime<Utc>>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<OrderStatus>,
     /// True once the order is delivered (derived from `status`; ignored on input).
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) complete: Option<bool>,
 }
 
@@ -265,38 +250,31 @@ impl Order {
 
 /// A user of the store. `password` is write-only: it is stored as an
 /// argon2id hash and never returned (nor shown by `Debug`).
+#[serde_with::skip_serializing_none]
 #[derive(Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename = "user", rename_all = "camelCase")]
 #[schema(xml(name = "user"))]
 pub(crate) struct User {
     /// Assigned by the server when absent or 0. Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     pub(crate) id: Option<i64>,
     /// ASCII letters, digits and `. _ @ + -`: one script, no spaces or
     /// control characters, nothing that looks like another name.
     #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9._@+-]+$")]
     pub(crate) username: String,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 255)]
     pub(crate) first_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 255)]
     pub(crate) last_name: Option<String>,
-    #[schema(max_length = 255, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 255)]
     pub(crate) email: Option<String>,
     /// At least 8 characters. Stored as an argon2id hash; never returned.
-    #[schema(min_length = 8, max_length = 255, write_only, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 8, max_length = 255, write_only)]
     pub(crate) password: Option<String>,
-    #[schema(max_length = 64, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 64)]
     pub(crate) phone: Option<String>,
     /// User Status
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) user_status: Option<i32>,
 }
 

@@ -34,16 +34,15 @@ use crate::extract::{Path, Query, keep_empty};
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct PetForm {
-    #[schema(minimum = 0, maximum = 9007199254740991_i64, nullable = false)]
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     id: Option<i64>,
     #[schema(min_length = 1, max_length = 255)]
     name: String,
-    #[schema(max_length = 255, nullable = false)]
+    #[schema(max_length = 255)]
     category: Option<String>,
     photo_urls: Vec<String>,
     #[serde(default)]
     tags: Vec<String>,
-    #[schema(nullable = false)]
     status: Option<PetStatus>,
 }
 
@@ -292,10 +291,9 @@ pub(crate) async fn get_pet_by_id(
 /// and `status=` no status at all: both refused, not read as missing.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 pub(crate) struct PetUpdateForm {
-    #[schema(min_length = 1, max_length = 255, nullable = false)]
+    #[schema(min_length = 1, max_length = 255)]
     #[serde(default, deserialize_with = "keep_empty")]
     name: Option<String>,
-    #[schema(nullable = false)]
     #[serde(default, deserialize_with = "keep_empty")]
     status: Option<PetStatus>,
 }
@@ -350,7 +348,7 @@ pub(crate) async fn update_pet_with_form(
     operation_id = "deletePet",
     tag = "pet",
     params(
-        ("api_key" = Option<String>, Header, nullable = false,
+        ("api_key" = Option<String>, Header,
             description = "Accepted for compatibility with the official document."),
         ("petId" = i64, Path, minimum = 1, description = "Pet id to delete"),
     ),

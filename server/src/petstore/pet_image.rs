@@ -32,7 +32,7 @@ pub(crate) struct ImageBytes(#[allow(dead_code)] Vec<u8>);
 pub(crate) struct ImageUploadForm {
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
-    #[schema(max_length = 1024, nullable = false)]
+    #[schema(max_length = 1024)]
     additional_metadata: Option<String>,
 }
 

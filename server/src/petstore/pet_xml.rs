@@ -9,19 +9,17 @@ use super::wire::{ToXml, xml_document};
 use crate::error::Error;
 
 /// The XML shape of a pet: lists are wrapped (`<photoUrls><photoUrl>`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename = "pet")]
 pub(super) struct PetXml {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     id: Option<i64>,
     name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     category: Option<Category>,
     #[serde(rename = "photoUrls")]
     photo_urls: PhotoUrlsXml,
     #[serde(default)]
     tags: TagsXml,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     status: Option<PetStatus>,
 }
 

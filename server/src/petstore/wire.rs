@@ -15,18 +15,14 @@ use crate::error::{Error, ErrorCode, ErrorFormat};
 /// The answer to every request that did not succeed, and some that did
 /// (uploadFile). In errors, `code` is the HTTP status and `type` the
 /// upper-case error code.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[schema(xml(name = "apiResponse"))]
 #[serde(rename = "apiResponse")]
 pub(crate) struct ApiResponse {
-    #[schema(nullable = false)]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) code: Option<i32>,
-    #[schema(nullable = false)]
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type")]
     pub(crate) kind: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) message: Option<String>,
 }
 

@@ -285,6 +285,7 @@ pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
     // After the routes: they work on every operation.
     document_errors(&mut doc);
+    crate::schema_nulls::remove(&mut doc);
     crate::limit_headers::document(&mut doc, "ErrorBody", &["application/json"]);
     auth::document(&mut doc);
     doc

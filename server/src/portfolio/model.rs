@@ -19,6 +19,7 @@ pub(crate) const SAMPLE_CONTENT: &str = include_str!("../../../content/sample.to
 // the documents, and checked by `admin::content` on every write and on the
 // content file; they hold for everything the public reads serve.
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct SiteInfo {
     #[schema(min_length = 1, max_length = 100)]
@@ -27,14 +28,11 @@ pub(crate) struct SiteInfo {
     pub(crate) headline: String,
     #[schema(min_length = 1, max_length = 5000)]
     pub(crate) bio: String,
-    #[schema(nullable = false, max_length = 100)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100)]
     pub(crate) location: Option<String>,
-    #[schema(format = Email, nullable = false, max_length = 254)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(format = Email, max_length = 254)]
     pub(crate) contact_email: Option<String>,
-    #[schema(value_type = Option<HttpUrl>, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HttpUrl>)]
     pub(crate) website: Option<String>,
     #[schema(max_items = 20)]
     pub(crate) links: Vec<Link>,
@@ -48,6 +46,7 @@ pub(crate) struct Link {
     pub(crate) url: String,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct Project {
     #[schema(value_type = Slug)]
@@ -58,17 +57,16 @@ pub(crate) struct Project {
     pub(crate) summary: String,
     #[schema(min_length = 1, max_length = 20000)]
     pub(crate) description: String,
-    #[schema(value_type = Option<HttpUrl>, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HttpUrl>)]
     pub(crate) url: Option<String>,
-    #[schema(value_type = Option<HttpUrl>, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HttpUrl>)]
     pub(crate) repository_url: Option<String>,
     #[schema(value_type = Vec<Tag>, max_items = 20)]
     pub(crate) tags: Vec<String>,
     pub(crate) featured: bool,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct Achievement {
     #[schema(value_type = Slug)]
@@ -78,8 +76,7 @@ pub(crate) struct Achievement {
     #[schema(min_length = 1, max_length = 5000)]
     pub(crate) description: String,
     pub(crate) date: NaiveDate,
-    #[schema(value_type = Option<HttpUrl>, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HttpUrl>)]
     pub(crate) url: Option<String>,
 }
 
@@ -381,6 +378,7 @@ impl KeyRequestStatus {
 }
 
 /// A request for an API key, as the operator sees it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct KeyRequest {
     pub(crate) id: String,
@@ -393,12 +391,8 @@ pub(crate) struct KeyRequest {
     pub(crate) technical_contact: String,
     pub(crate) status: KeyRequestStatus,
     pub(crate) created_at: DateTime<Utc>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) decided_at: Option<DateTime<Utc>>,
     /// The key made for it, once approved.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) key_id: Option<String>,
 }
 
@@ -413,16 +407,13 @@ pub(crate) struct SubscriberEntry {
 }
 
 /// A contact-form submission as the operator sees it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct ContactEntry {
     pub(crate) id: i64,
     pub(crate) name: String,
     pub(crate) email: String,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) subject: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) message: Option<String>,
     pub(crate) received_at: DateTime<Utc>,
 }

@@ -151,21 +151,16 @@ fn no_store() -> [(header::HeaderName, HeaderValue); 2] {
 }
 
 /// The body of a token request (`application/x-www-form-urlencoded`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct TokenRequest {
     /// Must be `client_credentials`.
     #[schema(pattern = "^client_credentials$")]
     pub(crate) grant_type: String,
     /// Space-separated scopes; default: every scope the client has.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scope: Option<String>,
     /// With `client_secret`, in place of HTTP Basic.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) client_id: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) client_secret: Option<String>,
 }
 
@@ -183,20 +178,15 @@ pub(crate) struct TokenResponse {
 }
 
 /// The body of a revocation request (RFC 7009).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct RevocationRequest {
     /// The token to revoke.
     #[schema(min_length = 1)]
     pub(crate) token: String,
     /// `access_token` (the only kind there is); others are ignored.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) token_type_hint: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) client_id: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) client_secret: Option<String>,
 }
 

@@ -18,23 +18,19 @@ use crate::portfolio::ops::api_keys::{DEFAULT_OLD_KEY_HOURS, IssuedApiKey, Rotat
 use crate::portfolio::ops::{self, Actor};
 
 /// A key to make.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct ApiKeySpec {
     /// Who the key is for (shown in analytics).
     #[schema(value_type = Name, required = true)]
     pub(crate) name: Option<String>,
     /// The service it opens; default `portfolio`.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) service: Option<Service>,
     /// What it may do: at least one scope for a portfolio key, none for a
     /// pet store key.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).
-    #[schema(nullable = false, minimum = 1, maximum = 3650)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 3650)]
     pub(crate) expires_in_days: Option<u32>,
 }
 

@@ -24,7 +24,7 @@ pub(crate) struct OAuthClientSpec {
     #[schema(value_type = Name, required = true)]
     pub(crate) name: Option<String>,
     /// The most its tokens may carry; at least one.
-    #[schema(value_type = Vec<Scope>, required = true, nullable = false, min_items = 1)]
+    #[schema(value_type = Vec<Scope>, required = true, min_items = 1)]
     pub(crate) scopes: Option<Vec<Scope>>,
 }
 

@@ -46,11 +46,10 @@ impl TryFrom<OutboxEntry> for FailedEmail {
 }
 
 /// Which failed emails to requeue.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub(crate) struct Requeue {
     /// These ids; none or empty: every failed email.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) ids: Option<Vec<i64>>,
 }
 

@@ -13,17 +13,16 @@ use crate::portfolio::fields::Fields;
 use crate::portfolio::model::ContactSubmission;
 
 /// A contact-form submission.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct ContactRequest {
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    #[schema(required = true, min_length = 1, max_length = 100)]
     pub(crate) name: Option<String>,
-    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    #[schema(required = true, format = Email, max_length = 254)]
     pub(crate) email: Option<String>,
-    #[schema(max_length = 200, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 200)]
     pub(crate) subject: Option<String>,
-    #[schema(max_length = 5000, nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 5000)]
     pub(crate) message: Option<String>,
 }
 

@@ -29,32 +29,31 @@ pub(crate) const DEFAULT_SCOPES: [Scope; 2] = [Scope::ContextRead, Scope::Contac
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct KeyRequestForm {
     /// Who asks.
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 100)]
+    #[schema(required = true, min_length = 1, max_length = 100)]
     pub(crate) name: Option<String>,
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    #[schema(required = true, min_length = 1, max_length = 200)]
     pub(crate) organisation: Option<String>,
     /// What the key is for.
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 2000)]
+    #[schema(required = true, min_length = 1, max_length = 2000)]
     pub(crate) intended_use: Option<String>,
     /// How many requests, roughly, and how often.
-    #[schema(required = true, nullable = false, min_length = 1, max_length = 200)]
+    #[schema(required = true, min_length = 1, max_length = 200)]
     pub(crate) expected_volume: Option<String>,
     /// The address the key is sent to once approved.
-    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    #[schema(required = true, format = Email, max_length = 254)]
     pub(crate) technical_contact: Option<String>,
 }
 
 /// How to approve a request.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub(crate) struct Approval {
     /// The key's scopes, at least one; default `context:read` and
     /// `contact:write`.
-    #[schema(nullable = false, min_items = 1)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_items = 1)]
     pub(crate) scopes: Option<Vec<Scope>>,
     /// It stops working after this many days (default: never).
-    #[schema(nullable = false, minimum = 1, maximum = 3650)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 3650)]
     pub(crate) expires_in_days: Option<u32>,
 }
 

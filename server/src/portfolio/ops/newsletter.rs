@@ -19,7 +19,7 @@ use crate::secret;
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct SubscribeRequest {
-    #[schema(required = true, nullable = false, format = Email, max_length = 254)]
+    #[schema(required = true, format = Email, max_length = 254)]
     pub(crate) email: Option<String>,
 }
 

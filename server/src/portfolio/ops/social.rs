@@ -42,6 +42,7 @@ pub(crate) enum PublicationStatus {
     DryRun,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct PublishResult {
     pub(crate) post_slug: String,
@@ -52,11 +53,7 @@ pub(crate) struct PublishResult {
     /// True when an earlier call published the post; nothing was sent again.
     pub(crate) already_published: bool,
     /// The status on the social network.
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) remote_id: Option<String>,
-    #[schema(nullable = false)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) remote_url: Option<String>,
     /// The text that was (or, in a dry run, would have been) published.
     pub(crate) text: String,

@@ -16,8 +16,8 @@ mod portfolio;
 pub use mail::{MailConfig, SmtpConfig, SmtpTls};
 pub use petstore::{AuthMode, PetstoreConfig};
 pub use portfolio::{
-    ConfiguredApiKey, KeyRequestsConfig, MastodonConfig, NewsletterConfig, PortfolioConfig,
-    RateLimitConfig, Scope,
+    ConfiguredApiKey, KeyRequestsConfig, MastodonConfig, NewsletterConfig, OAuthConfig,
+    PortfolioConfig, RateLimitConfig, Scope,
 };
 
 use figment::Figment;

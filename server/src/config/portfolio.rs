@@ -46,7 +46,7 @@ impl Default for PortfolioConfig {
 }
 
 /// Bearer tokens (`POST /api/oauth/token`).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthConfig {
     /// How long a token lasts (seconds).

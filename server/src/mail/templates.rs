@@ -15,6 +15,34 @@ pub(crate) struct OutgoingEmail {
     pub(crate) holds_secret: bool,
 }
 
+impl OutgoingEmail {
+    fn new(to: &str, subject: impl Into<String>, body: String) -> Self {
+        OutgoingEmail {
+            to: to.to_owned(),
+            subject: subject.into(),
+            body,
+            list_unsubscribe: None,
+            holds_secret: false,
+        }
+    }
+
+    /// A newsletter email: the unsubscribe link goes in `List-Unsubscribe` too.
+    fn unsubscribed_by(self, url: String) -> Self {
+        OutgoingEmail {
+            list_unsubscribe: Some(url),
+            ..self
+        }
+    }
+
+    /// The outbox forgets the body once it is delivered.
+    fn holding_secret(self) -> Self {
+        OutgoingEmail {
+            holds_secret: true,
+            ..self
+        }
+    }
+}
+
 /// The link that unsubscribes (body and `List-Unsubscribe`).
 pub(crate) fn unsubscribe_url(public_url: &str, unsubscribe_token: &str) -> String {
     format!("{public_url}/api/newsletter/unsubscribe?token={unsubscribe_token}")
@@ -23,31 +51,28 @@ pub(crate) fn unsubscribe_url(public_url: &str, unsubscribe_token: &str) -> Stri
 /// To a new subscriber (single opt-in), or once the address is confirmed.
 pub(crate) fn welcome(public_url: &str, to: &str, unsubscribe_token: &str) -> OutgoingEmail {
     let unsubscribe = unsubscribe_url(public_url, unsubscribe_token);
-    OutgoingEmail {
-        to: to.to_owned(),
-        subject: "Welcome to the newsletter".to_owned(),
-        body: format!(
+    OutgoingEmail::new(
+        to,
+        "Welcome to the newsletter",
+        format!(
             "Thank you for subscribing. You will hear about new posts.\n\n\
              To unsubscribe, open this link (one request, no questions):\n{unsubscribe}\n"
         ),
-        list_unsubscribe: Some(unsubscribe),
-        holds_secret: false,
-    }
+    )
+    .unsubscribed_by(unsubscribe)
 }
 
 /// The link that confirms a subscription (double opt-in).
 pub(crate) fn confirmation(public_url: &str, to: &str, confirm_token: &str) -> OutgoingEmail {
-    OutgoingEmail {
-        to: to.to_owned(),
-        subject: "Please confirm your subscription".to_owned(),
-        body: format!(
+    OutgoingEmail::new(
+        to,
+        "Please confirm your subscription",
+        format!(
             "Someone (we hope you) asked to subscribe this address to the newsletter.\n\n\
              To confirm, open this link:\n{public_url}/api/newsletter/confirm?token={confirm_token}\n\n\
              If it was not you, ignore this email: nothing will be sent without confirmation.\n"
         ),
-        list_unsubscribe: None,
-        holds_secret: false,
-    }
+    )
 }
 
 /// What a post's notification tells a subscriber.
@@ -66,16 +91,15 @@ pub(crate) fn new_post(
     unsubscribe_token: &str,
 ) -> OutgoingEmail {
     let unsubscribe = unsubscribe_url(public_url, unsubscribe_token);
-    OutgoingEmail {
-        to: to.to_owned(),
-        subject: format!("New post: {}", post.title),
-        body: format!(
+    OutgoingEmail::new(
+        to,
+        format!("New post: {}", post.title),
+        format!(
             "{}\n\n{}\n\nRead it: {}\n\nTo unsubscribe, open this link:\n{unsubscribe}\n",
             post.title, post.summary, post.url
         ),
-        list_unsubscribe: Some(unsubscribe),
-        holds_secret: false,
-    }
+    )
+    .unsubscribed_by(unsubscribe)
 }
 
 /// What someone wrote through the contact form.
@@ -89,21 +113,19 @@ pub(crate) struct ContactNotice<'a> {
 
 /// A contact-form submission, to the site owner.
 pub(crate) fn contact_notification(owner: &str, contact: ContactNotice<'_>) -> OutgoingEmail {
-    OutgoingEmail {
-        to: owner.to_owned(),
-        subject: format!(
+    OutgoingEmail::new(
+        owner,
+        format!(
             "Contact form: {}",
             contact.subject.unwrap_or("(no subject)")
         ),
-        body: format!(
+        format!(
             "{} <{}> wrote through the contact form:\n\n{}\n",
             contact.name,
             contact.email,
             contact.message.unwrap_or("(no message)")
         ),
-        list_unsubscribe: None,
-        holds_secret: false,
-    }
+    )
 }
 
 /// What an approved key request's email tells the technical contact.
@@ -127,48 +149,43 @@ pub(crate) fn api_key_issued(to: &str, notice: IssuedKeyNotice<'_>) -> OutgoingE
         .docs_url
         .map(|url| format!("The API is described at {url}\n\n"))
         .unwrap_or_default();
-    OutgoingEmail {
-        to: to.to_owned(),
-        subject: "Your API key".to_owned(),
-        body: format!(
+    OutgoingEmail::new(
+        to,
+        "Your API key",
+        format!(
             "The request for an API key for {} was approved. The key:\n\n    {}\n\n\
              Send it in the X-API-Key header. Its scopes: {}. {expires}\n\n{docs}\
              Keep it secret: this email is the only copy we sent, and we keep none.\n",
             notice.requester, notice.key, notice.scopes
         ),
-        list_unsubscribe: None,
-        holds_secret: true,
-    }
+    )
+    .holding_secret()
 }
 
 /// A declined key request, to its technical contact.
 pub(crate) fn api_key_declined(to: &str, requester: &str) -> OutgoingEmail {
-    OutgoingEmail {
-        to: to.to_owned(),
-        subject: "Your request for an API key".to_owned(),
-        body: format!(
+    OutgoingEmail::new(
+        to,
+        "Your request for an API key",
+        format!(
             "The request for an API key for {requester} was declined. If you think this is \
              a mistake, write to the site's owner through the contact form.\n"
         ),
-        list_unsubscribe: None,
-        holds_secret: false,
-    }
+    )
 }
 
 /// A new request for an API key, to the site owner (the operator decides).
 /// The digest the owner gets for the key requests that came within the
 /// quiet period after the last notice (at most one email per period).
 pub(crate) fn key_requests_waiting(owner: &str) -> OutgoingEmail {
-    OutgoingEmail {
-        to: owner.to_owned(),
-        subject: "More API key requests are waiting".to_owned(),
-        body: "More requests for API keys came since the last email. List the ones waiting:\n  \
-               petstore-portfolio key-requests list --status pending\n\
-               (or GET /api/admin/key-requests?status=pending), then approve or reject each.\n"
+    OutgoingEmail::new(
+        owner,
+        "More API key requests are waiting",
+        "More requests for API keys came since the last email. List the ones waiting:\n  \
+         petstore-portfolio key-requests list --status pending\n\
+         (or GET /api/admin/key-requests?status=pending), then approve or reject each.\n"
             .to_owned(),
-        list_unsubscribe: None,
-        holds_secret: false,
-    }
+    )
 }
 
 /// What the owner is told of a request for a key.
@@ -183,10 +200,10 @@ pub(crate) struct KeyRequestNotice<'a> {
 }
 
 pub(crate) fn key_request_received(owner: &str, request: KeyRequestNotice<'_>) -> OutgoingEmail {
-    OutgoingEmail {
-        to: owner.to_owned(),
-        subject: format!("API key request from {}", request.organisation),
-        body: format!(
+    OutgoingEmail::new(
+        owner,
+        format!("API key request from {}", request.organisation),
+        format!(
             "{} ({}) asks for an API key.\n\nIntended use: {}\nExpected volume: {}\n\
              Technical contact: {}\n\nApprove it (choosing the scopes) or reject it:\n  \
              petstore-portfolio key-requests approve {} --scope context:read\n  \
@@ -200,7 +217,5 @@ pub(crate) fn key_request_received(owner: &str, request: KeyRequestNotice<'_>) -
             request.id,
             request.id
         ),
-        list_unsubscribe: None,
-        holds_secret: false,
-    }
+    )
 }

@@ -46,11 +46,9 @@ pub(crate) struct PetForm {
     status: Option<PetStatus>,
 }
 
-impl TryFrom<PetForm> for Pet {
-    type Error = Error;
-
-    fn try_from(form: PetForm) -> Result<Self, Error> {
-        Ok(Pet {
+impl From<PetForm> for Pet {
+    fn from(form: PetForm) -> Self {
+        Pet {
             id: form.id,
             name: form.name,
             category: form.category.map(|name| Category {
@@ -72,7 +70,7 @@ impl TryFrom<PetForm> for Pet {
                 })
                 .collect(),
             status: form.status,
-        })
+        }
     }
 }
 

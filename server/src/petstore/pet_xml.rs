@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{Category, Pet, PetStatus, Tag};
 use super::wire::{ToXml, xml_document};
-use crate::error::Error;
 
 /// The XML shape of a pet: lists are wrapped (`<photoUrls><photoUrl>`).
 #[serde_with::skip_serializing_none]
@@ -52,18 +51,16 @@ impl From<&Pet> for PetXml {
     }
 }
 
-impl TryFrom<PetXml> for Pet {
-    type Error = Error;
-
-    fn try_from(xml: PetXml) -> Result<Self, Error> {
-        Ok(Pet {
+impl From<PetXml> for Pet {
+    fn from(xml: PetXml) -> Self {
+        Pet {
             id: xml.id,
             name: xml.name,
             category: xml.category,
             photo_urls: xml.photo_urls.items,
             tags: xml.tags.items,
             status: xml.status,
-        })
+        }
     }
 }
 

@@ -296,22 +296,18 @@ fn unsupported_body(formats: &[BodyFormat]) -> Error {
 }
 
 /// Reads XML into `X` (the XML shape of the type), then converts it.
-pub(crate) fn parse_xml<X: DeserializeOwned, T: TryFrom<X, Error: Into<Error>>>(
-    text: &str,
-) -> Result<T, Error> {
+pub(crate) fn parse_xml<X: DeserializeOwned + Into<T>, T>(text: &str) -> Result<T, Error> {
     let shape: X = quick_xml::de::from_str(text)
         .map_err(|e| Error::bad_request(format!("invalid XML body: {e}")))?;
-    T::try_from(shape).map_err(Into::into)
+    Ok(shape.into())
 }
 
 /// Reads a form (repeated keys make lists), then converts it.
-pub(crate) fn parse_form<F: DeserializeOwned, T: TryFrom<F, Error: Into<Error>>>(
-    bytes: &[u8],
-) -> Result<T, Error> {
+pub(crate) fn parse_form<F: DeserializeOwned + Into<T>, T>(bytes: &[u8]) -> Result<T, Error> {
     let bytes = without_array_brackets(bytes);
     let form: F = serde_html_form::from_bytes(&bytes)
         .map_err(|e| Error::bad_request(format!("invalid form body: {e}")))?;
-    T::try_from(form).map_err(Into::into)
+    Ok(form.into())
 }
 
 /// Form arrays as some generated clients send them, in bracket notation

@@ -58,6 +58,16 @@ impl PortfolioState {
             mailer: Some(&self.mailer),
         }
     }
+
+    /// What the token endpoints' operations need of the state.
+    pub(crate) fn token_service(&self) -> ops::tokens::TokenService<'_> {
+        ops::tokens::TokenService {
+            db: &self.db,
+            access: &self.access,
+            failures: &self.client_auth_failures,
+            config: self.config.oauth,
+        }
+    }
 }
 
 /// What the portfolio's state holds.

@@ -12,67 +12,24 @@ use std::net::IpAddr;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::PortfolioState;
+use super::ops::tokens::{
+    self, OAuthError, OAuthErrorCode, PresentedClient, Refusal, TokenResponse,
+};
 use crate::access::challenges::{self, Challenge};
-use crate::access::db::{self as access_db, StoredClient};
-use crate::access::tokens::{self, TokenVerdict};
 use crate::config::Scope;
-use crate::error::{Error, ErrorCode};
-use crate::extract::ClientAddress;
-use crate::limits::Limiter;
-
-/// The longest client id and secret worth comparing.
-const MAX_CLIENT_ID_CHARS: usize = 100;
-const MAX_SECRET_CHARS: usize = 200;
+use crate::error::Error;
 
 /// The realm of the Basic challenge.
 const REALM: &str = "portfolio";
-
-/// The error codes of RFC 6749 section 5.2 and RFC 7009 section 2.2.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum OAuthErrorCode {
-    InvalidRequest,
-    InvalidClient,
-    InvalidGrant,
-    UnauthorizedClient,
-    UnsupportedGrantType,
-    InvalidScope,
-    UnsupportedTokenType,
-}
-
-/// An error of the token and revocation endpoints, in OAuth's format.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub(crate) struct OAuthError {
-    pub(crate) error: OAuthErrorCode,
-    /// What went wrong, for the developer.
-    pub(crate) error_description: String,
-}
-
-impl OAuthError {
-    fn new(error: OAuthErrorCode, description: impl Into<String>) -> Self {
-        OAuthError {
-            error,
-            error_description: description.into(),
-        }
-    }
-
-    fn invalid_request(description: impl Into<String>) -> Self {
-        Self::new(OAuthErrorCode::InvalidRequest, description)
-    }
-
-    fn invalid_client(description: impl Into<String>) -> Self {
-        Self::new(OAuthErrorCode::InvalidClient, description)
-    }
-}
 
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
@@ -89,47 +46,62 @@ impl IntoResponse for OAuthError {
     }
 }
 
-/// The answer of an OAuth endpoint. A client that failed HTTP Basic
-/// authentication gets the `Basic` challenge RFC 6749 (section 5.2) asks
-/// for, except when a script of a web page sent the request (Swagger UI's
-/// Authorize): the browser would answer the challenge with a password dialog
-/// of its own and hold the request, so the page would never see the error.
-fn answer(result: Result<Response, Refusal>, headers: &HeaderMap) -> Response {
-    let mut response = result.into_response();
-    if response.status() == StatusCode::UNAUTHORIZED {
-        let basic = [Challenge::Basic { realm: REALM }];
-        for challenge in challenges::values(&basic, headers) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
+/// A call to the token or revocation endpoint: its headers, its body (a
+/// form, read by [`OAuthCall::answer`]) and the client's address.
+pub(crate) struct OAuthCall {
+    headers: HeaderMap,
+    body: Bytes,
+    address: Option<IpAddr>,
+}
+
+impl<S: Send + Sync> FromRequest<S> for OAuthCall {
+    type Rejection = BytesRejection;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let address = crate::extract::client_address(request.extensions());
+        let headers = request.headers().clone();
+        let body = Bytes::from_request(request, state).await?;
+        Ok(OAuthCall {
+            headers,
+            body,
+            address,
+        })
+    }
+}
+
+impl OAuthCall {
+    /// Reads the form (with these fields; others are ignored) and the
+    /// client it presents, runs `operation`, and answers. A client that
+    /// failed HTTP Basic authentication gets the `Basic` challenge RFC 6749
+    /// (section 5.2) asks for, except when a script of a web page sent the
+    /// request (Swagger UI's Authorize): the browser would answer the
+    /// challenge with a password dialog of its own and hold the request, so
+    /// the page would never see the error.
+    async fn answer(
+        &self,
+        fields: &[&str],
+        operation: impl AsyncFnOnce(&Form, PresentedClient) -> Result<Response, Refusal>,
+    ) -> Response {
+        let result = match Form::read(&self.headers, &self.body, fields) {
+            Err(error) => Err(error.into()),
+            Ok(form) => {
+                let client = PresentedClient {
+                    credentials: presented_client(&self.headers, &form),
+                    address: self.address,
+                };
+                operation(&form, client).await
+            }
+        };
+        let mut response = result.into_response();
+        if response.status() == StatusCode::UNAUTHORIZED {
+            let basic = [Challenge::Basic { realm: REALM }];
+            for challenge in challenges::values(&basic, &self.headers) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, challenge);
+            }
         }
-    }
-    response
-}
-
-/// Why a token or revocation request failed: in OAuth's terms, or (a rate
-/// limit, the database) in the portfolio's.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    OAuth(OAuthError),
-    Service(Error),
-}
-
-impl From<OAuthError> for Refusal {
-    fn from(error: OAuthError) -> Self {
-        Refusal::OAuth(error)
-    }
-}
-
-impl From<Error> for Refusal {
-    fn from(error: Error) -> Self {
-        Refusal::Service(error)
-    }
-}
-
-impl From<crate::storage::StoreError> for Refusal {
-    fn from(error: crate::storage::StoreError) -> Self {
-        Refusal::Service(error.into())
+        response
     }
 }
 
@@ -137,7 +109,7 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         match self {
             Refusal::OAuth(error) => error.into_response(),
-            Refusal::Service(error) => error.into_response(),
+            Refusal::Service(failure) => Error::from(failure).into_response(),
         }
     }
 }
@@ -162,19 +134,6 @@ pub(crate) struct TokenRequest {
     /// With `client_secret`, in place of HTTP Basic.
     pub(crate) client_id: Option<String>,
     pub(crate) client_secret: Option<String>,
-}
-
-/// A token issued (RFC 6749 section 5.1).
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub(crate) struct TokenResponse {
-    /// Send it as `Authorization: Bearer <access_token>`.
-    pub(crate) access_token: String,
-    /// Always `Bearer`.
-    pub(crate) token_type: String,
-    /// Seconds until it expires.
-    pub(crate) expires_in: u64,
-    /// The scopes it carries, space-separated.
-    pub(crate) scope: String,
 }
 
 /// The body of a revocation request (RFC 7009).
@@ -270,85 +229,14 @@ fn presented_client(headers: &HeaderMap, form: &Form) -> Result<(String, String)
     Ok((id, secret))
 }
 
-/// The registered client the request authenticates as. Failures are
-/// limited per client id and address, and (higher) per client id and per
-/// address ([`Limiter::failure_callers`]); past a limit the answer is 429
-/// whatever the credentials.
-async fn authenticate_client(
-    state: &PortfolioState,
-    address: Option<std::net::IpAddr>,
-    headers: &HeaderMap,
-    form: &Form,
-) -> Result<StoredClient, Refusal> {
-    let (client_id, secret) = presented_client(headers, form)?;
-    let callers = Limiter::failure_callers(
-        &format!("client:{client_id}"),
-        address,
-        state.config.oauth.failed_client_auth_per_minute,
-    );
-    let now = Utc::now().timestamp();
-    let _turn = state.client_auth_failures.turn(&callers[0].0).await;
-    state
-        .client_auth_failures
-        .refuse_after_failures(&callers, now)
-        .await
-        .map_err(|retry_after| {
-            Error::new(
-                ErrorCode::RateLimited,
-                format!("too many failed client authentications; retry in {retry_after} s"),
-            )
-            .with_retry_after(retry_after)
-        })?;
-    let client = if client_id.chars().count() <= MAX_CLIENT_ID_CHARS
-        && secret.chars().count() <= MAX_SECRET_CHARS
-    {
-        access_db::get_client(&state.db, &client_id).await?
-    } else {
-        None
-    };
-    // The same answer, after the same work, whether the client is unknown,
-    // revoked, or the secret wrong: nothing to learn about which ids exist.
-    if tokens::client_secret_matches(client.as_ref(), &secret)
-        && let Some(client) = client
-    {
-        return Ok(client);
-    }
-    state
-        .client_auth_failures
-        .count_failure(&callers, now)
-        .await;
-    Err(OAuthError::invalid_client("client authentication failed").into())
-}
-
-/// The scopes a token request asks for (space-separated), each one the
-/// client may have; none asked: all of the client's.
-fn requested_scopes(client: &StoredClient, scope: Option<&str>) -> Result<Vec<Scope>, OAuthError> {
-    let Some(scope) = scope else {
-        return Ok(client.client.scopes.clone());
-    };
-    let mut scopes = Vec::new();
-    for name in scope.split(' ').filter(|name| !name.is_empty()) {
-        let scope: Scope = name.parse().map_err(|_| {
-            OAuthError::new(
-                OAuthErrorCode::InvalidScope,
-                format!("unknown scope {name:?}"),
-            )
-        })?;
-        if !scope.granted_by(&client.client.scopes) {
-            return Err(OAuthError::new(
-                OAuthErrorCode::InvalidScope,
-                format!("the client may not have the scope {scope}"),
-            ));
-        }
-        if !scopes.contains(&scope) {
-            scopes.push(scope);
-        }
-    }
-    if scopes.is_empty() {
-        return Ok(client.client.scopes.clone());
-    }
-    Ok(scopes)
-}
+/// The answer of both endpoints to a client that failed to authenticate.
+#[derive(utoipa::ToResponse)]
+#[response(
+    description = "The client failed to authenticate",
+    headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)")),
+)]
+#[allow(dead_code)] // It documents the answer; `answer` builds it.
+struct ClientAuthFailed(OAuthError);
 
 /// Issues a bearer token to a client (client credentials grant).
 #[utoipa::path(
@@ -364,58 +252,17 @@ fn requested_scopes(client: &StoredClient, scope: Option<&str>) -> Result<Vec<Sc
                 ("Pragma" = String, description = "`no-cache`"),
             )),
         (status = 400, description = "A malformed request, an unsupported grant or an invalid scope (RFC 6749 section 5.2)", body = OAuthError),
-        (status = 401, description = "The client failed to authenticate", body = OAuthError,
-            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
+        (status = 401, response = inline(ClientAuthFailed)),
     ),
 )]
-pub(crate) async fn issue_token(
-    State(state): State<PortfolioState>,
-    ClientAddress(address): ClientAddress,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    answer(issue(&state, address, &headers, &body).await, &headers)
-}
-
-async fn issue(
-    state: &PortfolioState,
-    address: Option<IpAddr>,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, Refusal> {
-    let form = Form::read(
-        headers,
-        body,
-        &["grant_type", "scope", "client_id", "client_secret"],
-    )?;
-    match form.get("grant_type") {
-        None => return Err(OAuthError::invalid_request("grant_type is required").into()),
-        Some("client_credentials") => {}
-        Some(other) => {
-            return Err(OAuthError::new(
-                OAuthErrorCode::UnsupportedGrantType,
-                format!("the grant type {other:?} is not supported; use client_credentials"),
-            )
-            .into());
-        }
-    }
-    let client = authenticate_client(state, address, headers, &form).await?;
-    let scopes = requested_scopes(&client, form.get("scope"))?;
-    let ttl_secs = state.config.oauth.token_ttl_secs.max(1);
-    let issued = tokens::mint(
-        &client.client.client_id,
-        scopes,
-        i64::try_from(ttl_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
-    );
-    access_db::insert_token(&state.db, &issued.stored).await?;
-    state.access.tokens.remember(&issued.stored);
-    let token = TokenResponse {
-        access_token: issued.token,
-        token_type: "Bearer".to_owned(),
-        expires_in: ttl_secs,
-        scope: Scope::join(&issued.stored.scopes),
-    };
-    Ok((no_store(), Json(token)).into_response())
+pub(crate) async fn issue_token(State(state): State<PortfolioState>, call: OAuthCall) -> Response {
+    let fields = ["grant_type", "scope", "client_id", "client_secret"];
+    call.answer(&fields, async |form, client| {
+        let (grant_type, scope) = (form.get("grant_type"), form.get("scope"));
+        let token = tokens::issue(state.token_service(), grant_type, scope, client).await?;
+        Ok((no_store(), Json(token)).into_response())
+    })
+    .await
 }
 
 /// Revokes a token (RFC 7009). An unknown token is no error.
@@ -428,48 +275,16 @@ async fn issue(
     responses(
         (status = 200, description = "Revoked, or not a token in force"),
         (status = 400, description = "A malformed request, or a token of another client", body = OAuthError),
-        (status = 401, description = "The client failed to authenticate", body = OAuthError,
-            headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)"))),
+        (status = 401, response = inline(ClientAuthFailed)),
     ),
 )]
-pub(crate) async fn revoke_token(
-    State(state): State<PortfolioState>,
-    ClientAddress(address): ClientAddress,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    answer(revoke(&state, address, &headers, &body).await, &headers)
-}
-
-async fn revoke(
-    state: &PortfolioState,
-    address: Option<IpAddr>,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, Refusal> {
-    let form = Form::read(
-        headers,
-        body,
-        &["token", "token_type_hint", "client_id", "client_secret"],
-    )?;
-    let Some(token) = form.get("token").map(str::to_owned) else {
-        return Err(OAuthError::invalid_request("token is required").into());
-    };
-    let client = authenticate_client(state, address, headers, &form).await?;
-    match state.access.tokens.verify(&state.db, &token).await? {
-        TokenVerdict::Valid { client_id, id, .. } => {
-            if client_id != client.client.client_id {
-                return Err(OAuthError::new(
-                    OAuthErrorCode::UnauthorizedClient,
-                    "the token was issued to another client",
-                )
-                .into());
-            }
-            state.access.revoke_token(&state.db, &id).await?;
-        }
-        TokenVerdict::NoLongerValid | TokenVerdict::Unknown => {}
-    }
-    Ok((StatusCode::OK, no_store()).into_response())
+pub(crate) async fn revoke_token(State(state): State<PortfolioState>, call: OAuthCall) -> Response {
+    let fields = ["token", "token_type_hint", "client_id", "client_secret"];
+    call.answer(&fields, async |form, client| {
+        tokens::revoke(state.token_service(), form.get("token"), client).await?;
+        Ok((StatusCode::OK, no_store()).into_response())
+    })
+    .await
 }
 
 /// The authorization server's metadata (RFC 8414).

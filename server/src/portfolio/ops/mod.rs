@@ -17,6 +17,7 @@ pub(crate) mod newsletter;
 pub(crate) mod oauth_clients;
 pub(crate) mod outbox;
 pub(crate) mod social;
+pub(crate) mod tokens;
 
 use crate::access::Access;
 use crate::config::Scope;

@@ -163,7 +163,7 @@ pub const LAYERS: [Layer; 7] = [
             "error.rs",
             "docs.rs",
             "openapi_errors.rs",
-            "schema_nulls.rs",
+            "document_rules.rs",
             "service_state.rs",
             "strict_json.rs",
             "limit_headers.rs",

@@ -634,8 +634,7 @@ mod tests {
     }
 
     #[utoipa::path(
-        post,
-        path = "/things",
+        post, path = "/things",
         params(IdempotencyKeyHeader),
         responses((status = 201, description = "Made"))
     )]

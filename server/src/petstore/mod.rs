@@ -341,11 +341,11 @@ pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 /// The pet store's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
+    crate::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
-    crate::schema_nulls::remove(&mut doc);
     crate::limit_headers::document(
         &mut doc,
         "ApiResponse",

@@ -98,9 +98,7 @@ fn not_found(id: i64) -> Error {
 
 /// Add a new pet to the store.
 #[utoipa::path(
-    post,
-    path = "/pet",
-    operation_id = "addPet",
+    post, path = "/pet",
     tag = "pet",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content = Pet, description = "Create a new pet in the store"),
@@ -121,9 +119,7 @@ pub(crate) async fn add_pet(
 
 /// Update an existing pet.
 #[utoipa::path(
-    put,
-    path = "/pet",
-    operation_id = "updatePet",
+    put, path = "/pet",
     tag = "pet",
     request_body(content = Pet, description = "Update an existent pet in the store"),
     responses(
@@ -165,9 +161,7 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
 
 /// Finds Pets by status.
 #[utoipa::path(
-    get,
-    path = "/pet/findByStatus",
-    operation_id = "findPetsByStatus",
+    get, path = "/pet/findByStatus",
     tag = "pet",
     params(
         ("status" = Option<Vec<PetStatus>>, Query, style = Form, explode,
@@ -220,9 +214,7 @@ pub(crate) async fn find_pets_by_status(
 
 /// Finds Pets by tags.
 #[utoipa::path(
-    get,
-    path = "/pet/findByTags",
-    operation_id = "findPetsByTags",
+    get, path = "/pet/findByTags",
     tag = "pet",
     params(
         ("tags" = Vec<String>, Query, style = Form, explode, description = "Tags to filter by"),
@@ -254,9 +246,7 @@ pub(crate) async fn find_pets_by_tags(
 
 /// Find pet by ID.
 #[utoipa::path(
-    get,
-    path = "/pet/{petId}",
-    operation_id = "getPetById",
+    get, path = "/pet/{petId}",
     tag = "pet",
     params(("petId" = i64, Path, minimum = 1, description = "ID of pet to return")),
     responses(
@@ -302,9 +292,7 @@ impl WireBody for PetUpdateForm {
 
 /// Updates a pet in the store with form data.
 #[utoipa::path(
-    post,
-    path = "/pet/{petId}",
-    operation_id = "updatePetWithForm",
+    post, path = "/pet/{petId}",
     tag = "pet",
     params(
         ("petId" = i64, Path, minimum = 1, description = "ID of pet that needs to be updated"),
@@ -341,9 +329,7 @@ pub(crate) async fn update_pet_with_form(
 
 /// Deletes a pet.
 #[utoipa::path(
-    delete,
-    path = "/pet/{petId}",
-    operation_id = "deletePet",
+    delete, path = "/pet/{petId}",
     tag = "pet",
     params(
         ("api_key" = Option<String>, Header,

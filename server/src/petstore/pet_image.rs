@@ -109,9 +109,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
 
 /// Uploads an image.
 #[utoipa::path(
-    post,
-    path = "/pet/{petId}/uploadImage",
-    operation_id = "uploadFile",
+    post, path = "/pet/{petId}/uploadImage",
     tag = "pet",
     params(
         crate::idempotency::IdempotencyKeyHeader,
@@ -192,9 +190,7 @@ pub(crate) async fn upload_file(
 
 /// Returns an uploaded image.
 #[utoipa::path(
-    get,
-    path = "/pet/{petId}/images/{imageId}",
-    operation_id = "getPetImage",
+    get, path = "/pet/{petId}/images/{imageId}",
     tag = "pet",
     params(
         ("petId" = i64, Path, minimum = 1, description = "ID of the pet the image belongs to"),

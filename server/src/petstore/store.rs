@@ -34,9 +34,7 @@ impl WireBody for Order {
 
 /// Returns pet inventories by status.
 #[utoipa::path(
-    get,
-    path = "/store/inventory",
-    operation_id = "getInventory",
+    get, path = "/store/inventory",
     tag = "store",
     responses(
         (status = 200, description = "successful operation", body = BTreeMap<String, i32>,
@@ -65,9 +63,7 @@ pub(crate) async fn get_inventory(
 
 /// Place an order for a pet.
 #[utoipa::path(
-    post,
-    path = "/store/order",
-    operation_id = "placeOrder",
+    post, path = "/store/order",
     tag = "store",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body = Order,
@@ -88,9 +84,7 @@ pub(crate) async fn place_order(
 
 /// Find purchase order by ID.
 #[utoipa::path(
-    get,
-    path = "/store/order/{orderId}",
-    operation_id = "getOrderById",
+    get, path = "/store/order/{orderId}",
     tag = "store",
     params(("orderId" = i64, Path, minimum = 1, description = "ID of order that needs to be fetched")),
     responses(
@@ -111,9 +105,7 @@ pub(crate) async fn get_order_by_id(
 
 /// Delete purchase order by identifier.
 #[utoipa::path(
-    delete,
-    path = "/store/order/{orderId}",
-    operation_id = "deleteOrder",
+    delete, path = "/store/order/{orderId}",
     tag = "store",
     params(("orderId" = i64, Path, minimum = 1, description = "ID of the order that needs to be deleted")),
     responses(

@@ -49,9 +49,7 @@ impl WireBody for UserList {
 
 /// Create user.
 #[utoipa::path(
-    post,
-    path = "/user",
-    operation_id = "createUser",
+    post, path = "/user",
     tag = "user",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content = User, description = "Created user object"),
@@ -71,9 +69,7 @@ pub(crate) async fn create_user(
 
 /// Creates list of users with given input array.
 #[utoipa::path(
-    post,
-    path = "/user/createWithList",
-    operation_id = "createUsersWithListInput",
+    post, path = "/user/createWithList",
     tag = "user",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((inline(UserList) = "application/json"))),
@@ -122,9 +118,7 @@ impl ToXml for SessionToken {
 
 /// Logs user into the system.
 #[utoipa::path(
-    get,
-    path = "/user/login",
-    operation_id = "loginUser",
+    get, path = "/user/login",
     tag = "user",
     params(
         ("username" = String, Query, description = "The user name for login"),
@@ -174,9 +168,7 @@ pub(crate) async fn login_user(
 
 /// Logs out current logged in user session.
 #[utoipa::path(
-    get,
-    path = "/user/logout",
-    operation_id = "logoutUser",
+    get, path = "/user/logout",
     tag = "user",
     responses((status = 200, description = "successful operation")),
     security((), ("user_session" = [])),
@@ -194,9 +186,7 @@ pub(crate) async fn logout_user(
 
 /// Get user by user name.
 #[utoipa::path(
-    get,
-    path = "/user/{username}",
-    operation_id = "getUserByName",
+    get, path = "/user/{username}",
     tag = "user",
     params(("username" = String, Path, description = "The name that needs to be fetched. Use user1 for testing")),
     responses(
@@ -227,9 +217,7 @@ pub(crate) async fn get_user_by_name(
 
 /// Update user resource.
 #[utoipa::path(
-    put,
-    path = "/user/{username}",
-    operation_id = "updateUser",
+    put, path = "/user/{username}",
     tag = "user",
     params(("username" = String, Path, description = "name that need to be updated")),
     request_body(content = User, description = "Update an existent user in the store"),
@@ -263,9 +251,7 @@ pub(crate) async fn update_user(
 
 /// Delete user resource.
 #[utoipa::path(
-    delete,
-    path = "/user/{username}",
-    operation_id = "deleteUser",
+    delete, path = "/user/{username}",
     tag = "user",
     params(("username" = String, Path, description = "The name that needs to be deleted")),
     responses(

@@ -183,9 +183,7 @@ pub(crate) struct PageView {
 
 /// Counts a page view (the site's pages call this beacon).
 #[utoipa::path(
-    post,
-    path = "/api/analytics/pageview",
-    operation_id = "recordPageView",
+    post, path = "/api/analytics/pageview",
     tag = "analytics",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((PageView = "application/json"))),
@@ -234,9 +232,7 @@ pub(crate) struct AnalyticsSummary {
 
 /// Analytics for a date range.
 #[utoipa::path(
-    get,
-    path = "/api/analytics/summary",
-    operation_id = "getAnalyticsSummary",
+    get, path = "/api/analytics/summary",
     tag = "analytics",
     params(SummaryQuery),
     responses(

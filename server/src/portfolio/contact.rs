@@ -12,9 +12,7 @@ use crate::extract::JsonBody;
 
 /// Submits the contact form.
 #[utoipa::path(
-    post,
-    path = "/api/contact",
-    operation_id = "submitContact",
+    post, path = "/api/contact",
     tag = "contact",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((ContactRequest = "application/json"))),

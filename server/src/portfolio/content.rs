@@ -38,9 +38,7 @@ pub(crate) async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<P
 
 /// Site information.
 #[utoipa::path(
-    get,
-    path = "/api/site-info",
-    operation_id = "getSiteInfo",
+    get, path = "/api/site-info",
     tag = "content",
     responses((status = 200, description = "The site information", body = SiteInfo)),
 )]
@@ -65,9 +63,7 @@ pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result
 
 /// Lists the projects.
 #[utoipa::path(
-    get,
-    path = "/api/projects",
-    operation_id = "listProjects",
+    get, path = "/api/projects",
     tag = "content",
     responses((status = 200, description = "The projects", body = Vec<Project>)),
 )]
@@ -80,9 +76,7 @@ pub(crate) async fn list_projects(
 
 /// One project.
 #[utoipa::path(
-    get,
-    path = "/api/projects/{slug}",
-    operation_id = "getProject",
+    get, path = "/api/projects/{slug}",
     tag = "content",
     params(SlugParam),
     responses(
@@ -103,9 +97,7 @@ pub(crate) async fn get_project(
 
 /// Lists the achievements.
 #[utoipa::path(
-    get,
-    path = "/api/achievements",
-    operation_id = "listAchievements",
+    get, path = "/api/achievements",
     tag = "content",
     responses((status = 200, description = "The achievements", body = Vec<Achievement>)),
 )]
@@ -118,9 +110,7 @@ pub(crate) async fn list_achievements(
 
 /// Lists the posts.
 #[utoipa::path(
-    get,
-    path = "/api/posts",
-    operation_id = "listPosts",
+    get, path = "/api/posts",
     tag = "content",
     responses((status = 200, description = "The posts", body = Vec<PostSummary>)),
 )]
@@ -135,9 +125,7 @@ pub(crate) async fn list_posts(
 
 /// One post, with its body.
 #[utoipa::path(
-    get,
-    path = "/api/posts/{slug}",
-    operation_id = "getPost",
+    get, path = "/api/posts/{slug}",
     tag = "content",
     params(SlugParam),
     responses(
@@ -156,9 +144,7 @@ pub(crate) async fn get_post(
 
 /// Everything about the site, for a language model.
 #[utoipa::path(
-    get,
-    path = "/api/llm-context",
-    operation_id = "getLlmContext",
+    get, path = "/api/llm-context",
     tag = "content",
     responses(
         (status = 200, description = "The context", body = LlmContext),

@@ -25,9 +25,7 @@ pub(crate) struct Health {
 
 /// Liveness.
 #[utoipa::path(
-    get,
-    path = "/api/health",
-    operation_id = "getHealth",
+    get, path = "/api/health",
     tag = "health",
     responses((status = 200, description = "The server is alive", body = Health)),
 )]
@@ -134,9 +132,7 @@ fn outbox_detail(health: &crate::mail::MailHealth) -> String {
 /// unready: everything else still works. The details of each check are
 /// shown to an admin credential only.
 #[utoipa::path(
-    get,
-    path = "/api/health/ready",
-    operation_id = "getReadiness",
+    get, path = "/api/health/ready",
     tag = "health",
     responses(
         (status = 200, description = "Ready", body = Readiness),

@@ -25,9 +25,7 @@ pub(crate) struct KeyRequestAccepted {
 
 /// Asks the operator for an API key.
 #[utoipa::path(
-    post,
-    path = "/api/key-requests",
-    operation_id = "requestApiKey",
+    post, path = "/api/key-requests",
     tag = "keys",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((KeyRequestForm = "application/json"))),

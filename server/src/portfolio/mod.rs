@@ -293,9 +293,9 @@ fn deprecated_alias(
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
+    crate::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_errors(&mut doc);
-    crate::schema_nulls::remove(&mut doc);
     crate::limit_headers::document(&mut doc, "ErrorBody", &["application/json"]);
     auth::document(&mut doc);
     doc

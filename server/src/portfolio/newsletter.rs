@@ -51,9 +51,7 @@ pub(crate) struct TokenQuery {
 
 /// Subscribes to the newsletter.
 #[utoipa::path(
-    post,
-    path = "/api/newsletter",
-    operation_id = "subscribeNewsletter",
+    post, path = "/api/newsletter",
     tag = "newsletter",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((SubscribeRequest = "application/json"))),
@@ -82,9 +80,7 @@ pub(crate) async fn subscribe_newsletter(
 
 /// Confirms a subscription (double opt-in).
 #[utoipa::path(
-    get,
-    path = "/api/newsletter/confirm",
-    operation_id = "confirmNewsletter",
+    get, path = "/api/newsletter/confirm",
     tag = "newsletter",
     params(TokenQuery),
     responses(
@@ -141,7 +137,6 @@ pub(crate) enum UnsubscribeAnswers {
 #[utoipa::path(
     get,
     path = "/api/newsletter/unsubscribe",
-    operation_id = "unsubscribeNewsletter",
     tag = "newsletter",
     params(TokenQuery),
     responses(UnsubscribeAnswers)
@@ -158,7 +153,6 @@ pub(crate) async fn unsubscribe_newsletter(
 #[utoipa::path(
     post,
     path = "/api/newsletter/unsubscribe",
-    operation_id = "unsubscribeNewsletterOneClick",
     tag = "newsletter",
     params(TokenQuery),
     responses(UnsubscribeAnswers)

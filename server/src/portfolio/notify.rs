@@ -13,9 +13,7 @@ use crate::extract::JsonBody;
 
 /// Emails every subscriber about a post.
 #[utoipa::path(
-    post,
-    path = "/api/notify-subscribers",
-    operation_id = "notifySubscribers",
+    post, path = "/api/notify-subscribers",
     tag = "newsletter",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((NotifyRequest = "application/json"))),

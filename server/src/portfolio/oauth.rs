@@ -240,9 +240,7 @@ struct ClientAuthFailed(OAuthError);
 
 /// Issues a bearer token to a client (client credentials grant).
 #[utoipa::path(
-    post,
-    path = "/api/oauth/token",
-    operation_id = "issueToken",
+    post, path = "/api/oauth/token",
     tag = "oauth",
     request_body(content((TokenRequest = "application/x-www-form-urlencoded"))),
     responses(
@@ -267,9 +265,7 @@ pub(crate) async fn issue_token(State(state): State<PortfolioState>, call: OAuth
 
 /// Revokes a token (RFC 7009). An unknown token is no error.
 #[utoipa::path(
-    post,
-    path = "/api/oauth/revoke",
-    operation_id = "revokeToken",
+    post, path = "/api/oauth/revoke",
     tag = "oauth",
     request_body(content((RevocationRequest = "application/x-www-form-urlencoded"))),
     responses(
@@ -303,9 +299,7 @@ pub(crate) struct AuthorizationServerMetadata {
 
 /// Says where the token and revocation endpoints are and what they take.
 #[utoipa::path(
-    get,
-    path = "/.well-known/oauth-authorization-server",
-    operation_id = "getAuthorizationServerMetadata",
+    get, path = "/.well-known/oauth-authorization-server",
     tag = "oauth",
     responses((status = 200, description = "The metadata", body = AuthorizationServerMetadata)),
 )]

@@ -13,9 +13,7 @@ use crate::extract::JsonBody;
 
 /// Publishes a post to the social network.
 #[utoipa::path(
-    post,
-    path = "/api/social-publish",
-    operation_id = "socialPublish",
+    post, path = "/api/social-publish",
     tag = "social",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((PublishRequest = "application/json"))),

@@ -35,9 +35,7 @@ fn is_hidden(name: &str) -> bool {
 
 /// Returns a static file.
 #[utoipa::path(
-    get,
-    path = "/api/static/{file}",
-    operation_id = "getStaticFile",
+    get, path = "/api/static/{file}",
     tag = "content",
     params(("file" = String, Path, max_length = 255, description = "The file's name in the static folder.")),
     responses(

@@ -47,9 +47,7 @@ pub(crate) struct RotationQuery {
 /// Lists the API keys (never their secrets), newest first. Keys from the
 /// configuration file are not listed.
 #[utoipa::path(
-    get,
-    path = "/api/admin/api-keys",
-    operation_id = "listApiKeys",
+    get, path = "/api/admin/api-keys",
     tag = "admin",
     responses(
         (status = 200, description = "The keys", body = Vec<ApiKey>),
@@ -66,9 +64,7 @@ pub(crate) async fn list_api_keys(
 
 /// Makes an API key; it works at once and is shown this once.
 #[utoipa::path(
-    post,
-    path = "/api/admin/api-keys",
-    operation_id = "createApiKey",
+    post, path = "/api/admin/api-keys",
     tag = "admin",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((ApiKeySpec = "application/json"))),
@@ -98,9 +94,7 @@ pub(crate) async fn create_api_key(
 /// expiry, shown this once; the old key keeps working for a while, so that
 /// its user can switch.
 #[utoipa::path(
-    post,
-    path = "/api/admin/api-keys/{id}/rotate",
-    operation_id = "rotateApiKey",
+    post, path = "/api/admin/api-keys/{id}/rotate",
     tag = "admin",
     params(crate::idempotency::IdempotencyKeyHeader, ("id" = String, Path, description = "The key's id."), RotationQuery),
     responses(
@@ -126,9 +120,7 @@ pub(crate) async fn rotate_api_key(
 }
 
 #[utoipa::path(
-    post,
-    path = "/api/admin/api-keys/{id}/revoke",
-    operation_id = "revokeApiKey",
+    post, path = "/api/admin/api-keys/{id}/revoke",
     tag = "admin",
     params(("id" = String, Path, description = "The key's id.")),
     responses(

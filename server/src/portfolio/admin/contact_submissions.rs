@@ -18,9 +18,7 @@ page_of!(
 
 /// Lists the contact-form submissions, a page at a time.
 #[utoipa::path(
-    get,
-    path = "/api/admin/contact-submissions",
-    operation_id = "listContactSubmissions",
+    get, path = "/api/admin/contact-submissions",
     tag = "admin",
     params(PageQuery),
     responses(

@@ -17,9 +17,7 @@ use crate::portfolio::ops;
 
 /// Replaces the site information.
 #[utoipa::path(
-    put,
-    path = "/api/admin/site-info",
-    operation_id = "replaceSiteInfo",
+    put, path = "/api/admin/site-info",
     tag = "admin",
     request_body(content((SiteInfo = "application/json"))),
     responses(
@@ -38,25 +36,19 @@ pub(crate) async fn replace_site_info(
 }
 
 /// The create, replace and delete handlers of one kind of item, with their
-/// documentation: the three kinds differ only in names and words.
+/// documentation: the three kinds differ only in names and words. The
+/// handlers are `$create`, `$replace` and `$delete` (their names are their
+/// operations' ids), at `/api/admin/$plural` and `/api/admin/$plural/{slug}`.
 macro_rules! item_handlers {
-    (
-        $item:ty, $collection:tt, $one:tt,
-        create: $create:ident = $create_id:tt, $create_doc:tt, $created:tt,
-        replace: $replace:ident = $replace_id:tt, $replace_doc:tt,
-        delete: $delete:ident = $delete_id:tt, $delete_doc:tt,
-        missing: $missing:tt $(,)?
-    ) => {
-        #[doc = $create_doc]
+    ($item:ty, $noun:literal, $plural:literal: $create:ident, $replace:ident, $delete:ident) => {
+        #[doc = concat!(" Adds a new ", $noun, ".")]
         #[utoipa::path(
-            post,
-            path = $collection,
-            operation_id = $create_id,
+            post, path = concat!("/api/admin/", $plural),
             tag = "admin",
             params(crate::idempotency::IdempotencyKeyHeader),
             request_body(content(($item = "application/json"))),
             responses(
-                (status = 201, description = $created, body = $item),
+                (status = 201, description = "Added", body = $item),
                 (status = 409, description = "The slug is taken"),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
@@ -71,18 +63,16 @@ macro_rules! item_handlers {
             Ok((StatusCode::CREATED, axum::Json(item)))
         }
 
-        #[doc = $replace_doc]
+        #[doc = concat!(" Replaces the ", $noun, " with this slug.")]
         #[utoipa::path(
-            put,
-            path = $one,
-            operation_id = $replace_id,
+            put, path = concat!("/api/admin/", $plural, "/{slug}"),
             tag = "admin",
             params(SlugParam),
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 200, description = "Replaced", body = $item),
                 (status = 400, description = "Not a slug, or the body is not JSON of this shape"),
-                (status = 404, description = $missing),
+                (status = 404, description = concat!("No ", $noun, " has this slug")),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
             security(("oauth" = ["content:write"])),
@@ -97,17 +87,15 @@ macro_rules! item_handlers {
             Ok(axum::Json(item))
         }
 
-        #[doc = $delete_doc]
+        #[doc = concat!(" Deletes the ", $noun, " with this slug.")]
         #[utoipa::path(
-            delete,
-            path = $one,
-            operation_id = $delete_id,
+            delete, path = concat!("/api/admin/", $plural, "/{slug}"),
             tag = "admin",
             params(SlugParam),
             responses(
                 (status = 204, description = "Deleted"),
                 (status = 400, description = "Not a slug"),
-                (status = 404, description = $missing),
+                (status = 404, description = concat!("No ", $noun, " has this slug")),
             ),
             security(("oauth" = ["content:write"])),
         )]
@@ -122,26 +110,11 @@ macro_rules! item_handlers {
     };
 }
 
-item_handlers!(
-    Project, "/api/admin/projects", "/api/admin/projects/{slug}",
-    create: create_project = "createProject", " Adds a project.", "Added",
-    replace: replace_project = "replaceProject", " Replaces a project.",
-    delete: delete_project = "deleteProject", " Deletes a project.",
-    missing: "No such project",
-);
+item_handlers!(Project, "project", "projects":
+    create_project, replace_project, delete_project);
 
-item_handlers!(
-    Achievement, "/api/admin/achievements", "/api/admin/achievements/{slug}",
-    create: create_achievement = "createAchievement", " Adds an achievement.", "Added",
-    replace: replace_achievement = "replaceAchievement", " Replaces an achievement.",
-    delete: delete_achievement = "deleteAchievement", " Deletes an achievement.",
-    missing: "No such achievement",
-);
+item_handlers!(Achievement, "achievement", "achievements":
+    create_achievement, replace_achievement, delete_achievement);
 
-item_handlers!(
-    Post, "/api/admin/posts", "/api/admin/posts/{slug}",
-    create: create_post = "createPost", " Publishes a post.", "Published",
-    replace: replace_post = "replacePost", " Replaces a post.",
-    delete: delete_post = "deletePost", " Deletes a post.",
-    missing: "No such post",
-);
+item_handlers!(Post, "post", "posts":
+    create_post, replace_post, delete_post);

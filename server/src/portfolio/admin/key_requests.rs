@@ -33,9 +33,7 @@ pub(crate) struct KeyRequestFilter {
 
 /// Lists the requests for API keys, oldest first.
 #[utoipa::path(
-    get,
-    path = "/api/admin/key-requests",
-    operation_id = "listKeyRequests",
+    get, path = "/api/admin/key-requests",
     tag = "admin",
     params(KeyRequestFilter, PageQuery),
     responses(
@@ -59,9 +57,7 @@ pub(crate) async fn list_key_requests(
 /// Approves a request: its key is made, shown here once, and emailed to
 /// the technical contact.
 #[utoipa::path(
-    post,
-    path = "/api/admin/key-requests/{id}/approve",
-    operation_id = "approveKeyRequest",
+    post, path = "/api/admin/key-requests/{id}/approve",
     tag = "admin",
     params(crate::idempotency::IdempotencyKeyHeader, ("id" = String, Path, description = "The request's id.")),
     request_body(content((Approval = "application/json"))),
@@ -88,9 +84,7 @@ pub(crate) async fn approve_key_request(
 
 /// Rejects a request; the technical contact is told.
 #[utoipa::path(
-    post,
-    path = "/api/admin/key-requests/{id}/reject",
-    operation_id = "rejectKeyRequest",
+    post, path = "/api/admin/key-requests/{id}/reject",
     tag = "admin",
     params(("id" = String, Path, description = "The request's id.")),
     responses(

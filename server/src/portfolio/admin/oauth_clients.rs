@@ -29,9 +29,7 @@ pub(crate) struct OAuthClientSpec {
 }
 
 #[utoipa::path(
-    get,
-    path = "/api/admin/oauth-clients",
-    operation_id = "listOauthClients",
+    get, path = "/api/admin/oauth-clients",
     tag = "admin",
     responses(
         (status = 200, description = "The clients", body = Vec<OAuthClient>),
@@ -48,9 +46,7 @@ pub(crate) async fn list_oauth_clients(
 
 /// Registers an OAuth client; its secret is shown this once.
 #[utoipa::path(
-    post,
-    path = "/api/admin/oauth-clients",
-    operation_id = "createOauthClient",
+    post, path = "/api/admin/oauth-clients",
     tag = "admin",
     params(crate::idempotency::IdempotencyKeyHeader),
     request_body(content((OAuthClientSpec = "application/json"))),
@@ -74,9 +70,7 @@ pub(crate) async fn create_oauth_client(
 }
 
 #[utoipa::path(
-    post,
-    path = "/api/admin/oauth-clients/{client_id}/revoke",
-    operation_id = "revokeOauthClient",
+    post, path = "/api/admin/oauth-clients/{client_id}/revoke",
     tag = "admin",
     params(("client_id" = String, Path, description = "The client's id.")),
     responses(

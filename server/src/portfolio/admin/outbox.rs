@@ -55,9 +55,7 @@ pub(crate) struct Requeue {
 
 /// Lists the emails that failed for good, newest first (at most 1000).
 #[utoipa::path(
-    get,
-    path = "/api/admin/outbox/failed",
-    operation_id = "listFailedEmails",
+    get, path = "/api/admin/outbox/failed",
     tag = "admin",
     responses(
         (status = 200, description = "The failed emails", body = Vec<FailedEmail>),
@@ -78,9 +76,7 @@ pub(crate) async fn list_failed_emails(
 
 /// Puts failed emails back in the queue.
 #[utoipa::path(
-    post,
-    path = "/api/admin/outbox/requeue",
-    operation_id = "requeueEmails",
+    post, path = "/api/admin/outbox/requeue",
     tag = "admin",
     request_body(content((Requeue = "application/json"))),
     responses(

@@ -30,9 +30,7 @@ pub(crate) struct SubscriberFilter {
 
 /// Lists the subscribers, a page at a time.
 #[utoipa::path(
-    get,
-    path = "/api/admin/subscribers",
-    operation_id = "listSubscribers",
+    get, path = "/api/admin/subscribers",
     tag = "admin",
     params(SubscriberFilter, PageQuery),
     responses(
@@ -55,9 +53,7 @@ pub(crate) async fn list_subscribers(
 
 /// Erases a subscriber: the address and every email to it are deleted.
 #[utoipa::path(
-    delete,
-    path = "/api/admin/subscribers/{id}",
-    operation_id = "eraseSubscriber",
+    delete, path = "/api/admin/subscribers/{id}",
     tag = "admin",
     params(("id" = i64, Path, minimum = 1, description = "The subscriber's id.")),
     responses(

@@ -1,18 +1,27 @@
-//! Neither service has a nullable schema: a property that may be missing is
-//! left out, never `null` (the JSON reader refuses `null` everywhere, see
-//! `strict_json`, and answers leave absent fields out). utoipa makes every
-//! `Option<T>` field nullable; this takes it back for both documents in one
-//! place, so that a type says `Option` and nothing more.
+//! The rules both services' documents follow whatever the handlers'
+//! annotations say, applied in one place:
+//!
+//! - An operation's id is its handler's name in camelCase (`get_pet_by_id`
+//!   answers `getPetById`): the annotations name no ids, and a handler
+//!   cannot be named other than its operation.
+//! - No schema is nullable: a property that may be missing is left out,
+//!   never `null` (the JSON reader refuses `null` everywhere, see
+//!   `strict_json`, and answers leave absent fields out). utoipa makes every
+//!   `Option<T>` field nullable; this takes it back, so that a type says
+//!   `Option` and nothing more.
 
 use utoipa::openapi::schema::{AdditionalProperties, ArrayItems, Schema, SchemaType, Type};
 use utoipa::openapi::{Content, OpenApi, RefOr};
 
-/// Removes `null` from every schema of the document.
-pub(crate) fn remove(openapi: &mut OpenApi) {
+/// Applies the rules to a service's document.
+pub(crate) fn apply(openapi: &mut OpenApi) {
     if let Some(components) = openapi.components.as_mut() {
         components.schemas.values_mut().for_each(in_ref_or);
     }
     for operation in crate::openapi_errors::operations_mut(openapi) {
+        if let Some(id) = operation.operation_id.as_mut() {
+            *id = camel_case(id);
+        }
         for parameter in operation.parameters.iter_mut().flatten() {
             if let RefOr::T(parameter) = parameter {
                 parameter.schema.iter_mut().for_each(in_ref_or);
@@ -27,6 +36,20 @@ pub(crate) fn remove(openapi: &mut OpenApi) {
             }
         }
     }
+}
+
+/// `get_pet_by_id` -> `getPetById`.
+fn camel_case(snake: &str) -> String {
+    let mut words = snake.split('_');
+    let mut camel = words.next().unwrap_or_default().to_owned();
+    for word in words {
+        let mut letters = word.chars();
+        if let Some(first) = letters.next() {
+            camel.extend(first.to_uppercase());
+            camel.push_str(letters.as_str());
+        }
+    }
+    camel
 }
 
 fn in_content(content: &mut RefOr<Content>) {
@@ -97,4 +120,20 @@ fn is_null(schema: &RefOr<Schema>) -> bool {
         schema,
         RefOr::T(Schema::Object(object)) if object.schema_type == SchemaType::Type(Type::Null)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::camel_case;
+
+    #[test]
+    fn operation_ids_are_handler_names_in_camel_case() {
+        assert_eq!(camel_case("get_pet_by_id"), "getPetById");
+        assert_eq!(
+            camel_case("unsubscribe_newsletter_one_click"),
+            "unsubscribeNewsletterOneClick"
+        );
+        assert_eq!(camel_case("getPetById"), "getPetById");
+        assert_eq!(camel_case("list_oauth_clients"), "listOauthClients");
+    }
 }

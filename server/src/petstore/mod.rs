@@ -26,12 +26,12 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
+use utoipa::OpenApi;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, Flow, HttpAuthScheme, HttpBuilder, Implicit, OAuth2, Scopes,
     SecurityScheme,
 };
 use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
-use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
@@ -81,72 +81,64 @@ pub(crate) struct Shared {
     pub(crate) new_pets: db::new_pets::NewPets,
 }
 
-/// The parts of the document that are not per operation.
+/// The parts of the document that are not per operation and that the
+/// contract check compares. Its prose (info, servers, the tags'
+/// descriptions) is the hand-written document's alone.
 #[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Swagger Petstore - OpenAPI 3.0",
-        version = "1.0.27",
-        license(name = "Apache 2.0", url = "https://www.apache.org/licenses/LICENSE-2.0.html"),
-    ),
-    servers((url = "/v2")),
-    tags(
-        (name = "pet", description = "Everything about your Pets"),
-        (name = "store", description = "Access to Petstore orders"),
-        (name = "user", description = "Operations about user"),
-    ),
-    components(schemas(model::PetStatus, model::OrderStatus, model::Category, model::Tag, pet::PetForm, pet_image::ImageUploadForm)),
-    modifiers(&SecuritySchemes),
-)]
+#[openapi(components(schemas(
+    model::PetStatus,
+    model::OrderStatus,
+    model::Category,
+    model::Tag,
+    pet::PetForm,
+    pet_image::ImageUploadForm
+)))]
 pub(crate) struct PetstoreDoc;
 
-struct SecuritySchemes;
-
-impl Modify for SecuritySchemes {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        let mut petstore_auth = OAuth2::new([Flow::Implicit(Implicit::new(
-            "/oauth/authorize",
-            Scopes::from_iter([
-                ("write:pets", "modify pets in your account"),
-                ("read:pets", "read your pets"),
-            ]),
-        ))]);
-        petstore_auth.description =
-            Some("Required only when the server runs with auth mode `enforce`.".to_owned());
-        components.add_security_scheme("petstore_auth", SecurityScheme::OAuth2(petstore_auth));
-        components.add_security_scheme(
+/// The security schemes the operations name.
+fn add_security_schemes(openapi: &mut OpenApiDoc) {
+    let components = openapi.components.get_or_insert_with(Default::default);
+    let mut petstore_auth = OAuth2::new([Flow::Implicit(Implicit::new(
+        "/oauth/authorize",
+        Scopes::from_iter([
+            ("write:pets", "modify pets in your account"),
+            ("read:pets", "read your pets"),
+        ]),
+    ))]);
+    petstore_auth.description =
+        Some("Required only when the server runs with auth mode `enforce`.".to_owned());
+    components.add_security_scheme("petstore_auth", SecurityScheme::OAuth2(petstore_auth));
+    components.add_security_scheme(
+        "api_key",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
             "api_key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                "api_key",
-                "A pet store key from the operator's CLI. Required only when the server runs \
-                 with auth mode `enforce`; one made with the scope `admin` also acts for any \
-                 user (updateUser, deleteUser, getUserByName's private fields).",
-            ))),
-        );
-        components.add_security_scheme(
-            "basic",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Basic)
-                    .description(Some(
-                        "A pet store user's username and password; accepted wherever \
-                         `petstore_auth` is. Required only when the server runs with auth mode \
-                         `enforce`.",
-                    ))
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            "user_session",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("A session token from `loginUser`."))
-                    .build(),
-            ),
-        );
-    }
+            "A pet store key from the operator's CLI. Required only when the server runs \
+             with auth mode `enforce`; one made with the scope `admin` also acts for any \
+             user (updateUser, deleteUser, getUserByName's private fields).",
+        ))),
+    );
+    components.add_security_scheme(
+        "basic",
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Basic)
+                .description(Some(
+                    "A pet store user's username and password; accepted wherever \
+                     `petstore_auth` is. Required only when the server runs with auth mode \
+                     `enforce`.",
+                ))
+                .build(),
+        ),
+    );
+    components.add_security_scheme(
+        "user_session",
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .description(Some("A session token from `loginUser`."))
+                .build(),
+        ),
+    );
 }
 
 /// What `enforce` mode adds to the official security (see [`auth`]):
@@ -341,6 +333,7 @@ pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 /// The pet store's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
+    add_security_schemes(&mut doc);
     crate::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_security(&mut doc);

@@ -29,12 +29,13 @@ pub(crate) mod static_files;
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::routing::MethodRouter;
+use axum::routing::{self, MethodRouter};
+use utoipa::OpenApi;
+use utoipa::openapi::HttpMethod;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme,
 };
-use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -95,57 +96,39 @@ pub(crate) struct Shared {
     pub(crate) shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
 }
 
-/// The parts of the document that are not per operation.
+/// The parts of the document that are not per operation and that the
+/// contract check compares. Its prose (info, servers, the tags'
+/// descriptions) is the hand-written document's alone.
 #[derive(OpenApi)]
-#[openapi(
-    info(title = "Portfolio API", version = "2.0"),
-    servers((url = "/")),
-    tags(
-        (name = "content", description = "Site information, projects, achievements and posts"),
-        (name = "contact", description = "The contact form"),
-        (name = "newsletter", description = "Subscriptions and notifications"),
-        (name = "social", description = "Publishing posts to a social network"),
-        (name = "analytics", description = "Request counts and page views"),
-        (name = "keys", description = "Asking for an API key"),
-        (name = "admin", description = "Private operations: a bearer token with `admin` or the finer scope each names"),
-        (name = "oauth", description = "Bearer tokens for registered clients (OAuth 2.0 client credentials)"),
-        (name = "health", description = "Liveness and readiness"),
-    ),
-    components(schemas(model::Link, error::ErrorDetail)),
-    modifiers(&SecuritySchemes),
-)]
+#[openapi(components(schemas(model::Link, error::ErrorDetail)))]
 pub(crate) struct PortfolioDoc;
 
-struct SecuritySchemes;
-
-impl Modify for SecuritySchemes {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        let scopes =
-            Scopes::from_iter(Scope::ALL.map(|scope| (scope.as_str(), scope.description())));
-        let mut oauth = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
-            "/api/oauth/token",
-            scopes,
-        ))]);
-        oauth.description = Some(
-            "Bearer tokens (`Authorization: Bearer <token>`) for the clients the operator \
-             registers: the private (admin) operations take them, and the authenticated ones \
-             (social-publish, notify-subscribers) take them as an alternative to API keys. \
-             `admin` grants every scope."
-                .to_owned(),
-        );
-        components.add_security_scheme("oauth", SecurityScheme::OAuth2(oauth));
-        components.add_security_scheme(
-            "api_key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                auth::API_KEY_HEADER,
-                "A key from the operator (ask with `POST /api/key-requests`). Scopes: \
-                 `context:read`, `contact:write`, `analytics:read`, `social:publish`, \
-                 `subscribers:notify`, `content:write`, `subscribers:read`, \
-                 `subscribers:write`, `keys:manage`, `admin`.",
-            ))),
-        );
-    }
+/// The security schemes the operations name.
+fn add_security_schemes(openapi: &mut OpenApiDoc) {
+    let components = openapi.components.get_or_insert_with(Default::default);
+    let scopes = Scopes::from_iter(Scope::ALL.map(|scope| (scope.as_str(), scope.description())));
+    let mut oauth = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
+        "/api/oauth/token",
+        scopes,
+    ))]);
+    oauth.description = Some(
+        "Bearer tokens (`Authorization: Bearer <token>`) for the clients the operator \
+         registers: the private (admin) operations take them, and the authenticated ones \
+         (social-publish, notify-subscribers) take them as an alternative to API keys. \
+         `admin` grants every scope."
+            .to_owned(),
+    );
+    components.add_security_scheme("oauth", SecurityScheme::OAuth2(oauth));
+    components.add_security_scheme(
+        "api_key",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+            auth::API_KEY_HEADER,
+            "A key from the operator (ask with `POST /api/key-requests`). Scopes: \
+             `context:read`, `contact:write`, `analytics:read`, `social:publish`, \
+             `subscribers:notify`, `content:write`, `subscribers:read`, \
+             `subscribers:write`, `keys:manage`, `admin`.",
+        ))),
+    );
 }
 
 /// Every portfolio error is the envelope (the error middleware sees to it);
@@ -184,10 +167,7 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(contact::submit_contact))
         .routes(routes!(newsletter::subscribe_newsletter))
         .routes(routes!(newsletter::confirm_newsletter))
-        .routes(routes!(
-            newsletter::unsubscribe_newsletter,
-            newsletter::unsubscribe_newsletter_one_click
-        ))
+        .routes(routes!(newsletter::unsubscribe_newsletter))
         .routes(routes!(notify::notify_subscribers))
         .routes(routes!(social::social_publish))
         .routes(routes!(analytics::record_page_view))
@@ -235,64 +215,96 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(oauth::get_authorization_server_metadata))
         .routes(routes!(health::get_health))
         .routes(routes!(health::get_readiness));
-    // The paths the catalogue lists without `/api`.
-    let aliases = [
-        (
-            "/newsletter",
-            "/api/newsletter",
-            "subscribeNewsletterAlias",
-            axum::routing::post(newsletter::subscribe_newsletter),
-        ),
-        (
+    // The one-click unsubscribe (RFC 8058) POSTs where the link GETs; the
+    // catalogue lists three paths without `/api` (deprecated copies).
+    let (get, post) = (HttpMethod::Get, HttpMethod::Post);
+    let second_routes = [
+        SecondRoute {
+            of: (get, "/api/newsletter/unsubscribe"),
+            at: (post, "/api/newsletter/unsubscribe"),
+            operation_id: "unsubscribeNewsletterOneClick",
+            deprecated: false,
+            handler: routing::post(newsletter::unsubscribe_newsletter),
+        },
+        SecondRoute::alias("/newsletter", "/api/newsletter", "subscribeNewsletterAlias")
+            .to(routing::post(newsletter::subscribe_newsletter)),
+        SecondRoute::alias(
             "/social-publish",
             "/api/social-publish",
             "socialPublishAlias",
-            axum::routing::post(social::social_publish),
-        ),
-        (
+        )
+        .to(routing::post(social::social_publish)),
+        SecondRoute::alias(
             "/notify-subscribers",
             "/api/notify-subscribers",
             "notifySubscribersAlias",
-            axum::routing::post(notify::notify_subscribers),
-        ),
+        )
+        .to(routing::post(notify::notify_subscribers)),
     ];
-    aliases
-        .into_iter()
-        .fold(router, |router, (alias, target, operation_id, handler)| {
-            deprecated_alias(router, alias, target, operation_id, handler)
-        })
+    second_routes.into_iter().fold(router, SecondRoute::serve)
 }
 
-/// Serves `alias` with the handler of `POST target`, and documents it as a
-/// deprecated copy of that operation under its own operation id: one
-/// handler, two paths.
-fn deprecated_alias(
-    mut router: OpenApiRouter<PortfolioState>,
-    alias: &str,
-    target: &str,
-    operation_id: &str,
+/// An operation served at a second route by the same handler, and
+/// documented there as a copy of it under its own operation id.
+struct SecondRoute {
+    /// The documented operation's method and path.
+    of: (HttpMethod, &'static str),
+    /// The second route's.
+    at: (HttpMethod, &'static str),
+    operation_id: &'static str,
+    deprecated: bool,
     handler: MethodRouter<PortfolioState>,
-) -> OpenApiRouter<PortfolioState> {
-    let paths = &mut router.get_openapi_mut().paths.paths;
-    let operation = paths
-        .get(target)
-        .and_then(|item| item.post.clone())
-        .map(|mut operation| {
-            operation.operation_id = Some(operation_id.to_owned());
-            operation.deprecated = Some(utoipa::openapi::Deprecated::True);
-            operation
-        });
-    if let Some(operation) = operation {
-        let mut item = utoipa::openapi::PathItem::default();
-        item.post = Some(operation);
-        paths.insert(alias.to_owned(), item);
+}
+
+impl SecondRoute {
+    /// A deprecated path for `POST target` (the handler comes with [`to`](Self::to)).
+    fn alias(path: &'static str, target: &'static str, operation_id: &'static str) -> AliasOf {
+        AliasOf(SecondRoute {
+            of: (HttpMethod::Post, target),
+            at: (HttpMethod::Post, path),
+            operation_id,
+            deprecated: true,
+            handler: MethodRouter::new(),
+        })
     }
-    router.route(alias, handler)
+
+    fn serve(
+        mut router: OpenApiRouter<PortfolioState>,
+        route: SecondRoute,
+    ) -> OpenApiRouter<PortfolioState> {
+        let paths = &mut router.get_openapi_mut().paths;
+        let (method, path) = route.of;
+        let copy = paths
+            .get_path_operation(path, method)
+            .cloned()
+            .map(|mut operation| {
+                operation.operation_id = Some(route.operation_id.to_owned());
+                if route.deprecated {
+                    operation.deprecated = Some(utoipa::openapi::Deprecated::True);
+                }
+                operation
+            });
+        let (method, path) = route.at;
+        if let Some(operation) = copy {
+            paths.add_path_operation(path, vec![method], operation);
+        }
+        router.route(path, route.handler)
+    }
+}
+
+/// A [`SecondRoute`] that waits for its handler.
+struct AliasOf(SecondRoute);
+
+impl AliasOf {
+    fn to(self, handler: MethodRouter<PortfolioState>) -> SecondRoute {
+        SecondRoute { handler, ..self.0 }
+    }
 }
 
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
+    add_security_schemes(&mut doc);
     crate::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_errors(&mut doc);

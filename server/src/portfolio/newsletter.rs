@@ -5,7 +5,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, IntoResponses, ToSchema};
+use utoipa::{IntoParams, ToSchema};
 
 use super::PortfolioState;
 use super::ops;
@@ -107,8 +107,21 @@ fn token_from(query: Result<Query<TokenQuery>, Error>) -> Result<String, Error> 
     Ok(token)
 }
 
-async fn unsubscribe(
-    state: &PortfolioState,
+/// Unsubscribes: the link in every newsletter email, and the one-click
+/// POST (RFC 8058) mail clients send to the List-Unsubscribe URL with
+/// `List-Unsubscribe=One-Click` (documented as `unsubscribeNewsletterOneClick`).
+#[utoipa::path(
+    get, path = "/api/newsletter/unsubscribe",
+    tag = "newsletter",
+    params(TokenQuery),
+    responses(
+        (status = 200, description = "Unsubscribed (again, if it already was)", body = SubscriptionState),
+        (status = 400, description = "The token is missing or malformed"),
+        (status = 404, description = "No subscription has this token"),
+    ),
+)]
+pub(crate) async fn unsubscribe_newsletter(
+    State(state): State<PortfolioState>,
     query: Result<Query<TokenQuery>, Error>,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
     let token = token_from(query)?;
@@ -116,50 +129,4 @@ async fn unsubscribe(
     Ok(axum::Json(SubscriptionState {
         status: SubscriptionStatus::Unsubscribed,
     }))
-}
-
-/// What an unsubscribe link answers, to a GET or a one-click POST.
-#[derive(IntoResponses)]
-#[allow(dead_code)] // It documents the answers; the handler builds them otherwise.
-pub(crate) enum UnsubscribeAnswers {
-    /// Unsubscribed (again, if it already was)
-    #[response(status = 200)]
-    Unsubscribed(SubscriptionState),
-    /// The token is missing or malformed
-    #[response(status = 400)]
-    BadToken,
-    /// No subscription has this token
-    #[response(status = 404)]
-    UnknownToken,
-}
-
-/// Unsubscribes: the link in every newsletter email.
-#[utoipa::path(
-    get,
-    path = "/api/newsletter/unsubscribe",
-    tag = "newsletter",
-    params(TokenQuery),
-    responses(UnsubscribeAnswers)
-)]
-pub(crate) async fn unsubscribe_newsletter(
-    State(state): State<PortfolioState>,
-    query: Result<Query<TokenQuery>, Error>,
-) -> Result<axum::Json<SubscriptionState>, Error> {
-    unsubscribe(&state, query).await
-}
-
-/// Unsubscribes in one click (RFC 8058): mail clients POST to the
-/// List-Unsubscribe URL with `List-Unsubscribe=One-Click`.
-#[utoipa::path(
-    post,
-    path = "/api/newsletter/unsubscribe",
-    tag = "newsletter",
-    params(TokenQuery),
-    responses(UnsubscribeAnswers)
-)]
-pub(crate) async fn unsubscribe_newsletter_one_click(
-    State(state): State<PortfolioState>,
-    query: Result<Query<TokenQuery>, Error>,
-) -> Result<axum::Json<SubscriptionState>, Error> {
-    unsubscribe(&state, query).await
 }

@@ -126,49 +126,38 @@ pub(crate) async fn claim(
     Ok(taken)
 }
 
-/// Keeps the answer of the request that holds the key (`holder`); a
-/// request whose key was taken over keeps nothing.
-pub(crate) async fn complete(
+/// Ends the hold of the request that holds the key (`holder`): with its
+/// answer, which is kept; or without (an error answer, which changed
+/// nothing), and the key is freed for the next request with it. A request
+/// whose key was taken over changes nothing.
+pub(crate) async fn settle(
     db: &Database,
     caller: &str,
     key: &str,
     holder: &str,
-    answer: &StoredAnswer,
+    answer: Option<&StoredAnswer>,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
-    sqlx::query(
-        "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3, lease_until_ms = NULL \
-         WHERE caller = $4 AND idem_key = $5 AND holder = $6 AND status IS NULL",
-    )
-    .bind(i32::from(answer.status))
-    .bind(&answer.headers)
-    .bind(&answer.sealed_body)
-    .bind(caller)
-    .bind(key)
-    .bind(holder)
-    .execute(tx.conn())
-    .await?;
-    tx.commit().await
-}
-
-/// Frees a key whose request did not complete (an error answer, which
-/// changed nothing): the next request with it runs. Only its holder may.
-pub(crate) async fn release(
-    db: &Database,
-    caller: &str,
-    key: &str,
-    holder: &str,
-) -> Result<(), StoreError> {
-    let mut tx = db.begin_write().await?;
-    sqlx::query(
-        "DELETE FROM idempotency_keys \
-         WHERE caller = $1 AND idem_key = $2 AND holder = $3 AND status IS NULL",
-    )
-    .bind(caller)
-    .bind(key)
-    .bind(holder)
-    .execute(tx.conn())
-    .await?;
+    let statement = match answer {
+        Some(answer) => sqlx::query(
+            "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3, \
+             lease_until_ms = NULL \
+             WHERE caller = $4 AND idem_key = $5 AND holder = $6 AND status IS NULL",
+        )
+        .bind(i32::from(answer.status))
+        .bind(&answer.headers)
+        .bind(&answer.sealed_body),
+        None => sqlx::query(
+            "DELETE FROM idempotency_keys \
+             WHERE caller = $1 AND idem_key = $2 AND holder = $3 AND status IS NULL",
+        ),
+    };
+    statement
+        .bind(caller)
+        .bind(key)
+        .bind(holder)
+        .execute(tx.conn())
+        .await?;
     tx.commit().await
 }
 

@@ -329,7 +329,15 @@ impl Held {
         // run again, so a passing failure is tried again.
         for pause_ms in [0, 50, 250] {
             tokio::time::sleep(Duration::from_millis(pause_ms)).await;
-            match db::complete(&self.db, &self.caller.id, &self.key, &self.holder, &answer).await {
+            match db::settle(
+                &self.db,
+                &self.caller.id,
+                &self.key,
+                &self.holder,
+                Some(&answer),
+            )
+            .await
+            {
                 Ok(()) => break,
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot keep the answer of an idempotent request");
@@ -340,7 +348,7 @@ impl Held {
     }
 
     async fn release(self) {
-        if let Err(e) = db::release(&self.db, &self.caller.id, &self.key, &self.holder).await {
+        if let Err(e) = db::settle(&self.db, &self.caller.id, &self.key, &self.holder, None).await {
             tracing::warn!(error = %e, "cannot free an idempotency key");
         }
     }
@@ -729,8 +737,8 @@ mod tests {
             headers: "[]".to_owned(),
             sealed_body: Vec::new(),
         };
-        db::release(&db, "c", "k", "a").await.unwrap();
-        db::complete(&db, "c", "k", "a", &answer(201))
+        db::settle(&db, "c", "k", "a", None).await.unwrap();
+        db::settle(&db, "c", "k", "a", Some(&answer(201)))
             .await
             .unwrap();
         let stored = db::find(&db, "c", "k").await.unwrap().unwrap();
@@ -738,7 +746,7 @@ mod tests {
             matches!(stored.state, db::State::Running { .. }),
             "b still holds it"
         );
-        db::complete(&db, "c", "k", "b", &answer(200))
+        db::settle(&db, "c", "k", "b", Some(&answer(200)))
             .await
             .unwrap();
         let stored = db::find(&db, "c", "k").await.unwrap().unwrap();

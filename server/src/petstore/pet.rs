@@ -124,7 +124,6 @@ pub(crate) async fn add_pet(
     request_body(content = Pet, description = "Update an existent pet in the store"),
     responses(
         (status = 200, description = "Successful operation", body = Pet),
-        (status = 400, description = "Invalid ID supplied"),
         (status = 404, description = "Pet not found"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),

@@ -107,7 +107,9 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     }
 }
 
-/// Uploads an image.
+/// Uploads an image. Besides the answers every body can get: 400 without
+/// a file, 413 for an image larger than the server accepts, 415 for one
+/// not PNG, JPEG, GIF or WebP, 422 for a too long `additionalMetadata`.
 #[utoipa::path(
     post, path = "/pet/{petId}/uploadImage",
     tag = "pet",
@@ -124,11 +126,7 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
         (status = 200, description = "successful operation; `message` names the URL of the stored image",
             headers(("Location" = String, description = "URL of the stored image")),
             content((ApiResponse = "application/json"))),
-        (status = 400, description = "No file uploaded"),
         (status = 404, description = "Pet not found"),
-        (status = 413, description = "The image is larger than the server accepts"),
-        (status = 415, description = "Not a PNG, JPEG, GIF or WebP image"),
-        (status = 422, description = "additionalMetadata is too long"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

@@ -61,7 +61,8 @@ pub(crate) async fn get_inventory(
     Ok(axum::Json(inventory))
 }
 
-/// Place an order for a pet.
+/// Place an order for a pet. 409 when an order has its id; 422 when the pet
+/// is not available.
 #[utoipa::path(
     post, path = "/store/order",
     tag = "store",
@@ -69,8 +70,6 @@ pub(crate) async fn get_inventory(
     request_body = Order,
     responses(
         (status = 200, description = "successful operation", body = Order),
-        (status = 409, description = "An order with this id exists"),
-        (status = 422, description = "Validation exception, or the pet is not available"),
     ),
 )]
 pub(crate) async fn place_order(

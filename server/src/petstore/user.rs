@@ -47,7 +47,7 @@ impl WireBody for UserList {
     }
 }
 
-/// Create user.
+/// Create user. 409 when the username is taken.
 #[utoipa::path(
     post, path = "/user",
     tag = "user",
@@ -55,7 +55,6 @@ impl WireBody for UserList {
     request_body(content = User, description = "Created user object"),
     responses(
         (status = 200, description = "successful operation", body = User),
-        (status = 409, description = "The username is taken"),
     ),
 )]
 pub(crate) async fn create_user(
@@ -67,7 +66,8 @@ pub(crate) async fn create_user(
     Ok(Reply::new(format, user))
 }
 
-/// Creates list of users with given input array.
+/// Creates list of users with given input array: all or none, 409 when a
+/// username is taken or repeated.
 #[utoipa::path(
     post, path = "/user/createWithList",
     tag = "user",
@@ -75,7 +75,6 @@ pub(crate) async fn create_user(
     request_body(content((inline(UserList) = "application/json"))),
     responses(
         (status = 200, description = "Successful operation", body = User),
-        (status = 409, description = "A username is taken or repeated"),
     ),
 )]
 pub(crate) async fn create_users_with_list_input(
@@ -223,7 +222,6 @@ pub(crate) async fn get_user_by_name(
     request_body(content = User, description = "Update an existent user in the store"),
     responses(
         (status = 200, description = "successful operation", body = User),
-        (status = 400, description = "bad request"),
         (status = 404, description = "user not found"),
         (status = 409, description = "The new username is taken"),
     ),

@@ -181,7 +181,8 @@ pub(crate) struct PageView {
     pub(crate) path: String,
 }
 
-/// Counts a page view (the site's pages call this beacon).
+/// Counts a page view (the site's pages call this beacon); 422 for a path
+/// that is not a site path.
 #[utoipa::path(
     post, path = "/api/analytics/pageview",
     tag = "analytics",
@@ -189,7 +190,6 @@ pub(crate) struct PageView {
     request_body(content((PageView = "application/json"))),
     responses(
         (status = 202, description = "Counted"),
-        (status = 422, description = "The path is not a site path"),
     ),
 )]
 pub(crate) async fn record_page_view(

@@ -19,7 +19,6 @@ use crate::extract::JsonBody;
     responses(
         (status = 201, description = "Stored; the site owner is notified", body = ContactReceipt),
         (status = 403, description = "The key lacks contact:write"),
-        (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
     security(("api_key" = [])),
 )]

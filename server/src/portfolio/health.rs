@@ -130,13 +130,13 @@ fn outbox_detail(health: &crate::mail::MailHealth) -> String {
 /// Readiness: the database answers, email can leave, and the outbox is not
 /// falling behind. Emails that failed for good make it `degraded`, not
 /// unready: everything else still works. The details of each check are
-/// shown to an admin credential only.
+/// shown to an admin credential only. Not ready is 503, and
+/// `details.checks` says what is wrong.
 #[utoipa::path(
     get, path = "/api/health/ready",
     tag = "health",
     responses(
         (status = 200, description = "Ready", body = Readiness),
-        (status = 503, description = "Not ready; details.checks says what is wrong"),
     ),
 )]
 pub(crate) async fn get_readiness(

@@ -31,7 +31,6 @@ pub(crate) struct KeyRequestAccepted {
     request_body(content((KeyRequestForm = "application/json"))),
     responses(
         (status = 202, description = "Recorded; the key is emailed to the technical contact once the operator approves", body = KeyRequestAccepted),
-        (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
 )]
 pub(crate) async fn request_api_key(

@@ -284,14 +284,14 @@ impl ContentFile {
 
 // ---- contact ---------------------------------------------------------------
 
-/// A contact-form submission, checked.
+/// What someone wrote through the contact form, checked (when it came is
+/// the stored entry's).
 #[derive(Debug, Clone)]
 pub(crate) struct ContactSubmission {
     pub(crate) name: String,
     pub(crate) email: String,
     pub(crate) subject: Option<String>,
     pub(crate) message: Option<String>,
-    pub(crate) received_at: DateTime<Utc>,
 }
 
 // ---- newsletter ------------------------------------------------------------

@@ -49,7 +49,7 @@ pub(crate) struct TokenQuery {
     token: String,
 }
 
-/// Subscribes to the newsletter.
+/// Subscribes to the newsletter; 422 for what is not an email address.
 #[utoipa::path(
     post, path = "/api/newsletter",
     tag = "newsletter",
@@ -57,7 +57,6 @@ pub(crate) struct TokenQuery {
     request_body(content((SubscribeRequest = "application/json"))),
     responses(
         (status = 202, description = "Accepted; the same answer for every address", body = SubscribeAccepted),
-        (status = 422, description = "Not an email address"),
     ),
 )]
 pub(crate) async fn subscribe_newsletter(

@@ -11,7 +11,8 @@ use super::ops::social::{PublishRequest, PublishResult};
 use crate::error::Error;
 use crate::extract::JsonBody;
 
-/// Publishes a post to the social network.
+/// Publishes a post to the social network. 503 when the network failed or
+/// refused (`details.upstream_status`).
 #[utoipa::path(
     post, path = "/api/social-publish",
     tag = "social",
@@ -20,7 +21,6 @@ use crate::extract::JsonBody;
     responses(
         (status = 200, description = "Published (now or before), or a dry run", body = PublishResult),
         (status = 404, description = "No such post"),
-        (status = 503, description = "The social network failed or refused; details.upstream_status"),
     ),
     security(("api_key" = []), ("oauth" = ["social:publish"])),
 )]

@@ -70,8 +70,6 @@ pub(crate) async fn list_api_keys(
     request_body(content((ApiKeySpec = "application/json"))),
     responses(
         (status = 201, description = "Made; the key is shown this once", body = IssuedApiKey),
-        (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
-        (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -100,7 +98,6 @@ pub(crate) async fn create_api_key(
     responses(
         (status = 200, description = "Rotated; the new key is shown this once", body = RotatedApiKey),
         (status = 400, description = "A malformed number of hours"),
-        (status = 403, description = "The token lacks keys:manage, or a scope of the key"),
         (status = 404, description = "No such key in force (or it was rotated already)"),
     ),
     security(("oauth" = ["keys:manage"])),

@@ -49,8 +49,6 @@ macro_rules! item_handlers {
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 201, description = "Added", body = $item),
-                (status = 409, description = "The slug is taken"),
-                (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
             security(("oauth" = ["content:write"])),
         )]
@@ -71,7 +69,6 @@ macro_rules! item_handlers {
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 200, description = "Replaced", body = $item),
-                (status = 400, description = "Not a slug, or the body is not JSON of this shape"),
                 (status = 404, description = concat!("No ", $noun, " has this slug")),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),

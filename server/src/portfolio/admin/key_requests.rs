@@ -55,7 +55,7 @@ pub(crate) async fn list_key_requests(
 }
 
 /// Approves a request: its key is made, shown here once, and emailed to
-/// the technical contact.
+/// the technical contact. 409 when the request was decided already.
 #[utoipa::path(
     post, path = "/api/admin/key-requests/{id}/approve",
     tag = "admin",
@@ -63,10 +63,7 @@ pub(crate) async fn list_key_requests(
     request_body(content((Approval = "application/json"))),
     responses(
         (status = 200, description = "Approved; the key is shown this once", body = ApprovedKeyRequest),
-        (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
         (status = 404, description = "No such request"),
-        (status = 409, description = "The request was decided already"),
-        (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]

@@ -52,8 +52,6 @@ pub(crate) async fn list_oauth_clients(
     request_body(content((OAuthClientSpec = "application/json"))),
     responses(
         (status = 201, description = "Registered; the secret is shown this once", body = IssuedOAuthClient),
-        (status = 403, description = "The token lacks keys:manage, or a scope it would hand out"),
-        (status = 422, description = "A field breaks its rule; details.fields says which"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]

@@ -1,15 +1,17 @@
 //! Contact-form submissions.
 
+use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
 use crate::portfolio::model::{ContactEntry, ContactSubmission};
 use crate::storage::{Database, StoreError};
 
-/// Stores a submission; returns its id.
+/// Stores a submission received at `received_at`; returns its id.
 pub(crate) async fn insert(
     conn: &mut AnyConnection,
     submission: &ContactSubmission,
+    received_at: DateTime<Utc>,
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar(
         "INSERT INTO contact_submissions (name, email, subject, message, created_at) \
@@ -19,7 +21,7 @@ pub(crate) async fn insert(
     .bind(&submission.email)
     .bind(&submission.subject)
     .bind(&submission.message)
-    .bind(clock::timestamp(submission.received_at))
+    .bind(clock::timestamp(received_at))
     .fetch_one(conn)
     .await?)
 }

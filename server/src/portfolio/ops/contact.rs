@@ -50,8 +50,8 @@ pub(crate) async fn submit(
         email: email.unwrap_or_default(),
         subject: request.subject,
         message: request.message,
-        received_at: Utc::now(),
     };
+    let received_at = Utc::now();
     let notification = templates::contact_notification(
         owner,
         templates::ContactNotice {
@@ -63,12 +63,9 @@ pub(crate) async fn submit(
     );
     // The submission and its notification commit together.
     let mut tx = ctx.db.begin_write().await?;
-    let id = db::contact::insert(tx.conn(), &submission).await?;
+    let id = db::contact::insert(tx.conn(), &submission, received_at).await?;
     outbox::enqueue(tx.conn(), &notification).await?;
     tx.commit().await?;
     ctx.mail_queued();
-    Ok(ContactReceipt {
-        id,
-        received_at: submission.received_at,
-    })
+    Ok(ContactReceipt { id, received_at })
 }

@@ -2,7 +2,7 @@
 //! document the annotations produce in one place (both services use it), so
 //! that each handler's annotation lists only the statuses particular to it.
 
-use utoipa::openapi::path::Operation;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr};
@@ -42,6 +42,9 @@ pub(crate) struct ErrorResponses<'a> {
     pub(crate) always: &'a [(&'a str, &'a str)],
     /// Statuses any operation that reads a body can answer.
     pub(crate) with_body: &'a [(&'a str, &'a str)],
+    /// Statuses any operation with a path parameter can answer (the
+    /// parameter names something, which may not exist).
+    pub(crate) with_path: &'a [(&'a str, &'a str)],
     /// Whether 401 and 403 follow from each operation's security: 401 for
     /// any, 403 for one whose bearer token needs a scope (the portfolio's
     /// way; the pet store documents its own).
@@ -70,6 +73,11 @@ impl ErrorResponses<'_> {
             } else {
                 &[]
             };
+            let with_path = if has_path_parameter(operation) {
+                self.with_path
+            } else {
+                &[]
+            };
             let keyed: &[_] = if takes_idempotency_key(operation) {
                 &KEYED
             } else {
@@ -81,7 +89,9 @@ impl ErrorResponses<'_> {
                 Vec::new()
             };
             let responses = &mut operation.responses.responses;
-            let shared = self.always.iter().chain(with_body).chain(keyed);
+            let shared = [self.always, with_body, with_path, keyed]
+                .into_iter()
+                .flatten();
             for (status, description) in shared.map(|(s, d)| (*s, (*d).to_owned())).chain(refusals)
             {
                 responses.entry(status.to_owned()).or_insert_with(|| {
@@ -104,6 +114,12 @@ impl ErrorResponses<'_> {
             }
         }
     }
+}
+
+fn has_path_parameter(operation: &Operation) -> bool {
+    operation.parameters.iter().flatten().any(|parameter| {
+        matches!(parameter, RefOr::T(parameter) if parameter.parameter_in == ParameterIn::Path)
+    })
 }
 
 fn takes_idempotency_key(operation: &Operation) -> bool {

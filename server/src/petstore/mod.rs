@@ -280,6 +280,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             ),
             ("422", "Validation exception"),
         ],
+        with_path: &[("404", "Not found")],
         refusals_from_security: false,
         media_types: &["application/json", "application/xml"],
         schema: (

@@ -251,7 +251,6 @@ pub(crate) async fn find_pets_by_tags(
     responses(
         (status = 200, description = "successful operation", body = Pet),
         (status = 400, description = "Invalid ID supplied"),
-        (status = 404, description = "Pet not found"),
     ),
     security(("api_key" = []), ("petstore_auth" = ["write:pets", "read:pets"])),
 )]
@@ -302,7 +301,6 @@ impl WireBody for PetUpdateForm {
     request_body(content((Option<PetUpdateForm> = "application/x-www-form-urlencoded"))),
     responses(
         (status = 200, description = "successful operation", body = Pet),
-        (status = 404, description = "Pet not found"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
@@ -338,7 +336,6 @@ pub(crate) async fn update_pet_with_form(
     responses(
         (status = 200, description = "Pet deleted"),
         (status = 400, description = "Invalid pet value"),
-        (status = 404, description = "Pet not found"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]

@@ -126,7 +126,6 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
         (status = 200, description = "successful operation; `message` names the URL of the stored image",
             headers(("Location" = String, description = "URL of the stored image")),
             content((ApiResponse = "application/json"))),
-        (status = 404, description = "Pet not found"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
 )]
@@ -197,7 +196,6 @@ pub(crate) async fn upload_file(
     responses(
         (status = 200, description = "the image", content((inline(ImageBytes) = "image/*"))),
         (status = 400, description = "Invalid ID supplied"),
-        (status = 404, description = "Image not found"),
     ),
     security(("api_key" = []), ("petstore_auth" = ["read:pets"])),
 )]

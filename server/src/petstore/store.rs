@@ -89,7 +89,6 @@ pub(crate) async fn place_order(
     responses(
         (status = 200, description = "successful operation", body = Order),
         (status = 400, description = "Invalid ID supplied"),
-        (status = 404, description = "Order not found"),
     ),
 )]
 pub(crate) async fn get_order_by_id(
@@ -110,7 +109,6 @@ pub(crate) async fn get_order_by_id(
     responses(
         (status = 200, description = "order deleted"),
         (status = 400, description = "Invalid ID supplied"),
-        (status = 404, description = "Order not found"),
     ),
 )]
 pub(crate) async fn delete_order(

@@ -191,7 +191,6 @@ pub(crate) async fn logout_user(
     responses(
         (status = 200, description = "successful operation", body = User),
         (status = 400, description = "Invalid username supplied"),
-        (status = 404, description = "User not found"),
     ),
     security((), ("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]
@@ -222,7 +221,6 @@ pub(crate) async fn get_user_by_name(
     request_body(content = User, description = "Update an existent user in the store"),
     responses(
         (status = 200, description = "successful operation", body = User),
-        (status = 404, description = "user not found"),
         (status = 409, description = "The new username is taken"),
     ),
     security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
@@ -255,7 +253,6 @@ pub(crate) async fn update_user(
     responses(
         (status = 200, description = "User deleted"),
         (status = 400, description = "Invalid username supplied"),
-        (status = 404, description = "User not found"),
     ),
     security(("user_session" = []), ("petstore_auth" = []), ("api_key" = [])),
 )]

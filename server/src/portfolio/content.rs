@@ -82,7 +82,6 @@ pub(crate) async fn list_projects(
     responses(
         (status = 200, description = "The project", body = Project),
         (status = 400, description = "Not a slug"),
-        (status = 404, description = "No such project"),
     ),
 )]
 pub(crate) async fn get_project(
@@ -131,7 +130,6 @@ pub(crate) async fn list_posts(
     responses(
         (status = 200, description = "The post", body = Post),
         (status = 400, description = "Not a slug"),
-        (status = 404, description = "No such post"),
     ),
 )]
 pub(crate) async fn get_post(

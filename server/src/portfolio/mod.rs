@@ -143,6 +143,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
             TOO_LARGE,
             ("415", "The body is not application/json."),
         ],
+        with_path: &[("404", "Nothing has this identifier")],
         refusals_from_security: true,
         media_types: &["application/json"],
         schema: (

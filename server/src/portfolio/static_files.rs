@@ -42,7 +42,6 @@ fn is_hidden(name: &str) -> bool {
         (status = 200, description = "The file, with the media type its name suggests",
             content((inline(FileBytes) = "*/*"))),
         (status = 400, description = "Not a file name (a path, or `..`)"),
-        (status = 404, description = "No such file, or a hidden one"),
     ),
 )]
 pub(crate) async fn get_static_file(

@@ -98,7 +98,6 @@ pub(crate) async fn create_api_key(
     responses(
         (status = 200, description = "Rotated; the new key is shown this once", body = RotatedApiKey),
         (status = 400, description = "A malformed number of hours"),
-        (status = 404, description = "No such key in force (or it was rotated already)"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -122,7 +121,6 @@ pub(crate) async fn rotate_api_key(
     params(("id" = String, Path, description = "The key's id.")),
     responses(
         (status = 200, description = "Revoked", body = ApiKey),
-        (status = 404, description = "No such key"),
         (status = 409, description = "The key was revoked already"),
     ),
     security(("oauth" = ["keys:manage"])),

@@ -69,7 +69,6 @@ macro_rules! item_handlers {
             request_body(content(($item = "application/json"))),
             responses(
                 (status = 200, description = "Replaced", body = $item),
-                (status = 404, description = concat!("No ", $noun, " has this slug")),
                 (status = 422, description = "A field breaks its rule; details.fields says which"),
             ),
             security(("oauth" = ["content:write"])),
@@ -92,7 +91,6 @@ macro_rules! item_handlers {
             responses(
                 (status = 204, description = "Deleted"),
                 (status = 400, description = "Not a slug"),
-                (status = 404, description = concat!("No ", $noun, " has this slug")),
             ),
             security(("oauth" = ["content:write"])),
         )]

@@ -63,7 +63,6 @@ pub(crate) async fn list_key_requests(
     request_body(content((Approval = "application/json"))),
     responses(
         (status = 200, description = "Approved; the key is shown this once", body = ApprovedKeyRequest),
-        (status = 404, description = "No such request"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
@@ -86,7 +85,6 @@ pub(crate) async fn approve_key_request(
     params(("id" = String, Path, description = "The request's id.")),
     responses(
         (status = 200, description = "Rejected", body = KeyRequest),
-        (status = 404, description = "No such request"),
         (status = 409, description = "The request was decided already"),
     ),
     security(("oauth" = ["keys:manage"])),

@@ -73,7 +73,6 @@ pub(crate) async fn create_oauth_client(
     params(("client_id" = String, Path, description = "The client's id.")),
     responses(
         (status = 200, description = "Revoked", body = OAuthClient),
-        (status = 404, description = "No such client"),
         (status = 409, description = "The client was revoked already"),
     ),
     security(("oauth" = ["keys:manage"])),

@@ -59,7 +59,6 @@ pub(crate) async fn list_subscribers(
     responses(
         (status = 204, description = "Erased"),
         (status = 400, description = "Not an id"),
-        (status = 404, description = "No such subscriber"),
     ),
     security(("oauth" = ["subscribers:write"])),
 )]

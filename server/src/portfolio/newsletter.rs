@@ -2,8 +2,9 @@
 //! addresses), confirm (double opt-in), unsubscribe in one request (a link, or
 //! RFC 8058's one-click POST).
 
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -49,6 +50,20 @@ pub(crate) struct TokenQuery {
     token: String,
 }
 
+/// The token of a newsletter link (`?token=`); 400 when it is missing.
+pub(crate) struct LinkToken(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for LinkToken {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        let Query(TokenQuery { token }) = Query::from_request_parts(parts, state)
+            .await
+            .map_err(|_| Error::bad_request("the link has no token"))?;
+        Ok(LinkToken(token))
+    }
+}
+
 /// Subscribes to the newsletter; 422 for what is not an email address.
 #[utoipa::path(
     post, path = "/api/newsletter",
@@ -90,20 +105,12 @@ pub(crate) async fn subscribe_newsletter(
 )]
 pub(crate) async fn confirm_newsletter(
     State(state): State<PortfolioState>,
-    query: Result<Query<TokenQuery>, Error>,
+    LinkToken(token): LinkToken,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
-    let token = token_from(query)?;
     ops::newsletter::confirm(state.ops(), &state.public_url, &token).await?;
     Ok(axum::Json(SubscriptionState {
         status: SubscriptionStatus::Subscribed,
     }))
-}
-
-/// The token of a link; 400 when it is missing.
-fn token_from(query: Result<Query<TokenQuery>, Error>) -> Result<String, Error> {
-    let Query(TokenQuery { token }) =
-        query.map_err(|_| Error::bad_request("the link has no token"))?;
-    Ok(token)
 }
 
 /// Unsubscribes: the link in every newsletter email, and the one-click
@@ -121,9 +128,8 @@ fn token_from(query: Result<Query<TokenQuery>, Error>) -> Result<String, Error> 
 )]
 pub(crate) async fn unsubscribe_newsletter(
     State(state): State<PortfolioState>,
-    query: Result<Query<TokenQuery>, Error>,
+    LinkToken(token): LinkToken,
 ) -> Result<axum::Json<SubscriptionState>, Error> {
-    let token = token_from(query)?;
     ops::newsletter::unsubscribe(state.ops(), &token).await?;
     Ok(axum::Json(SubscriptionState {
         status: SubscriptionStatus::Unsubscribed,

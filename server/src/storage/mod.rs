@@ -343,6 +343,13 @@ pub(crate) fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, Sto
         .ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
 }
 
+/// A time kept as text (RFC 3339, [`crate::clock::timestamp`]); anything
+/// else is a corrupt row.
+pub(crate) fn time_from_text(text: &str) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+    crate::clock::parse_timestamp(text)
+        .map_err(|e| StoreError::corrupt(format!("time {text:?}: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{StoreError, temporary_sqlite, temporary_sqlite_with};

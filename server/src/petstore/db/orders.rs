@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 use super::{IdTable, new_id};
 use crate::clock;
 use crate::petstore::model::{Order, OrderStatus};
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, time_from_text};
 
 #[derive(Debug, FromRow)]
 struct OrderRow {
@@ -23,12 +23,7 @@ impl TryFrom<OrderRow> for Order {
     fn try_from(row: OrderRow) -> Result<Self, StoreError> {
         let corrupt = |what: &str| StoreError::corrupt(format!("order {}: {what}", row.id));
         let status = OrderStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?;
-        let ship_date = row
-            .ship_date
-            .as_deref()
-            .map(clock::parse_timestamp)
-            .transpose()
-            .map_err(|_| corrupt("ship_date"))?;
+        let ship_date = row.ship_date.as_deref().map(time_from_text).transpose()?;
         Ok(Order {
             id: Some(row.id),
             pet_id: row.pet_id,

@@ -5,7 +5,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
 use crate::portfolio::model::{ContactEntry, ContactSubmission};
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, time_from_text};
 
 /// Stores a submission received at `received_at`; returns its id.
 pub(crate) async fn insert(
@@ -41,8 +41,7 @@ impl TryFrom<EntryRow> for ContactEntry {
 
     fn try_from(row: EntryRow) -> Result<Self, StoreError> {
         Ok(ContactEntry {
-            received_at: clock::parse_timestamp(&row.created_at)
-                .map_err(|e| StoreError::corrupt(format!("submission {}: {e}", row.id)))?,
+            received_at: time_from_text(&row.created_at)?,
             id: row.id,
             name: row.name,
             email: row.email,

@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
 use crate::portfolio::model::{Achievement, ContentFile, Post, Project, SiteInfo, Slug};
-use crate::storage::{Database, StoreError, placeholders};
+use crate::storage::{Database, StoreError, placeholders, time_from_text};
 
 fn json_list(what: &str, text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::corrupt(format!("{what}: {e}")))
@@ -285,8 +285,7 @@ impl TryFrom<PostRow> for Post {
     fn try_from(row: PostRow) -> Result<Self, StoreError> {
         Ok(Post {
             tags: json_list(&row.slug, &row.tags)?,
-            published_at: clock::parse_timestamp(&row.published_at)
-                .map_err(|e| StoreError::corrupt(format!("{}: {e}", row.slug)))?,
+            published_at: time_from_text(&row.published_at)?,
             slug: row.slug,
             title: row.title,
             summary: row.summary,

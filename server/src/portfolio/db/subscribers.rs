@@ -5,7 +5,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use crate::clock;
 use crate::portfolio::model::{Subscriber, SubscriberEntry, SubscriberStatus};
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, time_from_text};
 
 #[derive(Debug, FromRow)]
 struct SubscriberRow {
@@ -192,16 +192,12 @@ impl TryFrom<EntryRow> for SubscriberEntry {
     type Error = StoreError;
 
     fn try_from(row: EntryRow) -> Result<Self, StoreError> {
-        let time = |text: &str| {
-            clock::parse_timestamp(text)
-                .map_err(|e| StoreError::corrupt(format!("subscriber {}: {e}", row.id)))
-        };
         Ok(SubscriberEntry {
             status: SubscriberStatus::parse(&row.status).ok_or_else(|| {
                 StoreError::corrupt(format!("subscriber {}: status {:?}", row.id, row.status))
             })?,
-            created_at: time(&row.created_at)?,
-            updated_at: time(&row.updated_at)?,
+            created_at: time_from_text(&row.created_at)?,
+            updated_at: time_from_text(&row.updated_at)?,
             id: row.id,
             email: row.email,
         })

@@ -216,33 +216,45 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(oauth::get_authorization_server_metadata))
         .routes(routes!(health::get_health))
         .routes(routes!(health::get_readiness));
-    // The one-click unsubscribe (RFC 8058) POSTs where the link GETs; the
-    // catalogue lists three paths without `/api` (deprecated copies).
-    let (get, post) = (HttpMethod::Get, HttpMethod::Post);
-    let second_routes = [
-        SecondRoute {
-            of: (get, "/api/newsletter/unsubscribe"),
-            at: (post, "/api/newsletter/unsubscribe"),
-            operation_id: "unsubscribeNewsletterOneClick",
-            deprecated: false,
-            handler: routing::post(newsletter::unsubscribe_newsletter),
-        },
-        SecondRoute::alias("/newsletter", "/api/newsletter", "subscribeNewsletterAlias")
-            .to(routing::post(newsletter::subscribe_newsletter)),
-        SecondRoute::alias(
+    // The one-click unsubscribe (RFC 8058) POSTs where the link GETs.
+    let one_click = SecondRoute {
+        of: (HttpMethod::Get, "/api/newsletter/unsubscribe"),
+        at: (HttpMethod::Post, "/api/newsletter/unsubscribe"),
+        operation_id: "unsubscribeNewsletterOneClick",
+        deprecated: false,
+        handler: routing::post(newsletter::unsubscribe_newsletter),
+    };
+    // The paths the catalogue lists without `/api`: deprecated copies.
+    let aliases = [
+        (
+            "/newsletter",
+            "/api/newsletter",
+            "subscribeNewsletterAlias",
+            routing::post(newsletter::subscribe_newsletter),
+        ),
+        (
             "/social-publish",
             "/api/social-publish",
             "socialPublishAlias",
-        )
-        .to(routing::post(social::social_publish)),
-        SecondRoute::alias(
+            routing::post(social::social_publish),
+        ),
+        (
             "/notify-subscribers",
             "/api/notify-subscribers",
             "notifySubscribersAlias",
-        )
-        .to(routing::post(notify::notify_subscribers)),
+            routing::post(notify::notify_subscribers),
+        ),
     ];
-    second_routes.into_iter().fold(router, SecondRoute::serve)
+    let aliases = aliases.map(|(path, target, operation_id, handler)| SecondRoute {
+        of: (HttpMethod::Post, target),
+        at: (HttpMethod::Post, path),
+        operation_id,
+        deprecated: true,
+        handler,
+    });
+    std::iter::once(one_click)
+        .chain(aliases)
+        .fold(router, SecondRoute::serve)
 }
 
 /// An operation served at a second route by the same handler, and
@@ -258,17 +270,6 @@ struct SecondRoute {
 }
 
 impl SecondRoute {
-    /// A deprecated path for `POST target` (the handler comes with [`to`](Self::to)).
-    fn alias(path: &'static str, target: &'static str, operation_id: &'static str) -> AliasOf {
-        AliasOf(SecondRoute {
-            of: (HttpMethod::Post, target),
-            at: (HttpMethod::Post, path),
-            operation_id,
-            deprecated: true,
-            handler: MethodRouter::new(),
-        })
-    }
-
     fn serve(
         mut router: OpenApiRouter<PortfolioState>,
         route: SecondRoute,
@@ -290,15 +291,6 @@ impl SecondRoute {
             paths.add_path_operation(path, vec![method], operation);
         }
         router.route(path, route.handler)
-    }
-}
-
-/// A [`SecondRoute`] that waits for its handler.
-struct AliasOf(SecondRoute);
-
-impl AliasOf {
-    fn to(self, handler: MethodRouter<PortfolioState>) -> SecondRoute {
-        SecondRoute { handler, ..self.0 }
     }
 }
 

@@ -107,8 +107,8 @@ fn multipart_error(err: axum::extract::multipart::MultipartError) -> Error {
     }
 }
 
-/// Uploads an image. Besides the answers every body can get: 400 without
-/// a file, 413 for an image larger than the server accepts, 415 for one
+/// Uploads an image. Besides the answers of any request with a body: 400
+/// without a file, 413 for an image larger than the server accepts, 415 for one
 /// not PNG, JPEG, GIF or WebP, 422 for a too long `additionalMetadata`.
 #[utoipa::path(
     post, path = "/pet/{petId}/uploadImage",

@@ -235,7 +235,7 @@ fn presented_client(headers: &HeaderMap, form: &Form) -> Result<(String, String)
     description = "The client failed to authenticate",
     headers(("WWW-Authenticate" = String, description = "`Basic realm=\"portfolio\"` (not to scripts of web pages: a browser would answer it with a password dialog of its own)")),
 )]
-#[allow(dead_code)] // It documents the answer; `answer` builds it.
+#[allow(dead_code)] // It documents the answer; `OAuthCall::answer` builds it.
 struct ClientAuthFailed(OAuthError);
 
 /// Issues a bearer token to a client (client credentials grant).

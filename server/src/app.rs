@@ -24,7 +24,6 @@ use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
-use tower_http::trace::{DefaultOnFailure, TraceLayer};
 
 use crate::access::Access;
 use crate::config::{Config, redact_url};
@@ -34,6 +33,7 @@ use crate::extract::{self, refuse_malformed};
 use crate::idempotency::{self, Idempotency};
 use crate::limits::Limiter;
 use crate::mail::Mailer;
+use crate::observe::ObserveLayer;
 use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
@@ -41,6 +41,7 @@ use crate::read_cache::ReadCache;
 use crate::serve::HttpService;
 use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
+use crate::telemetry::metrics::{self as metrics, Sampler};
 use crate::telemetry::{MakeRequestId, REQUEST_ID};
 use crate::{deadline, serve, tls};
 
@@ -51,6 +52,12 @@ pub struct Server {
     tls: Option<TlsAcceptor>,
     limits: serve::Limits,
     local_addr: SocketAddr,
+    /// `/metrics`' own listener, and what sets the gauges read when scraped.
+    metrics: Option<(
+        TcpListener,
+        metrics_exporter_prometheus::PrometheusHandle,
+        Sampler,
+    )>,
     background: Vec<tokio::task::JoinHandle<()>>,
     /// Stopped gracefully: it finishes the email in hand.
     mail_worker: (Mailer, tokio::task::JoinHandle<()>),
@@ -99,6 +106,14 @@ impl Server {
         let services = Services::build(&config, &storage, &endpoint.public_url).await?;
         load_startup_data(&config, &storage.db).await?;
         let background = services.spawn_background(&config, &storage.db);
+        let metrics = match endpoint.metrics_listener {
+            Some(listener) => Some((
+                listener,
+                metrics::install()?,
+                services.metrics_sampler(&storage),
+            )),
+            None => None,
+        };
         let router = build_router(
             &config,
             endpoint.tls.is_some(),
@@ -111,6 +126,7 @@ impl Server {
             tls: endpoint.tls,
             limits: endpoint.limits,
             local_addr: endpoint.local_addr,
+            metrics,
             background,
             mail_worker: services.mail_worker,
             analytics_writer: services.analytics_writer,
@@ -120,6 +136,13 @@ impl Server {
     /// The address actually bound (the port is chosen when 0 was asked).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where `/metrics` is served, if it is (`--metrics-bind`).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .and_then(|(listener, _, _)| listener.local_addr().ok())
     }
 
     /// `https` with TLS, `http` without.
@@ -140,8 +163,16 @@ impl Server {
             background,
             mail_worker: (mailer, mail_task),
             analytics_writer,
+            metrics,
             ..
         } = self;
+        // The metrics stay up until the last request is answered.
+        let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+        let metrics_task = metrics.map(|(listener, handle, sample)| {
+            tokio::spawn(metrics::serve(listener, handle, sample, async move {
+                let _ = metrics_stopped.await;
+            }))
+        });
         serve::serve(listener, router, tls, limits, shutdown).await;
         // Let the mail worker finish the email in hand, so that no email stays
         // leased, and the analytics writer write what it holds (both bounded);
@@ -161,6 +192,10 @@ impl Server {
         }
         for task in background {
             task.abort();
+        }
+        let _ = metrics_stop.send(());
+        if let Some(task) = metrics_task {
+            let _ = task.await;
         }
         Ok(())
     }
@@ -216,6 +251,7 @@ struct Endpoint {
     local_addr: SocketAddr,
     public_url: String,
     limits: serve::Limits,
+    metrics_listener: Option<TcpListener>,
 }
 
 impl Endpoint {
@@ -245,12 +281,14 @@ impl Endpoint {
                 .unwrap_or_else(serve::default_max_connections)
                 .max(1),
         };
+        let metrics_listener = config.metrics_bind.map(metrics::listen).transpose()?;
         Ok(Endpoint {
             listener,
             tls,
             local_addr,
             public_url,
             limits,
+            metrics_listener,
         })
     }
 }
@@ -284,9 +322,9 @@ impl Services {
             public_url: Arc::from(public_url),
             access: access.clone(),
             // Pets are a few hundred bytes each.
-            pets: ReadCache::new(db, 4096),
+            pets: ReadCache::new(db, "pets", 4096),
             // Every set of statuses, in each format.
-            pet_lists: ReadCache::new(db, 14),
+            pet_lists: ReadCache::new(db, "pet_lists", 14),
             new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
         });
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
@@ -311,13 +349,36 @@ impl Services {
                 .build()
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
-            site_info: ReadCache::new(db, 1),
+            site_info: ReadCache::new(db, "site_info", 1),
         });
         Ok(Services {
             petstore,
             portfolio,
             mail_worker,
             analytics_writer,
+        })
+    }
+
+    /// What sets the gauges read when `/metrics` is scraped: the database
+    /// pool, the outbox, the password queue and Redis's state.
+    fn metrics_sampler(&self, storage: &Storage) -> Sampler {
+        let db = storage.db.clone();
+        let mailer = self.portfolio.mailer.clone();
+        let shared_counters = storage.shared_counters.clone();
+        Arc::new(move || {
+            let (db, mailer, shared_counters) =
+                (db.clone(), mailer.clone(), shared_counters.clone());
+            Box::pin(async move {
+                let (size, idle) = db.pool_connections();
+                metrics::db_pool(
+                    size.saturating_sub(u32::try_from(idle).unwrap_or(u32::MAX)),
+                    idle,
+                );
+                mailer.sample_metrics().await;
+                metrics::redis_fallback(
+                    shared_counters.is_some_and(|counters| counters.problem().is_some()),
+                );
+            })
         })
     }
 
@@ -480,20 +541,11 @@ pub(crate) fn build_router(
             })
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestId))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &Request<_>| {
-                    let request_id = request
-                        .headers()
-                        .get(&REQUEST_ID)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("-");
-                    tracing::info_span!("request", method = %request.method(), uri = %request.uri().path(), request_id)
-                })
-                // Server faults are logged once, with their cause, where the
-                // error is rendered; a 5xx is no news to repeat here.
-                .on_failure(DefaultOnFailure::new().level(tracing::Level::DEBUG)),
-        )
+        // The request's trace, span, metrics and access-log line.
+        .layer(ObserveLayer {
+            metrics: config.metrics_bind.is_some(),
+            access_log: config.log.access_log,
+        })
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         // Over HTTPS, browsers are told to come back over HTTPS only.
         .option_layer(tls.then(|| {

@@ -462,7 +462,15 @@ pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output =
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-")
         .to_owned();
-    let response = next(request).await;
+    // The route template, for the metrics and the access log outside.
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .cloned();
+    let mut response = next(request).await;
+    if let Some(route) = route {
+        response.extensions_mut().insert(route);
+    }
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error())
         || response.extensions().get::<Rendered>().is_some()

@@ -36,6 +36,7 @@ mod idempotency;
 mod limit_headers;
 mod limits;
 mod mail;
+mod observe;
 mod openapi_errors;
 mod password;
 mod paths;

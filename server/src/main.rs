@@ -52,6 +52,9 @@ struct Cli {
         hide_env_values = true
     )]
     redis_url: Option<String>,
+    /// Serve Prometheus metrics at `/metrics` on this address (off by default).
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_METRICS_BIND")]
+    metrics_bind: Option<std::net::SocketAddr>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -87,6 +90,7 @@ async fn main() -> ExitCode {
         tls_cert: cli.tls_cert.clone(),
         tls_key: cli.tls_key.clone(),
         redis_url: cli.redis_url.clone(),
+        metrics_bind: cli.metrics_bind,
     };
     let config = match Config::load(cli.config.as_deref(), &overrides) {
         Ok(config) => config,
@@ -145,6 +149,9 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         docs::PETSTORE_CLIENT_PROFILE_PATH,
         docs::PORTFOLIO_CLIENT_PROFILE_PATH
     );
+    if let Some(metrics) = server.metrics_addr() {
+        let _ = writeln!(std::io::stdout(), "  metrics:    http://{metrics}/metrics");
+    }
     server.run(shutdown_signal()).await
 }
 

@@ -103,16 +103,29 @@ impl Hasher {
     }
 
     fn submit(&self, job: Job) -> Result<(), Failure> {
-        self.jobs.try_send(job).map_err(|e| match e {
-            TrySendError::Full(_) => Failure::Busy {
+        // Counted before it is sent: a thread may take it at once.
+        crate::telemetry::metrics::password_hash_queued(1.0);
+        self.jobs.try_send(job).map_err(|e| {
+            crate::telemetry::metrics::password_hash_queued(-1.0);
+            refusal(e)
+        })
+    }
+}
+
+/// Why a password check could not be queued.
+fn refusal(e: TrySendError<Job>) -> Failure {
+    match e {
+        TrySendError::Full(_) => {
+            crate::telemetry::metrics::password_hash_refused();
+            Failure::Busy {
                 message: "too many password checks at once; retry in a moment".into(),
                 per_caller: false,
                 retry_after: RETRY_AFTER_SECS,
-            },
-            TrySendError::Disconnected(_) => {
-                Failure::fault("password hashing", "the hashing threads are gone")
             }
-        })
+        }
+        TrySendError::Disconnected(_) => {
+            Failure::fault("password hashing", "the hashing threads are gone")
+        }
     }
 }
 
@@ -128,6 +141,7 @@ fn work(waiting: &Mutex<Receiver<Job>>) {
                 Err(_) => return,
             }
         };
+        crate::telemetry::metrics::password_hash_queued(-1.0);
         match job {
             Job::Hash { password, reply } => {
                 let _ = reply.send(hash_now(&mut memory, password.as_bytes()));

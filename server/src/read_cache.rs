@@ -39,6 +39,8 @@ pub(crate) struct ReadBegun(Option<u64>);
 
 #[derive(Debug)]
 pub(crate) struct ReadCache<K, V> {
+    /// Its label in the metrics' hits and misses.
+    name: &'static str,
     enabled: bool,
     max_entries: usize,
     entries: RwLock<Entries<K, V>>,
@@ -46,8 +48,9 @@ pub(crate) struct ReadCache<K, V> {
 
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// A cache of at most `max_entries` values, on if `db` is SQLite.
-    pub(crate) fn new(db: &Database, max_entries: usize) -> Self {
+    pub(crate) fn new(db: &Database, name: &'static str, max_entries: usize) -> Self {
         ReadCache {
+            name,
             enabled: db.backend() == Backend::Sqlite,
             max_entries,
             entries: RwLock::new(Entries {
@@ -89,7 +92,9 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         // Read before the database is: a write that commits meanwhile moves
         // the count on, and what is read now is then never served from here.
         let commits = db.commits();
-        (self.held(commits, key), ReadBegun(Some(commits)))
+        let held = self.held(commits, key);
+        crate::telemetry::metrics::read_cache_lookup(self.name, held.is_some());
+        (held, ReadBegun(Some(commits)))
     }
 
     /// Keeps `value`, read from the database after `begun` was taken, if

@@ -50,6 +50,8 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
 
+use crate::telemetry::metrics;
+
 /// How long connections may take, and how many may be open.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -214,6 +216,7 @@ impl Served {
                     // Chosen for a newcomer, but a request may have begun
                     // since: then it stays, and the newcomer looks again.
                     if !connection.is_working(now_ms()) {
+                        metrics::connection_evicted();
                         return;
                     }
                     connection.closing.store(false, Ordering::SeqCst);
@@ -494,12 +497,14 @@ impl Drop for Place {
     fn drop(&mut self) {
         self.registry.lock().1.remove(&self.id);
         self.registry.closed.notify_waiters();
+        metrics::connection_open(-1.0);
     }
 }
 
 impl Registry {
     fn open(self: &Arc<Self>) -> Place {
         let connection = Arc::new(Connection::new());
+        metrics::connection_open(1.0);
         let mut open = self.lock();
         let id = open.0;
         open.0 += 1;

@@ -21,6 +21,8 @@ pub struct ServerProcess {
     pub url: String,
     /// What the server printed on stdout up to its address line.
     pub banner: Vec<String>,
+    /// The lines it prints on stdout after that.
+    later: mpsc::Receiver<String>,
 }
 
 impl ServerProcess {
@@ -71,7 +73,12 @@ impl ServerProcess {
                         .map(|(_, url)| url.trim().to_owned());
                     banner.push(line);
                     if let Some(url) = url {
-                        return ServerProcess { child, url, banner };
+                        return ServerProcess {
+                            child,
+                            url,
+                            banner,
+                            later: received,
+                        };
                     }
                 }
                 Err(e) => {
@@ -79,6 +86,18 @@ impl ServerProcess {
                     let _ = child.wait();
                     panic!("the server did not say where it listens ({e}): {banner:?}");
                 }
+            }
+        }
+    }
+
+    /// The next line of stdout that starts with `prefix` (after trimming),
+    /// waiting for it at most [`START_TIMEOUT`].
+    pub fn line_starting(&self, prefix: &str) -> String {
+        loop {
+            match self.later.recv_timeout(START_TIMEOUT) {
+                Ok(line) if line.trim_start().starts_with(prefix) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("the server printed no line starting with {prefix:?} ({e})"),
             }
         }
     }

@@ -168,6 +168,7 @@ pub const LAYERS: [Layer; 7] = [
             "strict_json.rs",
             "limit_headers.rs",
             "deadline.rs",
+            "observe.rs",
             "idempotency/mod.rs",
             "access/{credentials,challenges}.rs",
         ],
@@ -237,7 +238,7 @@ pub const LAYERS: [Layer; 7] = [
         name: "foundation",
         files: &[
             "config/**",
-            "telemetry.rs",
+            "telemetry/**",
             "clock.rs",
             "secret.rs",
             "paths.rs",

@@ -65,6 +65,10 @@ pub struct Config {
     /// The prefix of the counters' keys in Redis: the replicas of one
     /// deployment share it; deployments that share a Redis need one each.
     pub redis_key_prefix: String,
+    /// Address of a second listener that serves Prometheus metrics at
+    /// `/metrics` (`--metrics-bind`); off when unset. Keep it off the
+    /// public network: it tells how the server is used.
+    pub metrics_bind: Option<SocketAddr>,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -84,6 +88,7 @@ impl Default for Config {
             tls_key: None,
             redis_url: None,
             redis_key_prefix: "petstore-portfolio".to_owned(),
+            metrics_bind: None,
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
@@ -108,6 +113,7 @@ impl std::fmt::Debug for Config {
             .field("tls_key", &self.tls_key)
             .field("redis_url", &self.redis_url.as_deref().map(redact_url))
             .field("redis_key_prefix", &self.redis_key_prefix)
+            .field("metrics_bind", &self.metrics_bind)
             .field("http", &self.http)
             .field("petstore", &self.petstore)
             .field("portfolio", &self.portfolio)
@@ -210,6 +216,10 @@ pub struct LogConfig {
     pub filter: String,
     /// `text` for people, `json` for machines.
     pub format: LogFormat,
+    /// One line per request at INFO, target `access` (method, route
+    /// template, status, duration, bytes, request id, trace id, client
+    /// address; never the path or query as sent). Default on.
+    pub access_log: bool,
 }
 
 impl Default for LogConfig {
@@ -217,6 +227,7 @@ impl Default for LogConfig {
         Self {
             filter: "info,sqlx=warn".to_owned(),
             format: LogFormat::Text,
+            access_log: true,
         }
     }
 }
@@ -240,6 +251,7 @@ pub struct Overrides {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub redis_url: Option<String>,
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Config {

@@ -114,10 +114,28 @@ impl Mailer {
             transport_detail,
             pending: backlog.pending,
             failed: backlog.failed,
-            oldest_due_secs: backlog
-                .oldest_due_ms
-                .map(|at| ((now_ms() - at) / 1000).max(0))
-                .unwrap_or(0),
+            oldest_due_secs: oldest_due_secs(&backlog),
         })
     }
+
+    /// Sets the outbox's gauges (for a scrape of the metrics).
+    pub(crate) async fn sample_metrics(&self) {
+        match outbox::backlog(&self.inner.db).await {
+            Ok(backlog) => {
+                crate::telemetry::metrics::outbox_backlog(
+                    backlog.pending,
+                    oldest_due_secs(&backlog),
+                );
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the outbox for the metrics"),
+        }
+    }
+}
+
+/// How long the oldest due email has waited (seconds; 0 if none is due).
+fn oldest_due_secs(backlog: &outbox::Backlog) -> i64 {
+    backlog
+        .oldest_due_ms
+        .map(|at| ((now_ms() - at) / 1000).max(0))
+        .unwrap_or(0)
 }

@@ -15,6 +15,7 @@ use super::outbox::{self, QueuedEmail, Record};
 use super::transport::Outcome;
 use crate::clock::now_ms;
 use crate::storage::StoreError;
+use crate::telemetry::metrics;
 
 /// Emails claimed in one pass, at most.
 const BATCH: i64 = 200;
@@ -79,13 +80,13 @@ async fn deliver(mailer: &Mailer, id: i64) -> Result<bool, StoreError> {
         .transport
         .send(&mailer.inner.from, &email)
         .await;
-    outbox::record(
-        db,
-        email.id,
-        email.attempts + 1,
-        &record_for(mailer, &email, outcome),
-    )
-    .await?;
+    let record = record_for(mailer, &email, outcome);
+    outbox::record(db, email.id, email.attempts + 1, &record).await?;
+    match record {
+        Record::Sent => metrics::email_delivered(),
+        Record::Failed(_) => metrics::email_failed(),
+        Record::RetryAt(..) => {}
+    }
     Ok(true)
 }
 

@@ -43,6 +43,7 @@ use crate::config::{AuthMode, Scope};
 use crate::error::{Error, ErrorCode};
 use crate::extract::client_address;
 use crate::secret;
+use crate::telemetry::metrics::{self, AuthFailure};
 
 /// The header of the pet store's API key.
 pub(crate) const API_KEY_HEADER: &str = "api_key";
@@ -306,8 +307,14 @@ fn key_principal(key: Option<&str>, state: &PetstoreState) -> Result<Principal, 
         Verdict::Valid { scopes, .. } => Ok(Principal::Key {
             admin: scopes.contains(&Scope::Admin),
         }),
-        Verdict::NoLongerValid => Err(unauthorized("the api_key is revoked or expired")),
-        Verdict::Unknown => Err(unauthorized("the api_key is not valid")),
+        Verdict::NoLongerValid => {
+            metrics::authentication_failed("petstore", AuthFailure::RevokedApiKey);
+            Err(unauthorized("the api_key is revoked or expired"))
+        }
+        Verdict::Unknown => {
+            metrics::authentication_failed("petstore", AuthFailure::UnknownApiKey);
+            Err(unauthorized("the api_key is not valid"))
+        }
     }
 }
 
@@ -320,6 +327,7 @@ async fn user(
         Authorization::Bearer(token) => {
             let token_hash = secret::sha256_hex(token);
             let Some(session) = session(state, token, &token_hash).await? else {
+                metrics::authentication_failed("petstore", AuthFailure::InvalidToken);
                 return Err(unauthorized("the bearer token is not valid or has expired"));
             };
             let scopes = match &session.scopes {
@@ -342,10 +350,16 @@ async fn user(
                 None => Err(unauthorized("invalid username/password supplied")),
             }
         }
-        Authorization::MalformedBasic => Err(unauthorized("the Basic credentials are malformed")),
-        Authorization::Other => Err(unauthorized(
-            "the Authorization header must be Bearer <token> or Basic <credentials>",
-        )),
+        Authorization::MalformedBasic => {
+            metrics::authentication_failed("petstore", AuthFailure::Malformed);
+            Err(unauthorized("the Basic credentials are malformed"))
+        }
+        Authorization::Other => {
+            metrics::authentication_failed("petstore", AuthFailure::Malformed);
+            Err(unauthorized(
+                "the Authorization header must be Bearer <token> or Basic <credentials>",
+            ))
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::limit_headers;
 use crate::limits::Limiter;
+use crate::telemetry::metrics::Limit;
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
@@ -40,6 +41,7 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     let mut response = if quota.allowed {
         next(request).await
     } else {
+        crate::telemetry::metrics::rate_limited(Limit::PetstoreRequests);
         limit_headers::over_limit(quota, now).into_response()
     };
     limit_headers::add_headers(response.headers_mut(), quota, now);

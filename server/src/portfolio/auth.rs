@@ -40,6 +40,7 @@ use crate::access::{Access, Service};
 use crate::config::Scope;
 use crate::error::{Error, ErrorCode};
 use crate::storage::Database;
+use crate::telemetry::metrics::{self, AuthFailure};
 
 /// The header that carries an API key.
 pub(crate) const API_KEY_HEADER: &str = "X-API-Key";
@@ -279,9 +280,13 @@ fn key_caller(level: Level, verdict: &Verdict) -> Result<Caller, Error> {
             credential: Credential::ApiKey { id: id.clone() },
         }),
         Verdict::NoLongerValid => {
+            metrics::authentication_failed("portfolio", AuthFailure::RevokedApiKey);
             Err(level.unauthorized("the API key is revoked or expired", None))
         }
-        Verdict::Unknown => Err(level.unauthorized("the API key is not valid", None)),
+        Verdict::Unknown => {
+            metrics::authentication_failed("portfolio", AuthFailure::UnknownApiKey);
+            Err(level.unauthorized("the API key is not valid", None))
+        }
     }
 }
 
@@ -299,11 +304,15 @@ fn token_caller(level: Level, verdict: TokenVerdict) -> Result<Caller, Error> {
                 token_id: id,
             },
         }),
-        TokenVerdict::NoLongerValid => Err(level.unauthorized(
-            "the bearer token is revoked or expired",
-            Some("invalid_token"),
-        )),
+        TokenVerdict::NoLongerValid => {
+            metrics::authentication_failed("portfolio", AuthFailure::InvalidToken);
+            Err(level.unauthorized(
+                "the bearer token is revoked or expired",
+                Some("invalid_token"),
+            ))
+        }
         TokenVerdict::Unknown => {
+            metrics::authentication_failed("portfolio", AuthFailure::InvalidToken);
             Err(level.unauthorized("the bearer token is not valid", Some("invalid_token")))
         }
     }

@@ -29,8 +29,14 @@ pub(crate) async fn publish_status(
         "{}/api/v1/statuses",
         config.instance_url.trim_end_matches('/')
     );
-    let response = client
-        .post(&url)
+    let mut request = client.post(&url);
+    // The request's trace goes on to the instance.
+    if let Some(trace) = crate::telemetry::trace_context::current() {
+        for (name, value) in trace.outgoing_headers() {
+            request = request.header(name, value);
+        }
+    }
+    let response = request
         .timeout(Duration::from_secs(config.timeout_secs))
         .bearer_auth(&config.access_token)
         // The instance answers a repeat of this key with the status it made

@@ -18,6 +18,7 @@ use super::auth::KeyName;
 use crate::config::RateLimitConfig;
 use crate::limit_headers;
 use crate::limits::Limiter;
+use crate::telemetry::metrics::Limit;
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]
@@ -42,14 +43,19 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
         .extensions()
         .get::<KeyName>()
         .and_then(|KeyName(name)| name.clone());
-    let (caller, limit) = match key_name {
-        Some(name) => (format!("key:{name}"), limits.config.per_key_per_minute),
+    let (caller, limit, counted_as) = match key_name {
+        Some(name) => (
+            format!("key:{name}"),
+            limits.config.per_key_per_minute,
+            Limit::PortfolioRequestsPerKey,
+        ),
         None => {
             let address = crate::extract::client_address(request.extensions())
                 .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
             (
                 format!("address:{address}"),
                 limits.config.anonymous_per_minute,
+                Limit::PortfolioRequestsPerAddress,
             )
         }
     };
@@ -58,6 +64,7 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     let mut response = if quota.allowed || health_check {
         next(request).await
     } else {
+        crate::telemetry::metrics::rate_limited(counted_as);
         limit_headers::over_limit(quota, now).into_response()
     };
     limit_headers::add_headers(response.headers_mut(), quota, now);

@@ -112,6 +112,7 @@ impl GroupCommit {
     async fn begin_batch(&self) -> Result<Batch, StoreError> {
         // sqlx's own transaction, so that however this ends (an error, a
         // dropped future) the connection goes back to the pool rolled back.
+        super::note_wait(&self.pool);
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         tx.execute("SAVEPOINT batch").await?;
         Ok(Batch {

@@ -27,6 +27,14 @@ pub(crate) use error::StoreError;
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// Counts, for the metrics, a statement about to take a connection from
+/// `pool` when every connection is open and none is idle: it waits.
+pub(crate) fn note_wait(pool: &AnyPool) {
+    if pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections() {
+        crate::telemetry::metrics::db_pool_waited();
+    }
+}
+
 /// Which database engine is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
@@ -195,13 +203,21 @@ impl Database {
         })
     }
 
+    /// The pool, for a statement about to run on it.
     pub(crate) fn pool(&self) -> &AnyPool {
+        note_wait(&self.pool);
         &self.pool
     }
 
     /// A connection from the pool, for reads.
     pub(crate) async fn conn(&self) -> Result<PoolConnection<Any>, StoreError> {
+        note_wait(&self.pool);
         Ok(self.pool.acquire().await?)
+    }
+
+    /// The pool's connections: (open, idle), for the metrics.
+    pub(crate) fn pool_connections(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
     }
 
     /// Waits until no other replica is starting up, and holds the others
@@ -247,7 +263,10 @@ impl Database {
         Ok(WriteTx(match &self.sqlite_writers {
             Some(writers) => WriteTxKind::Batched(writers.begin().await?),
             None => WriteTxKind::Own {
-                tx: self.pool.begin().await?,
+                tx: {
+                    note_wait(&self.pool);
+                    self.pool.begin().await?
+                },
                 commits: self.commits.clone(),
             },
         }))

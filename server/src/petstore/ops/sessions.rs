@@ -11,6 +11,7 @@ use crate::failure::Failure;
 use crate::limits::Limiter;
 use crate::petstore::db;
 use crate::secret;
+use crate::telemetry::metrics::{self, AuthFailure, Limit};
 
 /// The id of the user whose name and password these are, or none.
 ///
@@ -45,10 +46,13 @@ pub(crate) async fn check_password(
     ctx.failed_logins
         .refuse_after_failures(&callers, now)
         .await
-        .map_err(|retry_after| Failure::Busy {
-            message: format!("too many failed logins; retry in {retry_after} s").into(),
-            per_caller: true,
-            retry_after,
+        .map_err(|retry_after| {
+            metrics::rate_limited(Limit::FailedLogins);
+            Failure::Busy {
+                message: format!("too many failed logins; retry in {retry_after} s").into(),
+                per_caller: true,
+                retry_after,
+            }
         })?;
     let stored = db::users::get(ctx.db, username).await?;
     let (user_id, hash) = match stored {
@@ -61,6 +65,7 @@ pub(crate) async fn check_password(
             Ok(Some(id))
         }
         _ => {
+            metrics::authentication_failed("petstore", AuthFailure::WrongPassword);
             ctx.failed_logins.count_failure(&callers, now).await;
             Ok(None)
         }

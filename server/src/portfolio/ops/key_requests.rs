@@ -106,6 +106,7 @@ pub(crate) async fn submit(
         .hit(caller, config.per_address_per_hour, now.timestamp())
         .await;
     if !quota.allowed {
+        crate::telemetry::metrics::rate_limited(crate::telemetry::metrics::Limit::KeyRequests);
         let retry_after = u64::try_from((quota.reset_at - now.timestamp()).max(1)).unwrap_or(1);
         return Err(Failure::Busy {
             message: format!(

@@ -18,6 +18,7 @@ use crate::config::{OAuthConfig, Scope};
 use crate::failure::Failure;
 use crate::limits::Limiter;
 use crate::storage::{Database, StoreError};
+use crate::telemetry::metrics::{self, AuthFailure, Limit};
 
 /// The longest client id and secret worth comparing.
 const MAX_CLIENT_ID_CHARS: usize = 100;
@@ -206,11 +207,16 @@ async fn authenticate(
         .failures
         .refuse_after_failures(&callers, now)
         .await
-        .map_err(|retry_after| Failure::Busy {
-            message: format!("too many failed client authentications; retry in {retry_after} s")
+        .map_err(|retry_after| {
+            metrics::rate_limited(Limit::ClientAuthenticationFailures);
+            Failure::Busy {
+                message: format!(
+                    "too many failed client authentications; retry in {retry_after} s"
+                )
                 .into(),
-            per_caller: true,
-            retry_after,
+                per_caller: true,
+                retry_after,
+            }
         })?;
     let stored = if client_id.chars().count() <= MAX_CLIENT_ID_CHARS
         && secret.chars().count() <= MAX_SECRET_CHARS
@@ -226,6 +232,7 @@ async fn authenticate(
     {
         return Ok(stored);
     }
+    metrics::authentication_failed("portfolio", AuthFailure::ClientCredentials);
     service.failures.count_failure(&callers, now).await;
     Err(OAuthError::invalid_client("client authentication failed").into())
 }

@@ -1,4 +1,5 @@
-//! Structured logs with `tracing`.
+//! Structured logs with `tracing`, metrics ([`metrics`]) and trace
+//! context ([`trace_context`]).
 
 use std::io::IsTerminal as _;
 
@@ -6,6 +7,9 @@ use axum::http::HeaderName;
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
+
+pub mod metrics;
+pub mod trace_context;
 
 /// The header that carries a request's id: set on the way in unless the
 /// client sent one, returned on the answer, and on every log line of the

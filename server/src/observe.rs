@@ -1,0 +1,348 @@
+//! What the server notes of every request, in one layer around the router:
+//!
+//! - its trace ([`TraceContext`]: the caller's `traceparent` continued, or a
+//!   new trace), kept for the calls the request makes;
+//! - its span, `request`, with the request id and trace id, so that every
+//!   log line written while answering carries both;
+//! - the HTTP server metrics (OpenTelemetry's names): duration, requests in
+//!   flight, body sizes, labelled by method, route template, status and
+//!   service;
+//! - one access-log line (target `access`, INFO) once the answer's last
+//!   byte is sent or the client leaves: method, route template, status,
+//!   duration, bytes, request id, trace id and client address. Never the
+//!   path or query as sent, which can hold ids, emails and link tokens.
+//!
+//! The route template is left on the answer by each service's edge
+//! ([`crate::error::render_errors_around`]); an answer without one (no route
+//! matched) is `unmatched`.
+//!
+//! One layer rather than tower-http's `TraceLayer` plus more: what the access
+//! line and the metrics need (the start, the route, the bytes sent) must
+//! travel with the answer's body to its end, which `TraceLayer`'s callbacks
+//! have no place for.
+
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::MatchedPath;
+use axum::http::{HeaderValue, Request, StatusCode};
+use axum::response::Response;
+use bytes::{Buf as _, Bytes};
+use http_body::{Body as _, Frame, SizeHint};
+use metrics::{gauge, histogram};
+use tower::{Layer, Service};
+
+use crate::extract::client_address;
+use crate::telemetry::REQUEST_ID;
+use crate::telemetry::metrics::{
+    HTTP_ACTIVE_REQUESTS, HTTP_REQUEST_BODY_SIZE, HTTP_REQUEST_DURATION, HTTP_RESPONSE_BODY_SIZE,
+    method_label, service_of,
+};
+use crate::telemetry::trace_context::{self, TraceContext};
+
+/// The route label of a request no route matched.
+pub(crate) const UNMATCHED: &str = "unmatched";
+
+/// What is noted: metrics only with a recorder installed (`--metrics-bind`),
+/// the access log unless turned off.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObserveLayer {
+    pub(crate) metrics: bool,
+    pub(crate) access_log: bool,
+}
+
+impl<S> Layer<S> for ObserveLayer {
+    type Service = Observe<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Observe {
+            inner,
+            settings: *self,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Observe<S> {
+    inner: S,
+    settings: ObserveLayer,
+}
+
+impl<S, B> Service<Request<Body>> for Observe<S>
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>,
+{
+    type Response = Response<ObservedBody<B>>;
+    type Error = Infallible;
+    type Future = Observed<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request<Body>) -> Self::Future {
+        let trace = TraceContext::continue_or_start(request.headers());
+        let request_id = request.headers().get(&REQUEST_ID).cloned();
+        let span = tracing::info_span!(
+            "request",
+            request_id = request_id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or("-"),
+            trace_id = %trace.trace_id,
+        );
+        let method = method_label(request.method());
+        let service = service_of(request.uri().path());
+        if self.settings.metrics {
+            gauge!(HTTP_ACTIVE_REQUESTS, "http_request_method" => method, "service" => service)
+                .increment(1.0);
+        }
+        // What the body declares (Content-Length); a chunked one is counted
+        // as it is read.
+        let request_bytes = match request.body().size_hint().exact() {
+            Some(declared) => RequestBytes::Declared(declared),
+            None => {
+                let read = Arc::new(AtomicU64::new(0));
+                request = request.map(|body| {
+                    Body::new(CountedBody {
+                        body,
+                        read: read.clone(),
+                    })
+                });
+                RequestBytes::Read(read)
+            }
+        };
+        let note = Note {
+            start: Instant::now(),
+            settings: self.settings,
+            method,
+            service,
+            request_bytes,
+            request_id,
+            trace_id: trace.trace_id,
+            client: client_address(request.extensions()),
+            span: span.clone(),
+        };
+        let answer = {
+            let _entered = span.enter();
+            trace_context::scope(trace, self.inner.call(request))
+        };
+        Observed {
+            answer,
+            span,
+            note: Some(note),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer on its way: its body is wrapped so that the request is
+    /// noted when the body ends.
+    pub(crate) struct Observed<F> {
+        #[pin]
+        answer: tokio::task::futures::TaskLocalFuture<TraceContext, F>,
+        span: tracing::Span,
+        note: Option<Note>,
+    }
+}
+
+impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed<F> {
+    type Output = Result<Response<ObservedBody<B>>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let _entered = this.span.enter();
+        let Ok(response) = ready!(this.answer.poll(cx));
+        let (parts, body) = response.into_parts();
+        let answered = this.note.take().map(|note| Answered {
+            status: parts.status,
+            route: parts.extensions.get::<MatchedPath>().cloned(),
+            note,
+        });
+        Poll::Ready(Ok(Response::from_parts(
+            parts,
+            ObservedBody {
+                body,
+                bytes: 0,
+                note: answered,
+            },
+        )))
+    }
+}
+
+/// What is noted of a request, once its answer's body ends.
+struct Note {
+    start: Instant,
+    settings: ObserveLayer,
+    method: &'static str,
+    service: &'static str,
+    request_bytes: RequestBytes,
+    request_id: Option<HeaderValue>,
+    trace_id: trace_context::TraceId,
+    client: Option<IpAddr>,
+    span: tracing::Span,
+}
+
+/// A request body's size: declared, or counted as read.
+enum RequestBytes {
+    Declared(u64),
+    Read(Arc<AtomicU64>),
+}
+
+impl RequestBytes {
+    fn count(&self) -> u64 {
+        match self {
+            RequestBytes::Declared(n) => *n,
+            RequestBytes::Read(read) => read.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request body of no declared length, counted as it is read.
+    struct CountedBody {
+        #[pin]
+        body: Body,
+        read: Arc<AtomicU64>,
+    }
+}
+
+impl http_body::Body for CountedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.body.poll_frame(cx));
+        if let Some(data) = frame.as_ref().and_then(|f| f.as_ref().ok()?.data_ref()) {
+            this.read.fetch_add(data.len() as u64, Ordering::Relaxed);
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A [`Note`] with its answer's status and route.
+struct Answered {
+    note: Note,
+    status: StatusCode,
+    route: Option<MatchedPath>,
+}
+
+pin_project_lite::pin_project! {
+    /// An answer's body, counted as it is sent.
+    pub(crate) struct ObservedBody<B> {
+        #[pin]
+        body: B,
+        bytes: u64,
+        note: Option<Answered>,
+    }
+
+    impl<B> PinnedDrop for ObservedBody<B> {
+        fn drop(this: Pin<&mut Self>) {
+            // The client left before the end, or the body was never read
+            // (empty, or an answer to HEAD).
+            let this = this.project();
+            if let Some(answered) = this.note.take() {
+                answered.record(*this.bytes);
+            }
+        }
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for ObservedBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.body.poll_frame(cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    *this.bytes += data.remaining() as u64;
+                }
+            }
+            Some(Err(_)) | None => {
+                if let Some(answered) = this.note.take() {
+                    answered.record(*this.bytes);
+                }
+            }
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Answered {
+    /// The metrics and the access-log line of a request whose answer
+    /// ended after `bytes` bytes of body.
+    fn record(self, bytes: u64) {
+        let Answered {
+            note,
+            status,
+            route,
+        } = self;
+        let elapsed = note.start.elapsed();
+        let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
+        if note.settings.metrics {
+            let labels = [
+                ("http_request_method", note.method.to_owned()),
+                ("http_route", route.to_owned()),
+                ("http_response_status_code", status.as_str().to_owned()),
+                ("service", note.service.to_owned()),
+            ];
+            histogram!(HTTP_REQUEST_DURATION, &labels).record(elapsed.as_secs_f64());
+            #[allow(clippy::cast_precision_loss)]
+            {
+                histogram!(HTTP_RESPONSE_BODY_SIZE, &labels).record(bytes as f64);
+                histogram!(HTTP_REQUEST_BODY_SIZE, &labels)
+                    .record(note.request_bytes.count() as f64);
+            }
+            gauge!(HTTP_ACTIVE_REQUESTS, "http_request_method" => note.method, "service" => note.service)
+                .decrement(1.0);
+        }
+        if note.settings.access_log {
+            let request_id = note
+                .request_id
+                .as_ref()
+                .and_then(|id| id.to_str().ok())
+                .unwrap_or("-");
+            tracing::info!(
+                target: "access",
+                parent: &note.span,
+                method = note.method,
+                route,
+                status = status.as_u16(),
+                duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+                bytes,
+                request_id,
+                trace_id = %note.trace_id,
+                client = note.client.map(tracing::field::display),
+            );
+        }
+    }
+}

@@ -31,6 +31,7 @@ use crate::docs;
 use crate::error::{Error, panic_response, render_errors_around, render_now};
 use crate::extract::{self, refuse_malformed};
 use crate::idempotency::{self, Idempotency};
+use crate::lifecycle::Draining;
 use crate::limits::Limiter;
 use crate::mail::Mailer;
 use crate::observe::ObserveLayer;
@@ -59,6 +60,9 @@ pub struct Server {
         Sampler,
     )>,
     background: Vec<tokio::task::JoinHandle<()>>,
+    /// On at a stop: readiness answers 503 through the drain period.
+    draining: Draining,
+    drain: Duration,
     /// Stopped gracefully: it finishes the email in hand.
     mail_worker: (Mailer, tokio::task::JoinHandle<()>),
     /// Ends by itself once the router (and so every sender) is gone, after
@@ -114,6 +118,7 @@ impl Server {
             )),
             None => None,
         };
+        let draining = services.portfolio.draining.clone();
         let router = build_router(
             &config,
             endpoint.tls.is_some(),
@@ -128,6 +133,8 @@ impl Server {
             local_addr: endpoint.local_addr,
             metrics,
             background,
+            draining,
+            drain: Duration::from_secs(config.http.shutdown_drain_secs),
             mail_worker: services.mail_worker,
             analytics_writer: services.analytics_writer,
         })
@@ -164,6 +171,8 @@ impl Server {
             mail_worker: (mailer, mail_task),
             analytics_writer,
             metrics,
+            draining,
+            drain,
             ..
         } = self;
         // The metrics stay up until the last request is answered.
@@ -173,16 +182,42 @@ impl Server {
                 let _ = metrics_stopped.await;
             }))
         });
-        serve::serve(listener, router, tls, limits, shutdown).await;
+        // Asked to stop: readiness says 503 at once, and the listener goes on
+        // serving through the drain period, so that a load balancer that
+        // has not yet seen it sends nothing to a closed port; then it stops
+        // accepting and finishes what is in flight.
+        let stop_accepting = {
+            let draining = draining.clone();
+            async move {
+                shutdown.await;
+                draining.start();
+                tracing::info!(
+                    drain_secs = drain.as_secs(),
+                    "stopping: readiness answers 503; serving on through the drain period"
+                );
+                tokio::time::sleep(drain).await;
+                tracing::info!("no longer accepting connections; finishing requests in flight");
+            }
+        };
+        serve::serve(listener, router, tls, limits, draining, stop_accepting).await;
         // Let the mail worker finish the email in hand, so that no email stays
         // leased, and the analytics writer write what it holds (both bounded);
         // the other tasks hold nothing.
         mailer.stop();
-        if tokio::time::timeout(Duration::from_secs(30), mail_task)
+        let mut mail_task = mail_task;
+        if tokio::time::timeout(MAIL_STOP_TIMEOUT, &mut mail_task)
             .await
             .is_err()
         {
-            tracing::warn!("the mail worker did not stop in time");
+            // Cut off mid-delivery: what it holds goes back to the outbox.
+            mail_task.abort();
+            match mailer.hand_back_leases().await {
+                Ok(n) => tracing::warn!(
+                    handed_back = n,
+                    "the mail worker did not stop in time; its emails are due again"
+                ),
+                Err(e) => tracing::warn!(error = %e, "cannot hand back the mail worker's leases"),
+            }
         }
         if tokio::time::timeout(Duration::from_secs(10), analytics_writer)
             .await
@@ -200,6 +235,14 @@ impl Server {
         Ok(())
     }
 }
+
+/// At a stop, how long the mail worker may take to finish the emails in
+/// hand (an SMTP exchange each, bounded by its own timeout).
+const MAIL_STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At a stop, what answers in flight get beyond the request timeout to be
+/// sent.
+const FINISH_GRACE: Duration = Duration::from_secs(2);
 
 /// The settings no type can hold to: refused before anything opens.
 fn check_settings(config: &Config) -> anyhow::Result<()> {
@@ -280,6 +323,7 @@ impl Endpoint {
                 .max_connections
                 .unwrap_or_else(serve::default_max_connections)
                 .max(1),
+            finish_timeout: Duration::from_secs(http.request_timeout_secs.max(1)) + FINISH_GRACE,
         };
         let metrics_listener = config.metrics_bind.map(metrics::listen).transpose()?;
         Ok(Endpoint {
@@ -349,6 +393,7 @@ impl Services {
                 .build()
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
+            draining: Draining::default(),
             site_info: ReadCache::new(db, "site_info", 1),
         });
         Ok(Services {

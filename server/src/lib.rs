@@ -33,6 +33,7 @@ mod error;
 mod extract;
 mod failure;
 mod idempotency;
+mod lifecycle;
 mod limit_headers;
 mod limits;
 mod mail;

@@ -175,5 +175,5 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = terminate => {},
     }
-    tracing::info!("shutting down; finishing requests in flight");
+    tracing::info!("asked to stop");
 }

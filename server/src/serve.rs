@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::Request;
+use axum::http::{HeaderValue, Request, Version, header};
 use axum::response::Response;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -50,6 +50,7 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
 
+use crate::lifecycle::Draining;
 use crate::telemetry::metrics;
 
 /// How long connections may take, and how many may be open.
@@ -59,14 +60,14 @@ pub(crate) struct Limits {
     pub(crate) keep_alive_timeout: Duration,
     pub(crate) send_timeout: Duration,
     pub(crate) max_connections: usize,
+    /// How long a stop waits for the requests in flight (the request
+    /// timeout, and a moment to send the answers).
+    pub(crate) finish_timeout: Duration,
 }
 
 /// The whole application as one service: the router inside the plumbing
 /// every answer shares.
 pub(crate) type HttpService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
-
-/// How long a graceful stop waits for connections to finish.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// For a newcomer, a connection quiet this long is closed rather than one
 /// that was active more recently (which may be about to send a request).
@@ -78,12 +79,16 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 
 /// Serves `router` on `listener` (with TLS if `tls` is given) until
 /// `shutdown` completes; then stops accepting, lets the requests in flight
-/// finish, and returns.
+/// finish (for at most `limits.finish_timeout`), and returns. While
+/// `draining`, HTTP/1 answers say `Connection: close`, so that clients and
+/// proxies open their next connection elsewhere rather than find this one
+/// closed under them.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: HttpService,
     tls: Option<TlsAcceptor>,
     limits: Limits,
+    draining: Draining,
     shutdown: impl Future<Output = ()>,
 ) {
     let registry = Arc::new(Registry::default());
@@ -121,6 +126,7 @@ pub(crate) async fn serve(
             () = &mut shutdown => break,
         }
         let served = Served {
+            draining: draining.clone(),
             router: router.clone(),
             builder: builder.clone(),
             watcher: graceful.watcher(),
@@ -155,16 +161,20 @@ pub(crate) async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(DRAIN_TIMEOUT, graceful.shutdown())
+    if tokio::time::timeout(limits.finish_timeout, graceful.shutdown())
         .await
         .is_err()
     {
-        tracing::warn!("connections still open after {DRAIN_TIMEOUT:?}; leaving them");
+        tracing::warn!(
+            "connections still open after {:?}; leaving them",
+            limits.finish_timeout
+        );
     }
 }
 
 /// One accepted connection and what serving it needs.
 struct Served {
+    draining: Draining,
     router: HttpService,
     builder: Builder<TokioExecutor>,
     watcher: Watcher,
@@ -183,6 +193,7 @@ impl Served {
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let Served {
+            draining,
             router,
             builder,
             watcher,
@@ -196,12 +207,19 @@ impl Served {
             request.extensions_mut().insert(ConnectInfo(peer));
             let busy = Busy::start(in_flight.clone());
             let router = router.clone();
+            let close = draining.is_on() && request.version() <= Version::HTTP_11;
             async move {
                 let response = router.oneshot(request.map(Body::new)).await;
                 // Busy until the answer's body is taken, not only started.
                 Ok::<_, Infallible>(response.map_or_else(
                     |never| match never {},
-                    |r| r.map(|body| Body::new(WhileSending { body, _busy: busy })),
+                    |mut r| {
+                        if close {
+                            r.headers_mut()
+                                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                        }
+                        r.map(|body| Body::new(WhileSending { body, _busy: busy }))
+                    },
                 ))
             }
         });

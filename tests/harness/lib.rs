@@ -52,6 +52,24 @@ fn configured_url(var: &str, skipped: &str) -> Option<String> {
     }
 }
 
+/// Whether the program `name` is on the PATH; if not, a loud note (and,
+/// under CI, which installs it, a panic).
+pub fn installed(name: &str, skipped: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{name} is not installed under CI: {skipped}"
+        );
+        let _ = writeln!(std::io::stderr(), "{skipped} (install {name} to run it)");
+    }
+    found
+}
+
 /// API keys every test server accepts.
 pub mod keys {
     /// Every scope (`admin`).

@@ -118,6 +118,28 @@ impl ServerProcess {
         let _ = self.child.wait();
     }
 
+    /// `kill -TERM`, without waiting: a stop begins.
+    pub fn send_sigterm(&self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+    }
+
+    /// Waits for the process to exit, at most `within`; its exit status, or
+    /// `None` if it still runs.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// `kill -TERM` and wait: a graceful stop.
     pub fn terminate(mut self) {
         let _ = Command::new("kill")

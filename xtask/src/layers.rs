@@ -240,6 +240,7 @@ pub const LAYERS: [Layer; 7] = [
             "config/**",
             "telemetry/**",
             "clock.rs",
+            "lifecycle.rs",
             "secret.rs",
             "paths.rs",
             "storage/error.rs",

@@ -178,6 +178,12 @@ pub struct HttpConfig {
     /// address in that header that is not a trusted proxy. Empty (the
     /// default): the header is ignored, and the client is the TCP peer.
     pub trusted_proxies: Vec<String>,
+    /// Seconds the server goes on serving after SIGTERM (or Ctrl-C) while
+    /// readiness answers 503, so that load balancers take it out before it
+    /// stops accepting connections. Then it finishes the requests in flight
+    /// (for at most `request_timeout_secs`) and exits. Default 5; 0 stops
+    /// accepting at once.
+    pub shutdown_drain_secs: u64,
     /// Seconds the answer to a request sent with an `Idempotency-Key` is
     /// kept, to be replayed to a retry with the same key. Default 86400
     /// (24 hours).
@@ -203,6 +209,7 @@ impl Default for HttpConfig {
             max_connections: None,
             cors_allowed_origins: vec!["*".to_owned()],
             trusted_proxies: Vec::new(),
+            shutdown_drain_secs: 5,
             idempotency_keys_kept_secs: 24 * 60 * 60,
         }
     }

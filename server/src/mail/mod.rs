@@ -37,6 +37,9 @@ struct Inner {
     config: MailConfig,
     wake: Notify,
     stopping: AtomicBool,
+    /// The emails this process has claimed and not yet recorded: their
+    /// leases are handed back if the worker is cut off at a stop.
+    in_hand: std::sync::Mutex<std::collections::HashSet<i64>>,
 }
 
 /// Delivers the outbox.
@@ -80,6 +83,7 @@ impl Mailer {
                 config: config.clone(),
                 wake: Notify::new(),
                 stopping: AtomicBool::new(false),
+                in_hand: std::sync::Mutex::default(),
             }),
         })
     }
@@ -103,6 +107,39 @@ impl Mailer {
 
     fn stopping(&self) -> bool {
         self.inner.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Notes email `id` claimed (true) or recorded (false).
+    fn hold(&self, id: i64, held: bool) {
+        let mut in_hand = self
+            .inner
+            .in_hand
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held {
+            in_hand.insert(id);
+        } else {
+            in_hand.remove(&id);
+        }
+    }
+
+    /// Hands back the leases of the emails still in hand (the worker was
+    /// stopped before it recorded them), so that another replica, or this
+    /// one after its restart, delivers them at once rather than when the
+    /// leases run out. Returns how many.
+    pub(crate) async fn hand_back_leases(&self) -> Result<usize, StoreError> {
+        let ids: Vec<i64> = {
+            let mut in_hand = self
+                .inner
+                .in_hand
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            in_hand.drain().collect()
+        };
+        for id in &ids {
+            outbox::release(&self.inner.db, *id).await?;
+        }
+        Ok(ids.len())
     }
 
     /// For readiness: can email leave, and how is the outbox doing.

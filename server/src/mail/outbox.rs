@@ -135,6 +135,18 @@ pub(crate) async fn claim(
     Ok(email)
 }
 
+/// Gives up this process's claim on email `id` (not delivered, nothing
+/// recorded): it is due again at once.
+pub(crate) async fn release(db: &Database, id: i64) -> Result<(), StoreError> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query("UPDATE outbox SET lease_until_ms = NULL WHERE id = $1 AND status = 'pending'")
+        .bind(id)
+        .execute(tx.conn())
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// How a delivery attempt is recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Record {

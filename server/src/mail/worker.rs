@@ -75,6 +75,7 @@ async fn deliver(mailer: &Mailer, id: i64) -> Result<bool, StoreError> {
     let Some(email) = outbox::claim(db, id, now_ms() + lease_ms(mailer)).await? else {
         return Ok(false);
     };
+    mailer.hold(email.id, true);
     let outcome = mailer
         .inner
         .transport
@@ -82,6 +83,7 @@ async fn deliver(mailer: &Mailer, id: i64) -> Result<bool, StoreError> {
         .await;
     let record = record_for(mailer, &email, outcome);
     outbox::record(db, email.id, email.attempts + 1, &record).await?;
+    mailer.hold(email.id, false);
     match record {
         Record::Sent => metrics::email_delivered(),
         Record::Failed(_) => metrics::email_failed(),

@@ -143,6 +143,13 @@ pub(crate) async fn get_readiness(
     State(state): State<PortfolioState>,
     AdminView(operator): AdminView,
 ) -> Result<axum::Json<Readiness>, Error> {
+    if state.draining.is_on() {
+        return Err(Error::new(
+            ErrorCode::ServiceUnavailable,
+            "shutting down: this replica is draining; send requests to another",
+        )
+        .with_detail("draining", true));
+    }
     let database = match state.db.ping().await {
         Ok(_) => Check {
             ok: true,

@@ -94,6 +94,8 @@ pub(crate) struct Shared {
     pub(crate) site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
     /// The rate limits' counters in Redis, if configured (for readiness).
     pub(crate) shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
+    /// On once the server is stopping: readiness answers 503.
+    pub(crate) draining: crate::lifecycle::Draining,
 }
 
 /// The parts of the document that are not per operation and that the

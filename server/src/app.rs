@@ -42,6 +42,7 @@ use crate::read_cache::ReadCache;
 use crate::serve::HttpService;
 use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
+use crate::storage::backup::DataDirLock;
 use crate::telemetry::metrics::{self as metrics, Sampler};
 use crate::telemetry::{MakeRequestId, REQUEST_ID};
 use crate::{deadline, serve, tls};
@@ -60,6 +61,8 @@ pub struct Server {
         Sampler,
     )>,
     background: Vec<tokio::task::JoinHandle<()>>,
+    /// Held while the server runs (a restore waits for it to stop).
+    _data_dir_lock: Option<DataDirLock>,
     /// On at a stop: readiness answers 503 through the drain period.
     draining: Draining,
     drain: Duration,
@@ -105,7 +108,7 @@ impl Server {
         // (tests start many servers) fails harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
         check_settings(&config)?;
-        let storage = Storage::open(&config).await?;
+        let mut storage = Storage::open(&config).await?;
         let endpoint = Endpoint::bind(&config)?;
         let services = Services::build(&config, &storage, &endpoint.public_url).await?;
         load_startup_data(&config, &storage.db).await?;
@@ -133,6 +136,7 @@ impl Server {
             local_addr: endpoint.local_addr,
             metrics,
             background,
+            _data_dir_lock: storage.data_dir_lock.take(),
             draining,
             drain: Duration::from_secs(config.http.shutdown_drain_secs),
             mail_worker: services.mail_worker,
@@ -261,12 +265,19 @@ fn check_settings(config: &Config) -> anyhow::Result<()> {
 /// rate limits' counters in Redis when replicas share them.
 struct Storage {
     db: Database,
+    /// On a SQLite file: the data directory's lock, shared, so that no
+    /// restore replaces the database under the server.
+    data_dir_lock: Option<DataDirLock>,
     shared_counters: Option<Arc<SharedCounters>>,
 }
 
 impl Storage {
     async fn open(config: &Config) -> anyhow::Result<Self> {
         let db = open_database(config).await?;
+        let data_dir_lock = match crate::storage::backup::sqlite_file(&config.database_url()) {
+            Ok(_) => Some(DataDirLock::shared(&config.data_dir)?),
+            Err(_) => None,
+        };
         tracing::info!(database = %redact_url(&config.database_url()), "database ready");
         let shared_counters = config
             .redis_url
@@ -276,6 +287,7 @@ impl Storage {
             .map(Arc::new);
         Ok(Storage {
             db,
+            data_dir_lock,
             shared_counters,
         })
     }

@@ -77,6 +77,26 @@ enum Command {
     /// The emails of the outbox: list them, requeue the failed ones.
     #[command(subcommand)]
     Outbox(cli::outbox::OutboxCommand),
+    /// Copy the SQLite database to a new file, consistently, while a server
+    /// may be writing it; the copy is checked before it is kept.
+    Backup {
+        /// The file to write (it must not exist).
+        #[arg(long)]
+        to: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a backup in place of the SQLite database (no server may be
+    /// running on the data directory); the database it replaces is kept.
+    Restore {
+        /// The backup to restore.
+        #[arg(long)]
+        from: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[tokio::main]
@@ -114,6 +134,10 @@ async fn main() -> ExitCode {
         Command::KeyRequests(command) => exit_code(cli::key_requests::run(&config, command).await),
         Command::Clients(command) => exit_code(cli::clients::run(&config, command).await),
         Command::Outbox(command) => exit_code(cli::outbox::run(&config, command).await),
+        Command::Backup { to, json } => exit_code(cli::backup::backup(&config, to, json).await),
+        Command::Restore { from, json } => {
+            exit_code(cli::backup::restore(&config, from, json).await)
+        }
         Command::Serve => exit_code(serve(config).await),
     }
 }

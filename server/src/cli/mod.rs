@@ -2,6 +2,7 @@
 //! database as a running server (`--data-dir` / `--database-url`, as for
 //! `serve`). Each prints text for people, or JSON with `--json` for scripts.
 
+pub mod backup;
 pub mod clients;
 pub mod key_requests;
 pub mod keys;

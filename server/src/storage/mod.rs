@@ -19,6 +19,7 @@ use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 
 use crate::config::redact_url;
 
+pub(crate) mod backup;
 pub(crate) mod error;
 mod group_commit;
 

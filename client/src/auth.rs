@@ -16,6 +16,8 @@ use futures::lock::Mutex;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use serde::Deserialize;
 
+use crate::trace::{TRACEPARENT, Trace};
+
 /// What a client sends to prove who it is.
 #[derive(Clone, Default)]
 pub struct Credentials {
@@ -61,7 +63,7 @@ impl Credentials {
             request.headers_mut().insert(name.clone(), value.clone());
         }
         if let Some(tokens) = &self.tokens {
-            let token = tokens.token(http).await?;
+            let token = tokens.token(http, &Trace::child_of(request)).await?;
             request
                 .headers_mut()
                 .insert(AUTHORIZATION, bearer_header(&token)?);
@@ -72,9 +74,13 @@ impl Credentials {
     /// Gets a bearer token now, when the client uses client credentials
     /// and holds none that is fresh: so that a failure to get one is told
     /// as what it is.
-    pub(crate) async fn ready(&self, http: &reqwest::Client) -> Result<(), TokenError> {
+    pub(crate) async fn ready(
+        &self,
+        http: &reqwest::Client,
+        traceparent: &HeaderValue,
+    ) -> Result<(), TokenError> {
         if let Some(tokens) = &self.tokens {
-            tokens.token(http).await?;
+            tokens.token(http, traceparent).await?;
         }
         Ok(())
     }
@@ -90,6 +96,7 @@ impl Credentials {
             return http.execute(request).await;
         };
         let retry = request.try_clone();
+        let traceparent = Trace::child_of(&request);
         let response = http.execute(request).await?;
         if response.status() != reqwest::StatusCode::UNAUTHORIZED {
             return Ok(response);
@@ -98,7 +105,11 @@ impl Credentials {
             return Ok(response);
         };
         tokens.forget().await;
-        match tokens.token(http).await.and_then(|t| bearer_header(&t)) {
+        match tokens
+            .token(http, &traceparent)
+            .await
+            .and_then(|t| bearer_header(&t))
+        {
             Ok(header) => {
                 retry.headers_mut().insert(AUTHORIZATION, header);
                 http.execute(retry).await
@@ -284,14 +295,18 @@ impl TokenSource {
 
     /// The current token, fetched first if there is none or it is about
     /// to expire. Callers at once wait for one fetch.
-    async fn token(&self, http: &reqwest::Client) -> Result<String, TokenError> {
+    async fn token(
+        &self,
+        http: &reqwest::Client,
+        traceparent: &HeaderValue,
+    ) -> Result<String, TokenError> {
         let mut current = self.current.lock().await;
         if let Some(cached) = current.as_ref()
             && Instant::now() < cached.refresh_at
         {
             return Ok(cached.token.clone());
         }
-        let fetched = self.fetch(http).await?;
+        let fetched = self.fetch(http, traceparent).await?;
         let token = fetched.token.clone();
         *current = Some(fetched);
         Ok(token)
@@ -302,7 +317,13 @@ impl TokenSource {
         *self.current.lock().await = None;
     }
 
-    async fn fetch(&self, http: &reqwest::Client) -> Result<CachedToken, TokenError> {
+    /// Asks the token endpoint for a token, as part of the trace of
+    /// `traceparent`.
+    async fn fetch(
+        &self,
+        http: &reqwest::Client,
+        traceparent: &HeaderValue,
+    ) -> Result<CachedToken, TokenError> {
         let mut form = vec![("grant_type", "client_credentials")];
         if let Some(scope) = &self.scope {
             form.push(("scope", scope));
@@ -310,6 +331,7 @@ impl TokenSource {
         let requested = Instant::now();
         let response = http
             .post(&self.token_url)
+            .header(TRACEPARENT, traceparent.clone())
             .basic_auth(
                 form_encoded(&self.client_id),
                 Some(form_encoded(&self.client_secret)),

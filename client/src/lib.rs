@@ -152,6 +152,7 @@ pub mod petstore;
 pub mod portfolio;
 mod retry;
 mod tls;
+pub mod trace;
 pub mod transport;
 
 pub use error::{ApiError, Error, TransportError};

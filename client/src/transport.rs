@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use crate::auth::Credentials;
 use crate::error::Error;
 use crate::retry::RetryPolicy;
+use crate::trace::{TRACEPARENT, Trace};
 
 /// The header that makes a retried `POST` safe.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -28,6 +29,9 @@ pub struct Transport {
     /// The operations (progenitor's snake-case ids) that take an
     /// `Idempotency-Key`.
     pub(crate) idempotent: &'static [&'static str],
+    /// The caller's trace, which every request continues
+    /// (`with_traceparent`); none: each request starts one.
+    pub(crate) trace: Option<Trace>,
 }
 
 impl Transport {
@@ -43,6 +47,7 @@ impl Transport {
             timeout: None,
             attempt_timeout,
             idempotent,
+            trace: None,
         }
     }
 
@@ -55,6 +60,11 @@ impl Transport {
         request: &mut reqwest::Request,
         operation: &str,
     ) -> Result<(), crate::auth::TokenError> {
+        if !request.headers().contains_key(TRACEPARENT) {
+            request
+                .headers_mut()
+                .insert(TRACEPARENT, Trace::header(self.trace.as_ref()));
+        }
         self.credentials.apply(http, request).await?;
         if self.idempotent.contains(&operation) && !request.headers().contains_key(IDEMPOTENCY_KEY)
         {
@@ -145,7 +155,10 @@ pub(crate) async fn finish<T, E: serde::Serialize>(
     operation: &'static str,
     call: impl Future<Output = Result<T, progenitor_client::Error<E>>>,
 ) -> Result<T, Error> {
-    transport.credentials.ready(http).await?;
+    transport
+        .credentials
+        .ready(http, &Trace::header(transport.trace.as_ref()))
+        .await?;
     match call.await {
         Ok(value) => Ok(value),
         Err(error) => Err(Error::from_generated(operation, error).await),
@@ -201,6 +214,25 @@ macro_rules! service_client {
             /// A client like this one with another retry policy.
             pub fn with_retry(&self, policy: crate::RetryPolicy) -> Client {
                 self.with_transport(|transport| transport.retry = policy)
+            }
+
+            /// A client like this one whose requests (and the token
+            /// fetches they need) continue the trace of `traceparent`, a
+            /// W3C Trace Context header value such as your own server
+            /// received: the server's logs then carry your trace id. A value
+            /// that is not a valid `traceparent` is ignored, and each
+            /// request starts a trace of its own, as without this.
+            ///
+            /// ```no_run
+            /// # fn demo(client: &petstore_portfolio_client::petstore::Client) {
+            /// let traced = client
+            ///     .with_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+            /// # let _ = traced;
+            /// # }
+            /// ```
+            pub fn with_traceparent(&self, traceparent: &str) -> Client {
+                let trace = crate::trace::Trace::parse(traceparent);
+                self.with_transport(|transport| transport.trace = trace)
             }
 
             fn with_transport(

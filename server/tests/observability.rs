@@ -422,3 +422,45 @@ async fn the_access_log_can_be_turned_off() {
     assert!(access_lines(&log).is_empty());
     drop(server);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_carries_its_callers_trace_into_its_token_fetch_and_its_call() {
+    use petstore_portfolio_client::portfolio::ClientBuilder;
+    use petstore_portfolio_server::config::Scope;
+
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let log = database.data_dir().join("server.log");
+    let (server, _metrics) = start(&database, &log, &[]);
+    let (id, secret) =
+        petstore_portfolio_server::fixtures::register_oauth_client(&database.url, &[Scope::Admin])
+            .await
+            .unwrap();
+    let trace = "0af7651916cd43dd8448eb211c80319c";
+    let client = ClientBuilder::new(&server.url)
+        .client_credentials(id, secret)
+        .build()
+        .unwrap()
+        .with_traceparent(&format!("00-{trace}-b7ad6b7169203331-01"));
+    client.list_subscribers().send().await.unwrap();
+    // And without a trace of the caller's: a trace of its own, all the same.
+    let untraced = ClientBuilder::new(&server.url).build().unwrap();
+    untraced.get_site_info().send().await.unwrap();
+    wait_until(Duration::from_secs(10), "three access lines", async || {
+        access_lines(&log).len() >= 3
+    })
+    .await;
+    let access = access_lines(&log);
+    let trace_of = |route: &str| {
+        access
+            .iter()
+            .find(|line| line["fields"]["route"] == route)
+            .map(|line| line["fields"]["trace_id"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("no access line for {route}: {access:#?}"))
+    };
+    assert_eq!(trace_of("/api/oauth/token"), trace);
+    assert_eq!(trace_of("/api/admin/subscribers"), trace);
+    let own = trace_of("/api/site-info");
+    assert_eq!(own.len(), 32);
+    assert_ne!(own, trace);
+    drop(server);
+}

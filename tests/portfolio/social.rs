@@ -14,6 +14,7 @@ use crate::support::{assert_api_error, assert_refused, parse};
 on_every_database!(
     without_a_network_it_is_a_dry_run,
     publishing_posts_once_with_the_token_and_an_idempotency_key,
+    the_callers_trace_goes_on_to_the_social_network,
     publishing_again_reports_without_sending,
     the_deprecated_path_reports_without_sending,
     upstream_failures_are_503_and_record_nothing,
@@ -118,6 +119,38 @@ async fn publishing_posts_once_with_the_token_and_an_idempotency_key(db: Db) {
         .unwrap_or_default();
     let body: serde_json::Value = serde_json::from_slice(&sent[0].body).unwrap_or_default();
     assert_eq!(body["status"], first.text.as_str());
+    server.stop().await;
+}
+
+/// The SDK sends its caller's trace (`with_traceparent`); the server
+/// continues it, and its call to the instance carries it on, from a span
+/// of its own.
+async fn the_callers_trace_goes_on_to_the_social_network(db: Db) {
+    let mastodon_server = mastodon_expecting_one_status().await;
+    let server = start_with_mastodon(db, &mastodon_server, 5).await;
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller_span = "00f067aa0ba902b7";
+    let client = server
+        .portfolio_with_key(Some(keys::ADMIN))
+        .with_traceparent(&format!("00-{trace}-{caller_span}-01"));
+    publish(&client, "outbox-pattern")
+        .await
+        .expect("socialPublish");
+    let sent = mastodon_server
+        .received_requests()
+        .await
+        .unwrap_or_default();
+    let traceparent = sent[0]
+        .headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let parts: Vec<&str> = traceparent.split('-').collect();
+    assert_eq!(parts.len(), 4, "{traceparent:?}");
+    assert_eq!((parts[0], parts[1], parts[3]), ("00", trace, "01"));
+    assert_eq!(parts[2].len(), 16);
+    assert_ne!(parts[2], caller_span);
     server.stop().await;
 }
 

@@ -272,7 +272,7 @@ async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> R
         holder,
     };
     let run_for = inner.run_for;
-    let task = tokio::spawn(async move {
+    let task = tokio::spawn(crate::telemetry::within_request(async move {
         let handled = std::panic::AssertUnwindSafe(next.run(request)).catch_unwind();
         match tokio::time::timeout(run_for, handled).await {
             Ok(Ok(response)) => held.keep(response).await,
@@ -288,7 +288,7 @@ async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> R
             )
             .into_response(),
         }
-    });
+    }));
     task.await
         .unwrap_or_else(|e| Error::internal("an idempotent request", e).into_response())
 }

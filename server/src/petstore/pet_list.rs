@@ -75,12 +75,12 @@ pub(crate) async fn read(
     select: PetSelect,
 ) -> Result<Listing, Error> {
     let (pieces, mut received) = mpsc::channel::<Result<Piece, Error>>(0);
-    tokio::spawn(async move {
+    tokio::spawn(crate::telemetry::within_request(async move {
         let written = tokio::time::timeout(STREAM_DEADLINE, write(&db, format, &select, pieces));
         if written.await.is_err() {
             tracing::warn!("a list of pets was cut off: its client read it too slowly");
         }
-    });
+    }));
     let first = received
         .next()
         .await

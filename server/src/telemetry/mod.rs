@@ -16,6 +16,22 @@ pub mod trace_context;
 /// request.
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// `future`, to be spawned as part of the request being answered: it keeps
+/// the request's span (so its log lines carry the request and trace ids)
+/// and its trace (for the calls it makes), which a spawned task would
+/// otherwise lose.
+pub(crate) fn within_request<F: Future>(future: F) -> impl Future<Output = F::Output> {
+    use tracing::Instrument as _;
+    let trace = trace_context::current();
+    async move {
+        match trace {
+            Some(trace) => trace_context::scope(trace, future).await,
+            None => future.await,
+        }
+    }
+    .instrument(tracing::Span::current())
+}
+
 /// Installs the global subscriber. `RUST_LOG`, when set, overrides the
 /// configured filter.
 pub fn init(config: &LogConfig) {

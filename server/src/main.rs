@@ -55,6 +55,10 @@ struct Cli {
     /// Serve Prometheus metrics at `/metrics` on this address (off by default).
     #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_METRICS_BIND")]
     metrics_bind: Option<std::net::SocketAddr>,
+    /// Export each request's span to this OTLP/HTTP endpoint
+    /// (`http://collector:4318`; off by default).
+    #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -111,6 +115,7 @@ async fn main() -> ExitCode {
         tls_key: cli.tls_key.clone(),
         redis_url: cli.redis_url.clone(),
         metrics_bind: cli.metrics_bind,
+        otlp_endpoint: cli.otlp_endpoint.clone(),
     };
     let config = match Config::load(cli.config.as_deref(), &overrides) {
         Ok(config) => config,
@@ -154,7 +159,7 @@ fn exit_code(result: anyhow::Result<()>) -> ExitCode {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
-    telemetry::init(&config.log);
+    let telemetry = telemetry::init(&config.log, config.otlp_endpoint.as_deref())?;
     let server = Server::bind(config).await?;
     let base = format!("{}://{}", server.scheme(), server.local_addr());
     // Where it listens, for people and for scripts that wait for the first
@@ -176,7 +181,10 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     if let Some(metrics) = server.metrics_addr() {
         let _ = writeln!(std::io::stdout(), "  metrics:    http://{metrics}/metrics");
     }
-    server.run(shutdown_signal()).await
+    let served = server.run(shutdown_signal()).await;
+    // Blocking: the last spans' export (bounded by the exporter's timeout).
+    tokio::task::spawn_blocking(move || telemetry.shutdown()).await?;
+    served
 }
 
 /// Ctrl-C or SIGTERM: stop accepting, finish what is in flight.

@@ -44,6 +44,7 @@ use crate::telemetry::metrics::{
     HTTP_ACTIVE_REQUESTS, HTTP_REQUEST_BODY_SIZE, HTTP_REQUEST_DURATION, HTTP_RESPONSE_BODY_SIZE,
     method_label, service_of,
 };
+use crate::telemetry::otlp;
 use crate::telemetry::trace_context::{self, TraceContext};
 
 /// The route label of a request no route matched.
@@ -87,13 +88,30 @@ where
     }
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
-        let trace = TraceContext::continue_or_start(request.headers());
+        let mut trace = TraceContext::continue_or_start(request.headers());
         let request_id = request.headers().get(&REQUEST_ID).cloned();
-        let span = tracing::info_span!(
-            "request",
-            request_id = request_id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or("-"),
-            trace_id = %trace.trace_id,
-        );
+        let request_id_text = request_id
+            .as_ref()
+            .and_then(|id| id.to_str().ok())
+            .unwrap_or("-");
+        let span = if otlp::on() {
+            // Exported: a server span (named once the route is known).
+            let span = tracing::info_span!(
+                "request",
+                request_id = request_id_text,
+                trace_id = tracing::field::Empty,
+                otel.kind = "server",
+            );
+            otlp::join(&span, &mut trace);
+            span
+        } else {
+            tracing::info_span!(
+                "request",
+                request_id = request_id_text,
+                trace_id = tracing::field::Empty,
+            )
+        };
+        span.record("trace_id", tracing::field::display(trace.trace_id));
         let method = method_label(request.method());
         let service = service_of(request.uri().path());
         if self.settings.metrics {
@@ -308,6 +326,9 @@ impl Answered {
         } = self;
         let elapsed = note.start.elapsed();
         let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
+        if otlp::on() {
+            otlp::answered(&note.span, note.method, route, status.as_u16());
+        }
         if note.settings.metrics {
             let labels = [
                 ("http_request_method", note.method.to_owned()),

@@ -1,19 +1,25 @@
 //! What an operator sees of the real binary: Prometheus metrics on their
 //! own listener (route templates as labels, bounded cardinality under a
 //! scanner, the dashboard's queries all answered), W3C trace context
-//! continued into the logs, and the access log (one line per request,
-//! without query strings or credentials).
+//! continued into the logs and exported over OTLP to a receiver the test
+//! starts, and the access log (one line per request, without query strings
+//! or credentials).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::{Db, FreshDatabase, http, wait_until};
 use futures::StreamExt as _;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value;
+use opentelemetry_proto::tonic::trace::v1::{Span, span::SpanKind};
+use prost::Message as _;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_petstore-portfolio");
 
@@ -463,4 +469,116 @@ async fn the_sdk_carries_its_callers_trace_into_its_token_fetch_and_its_call() {
     assert_eq!(own.len(), 32);
     assert_ne!(own, trace);
     drop(server);
+}
+
+/// An OTLP/HTTP receiver: decodes what arrives at `/v1/traces` and keeps
+/// the spans.
+async fn otlp_receiver() -> (String, Arc<Mutex<Vec<Span>>>) {
+    let spans: Arc<Mutex<Vec<Span>>> = Arc::default();
+    let kept = spans.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                let request = ExportTraceServiceRequest::decode(body).expect("OTLP protobuf");
+                let mut kept = kept.lock().unwrap();
+                for resource in request.resource_spans {
+                    for scope in resource.scope_spans {
+                        kept.extend(scope.spans);
+                    }
+                }
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{address}"), spans)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn attribute(span: &Span, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref()?.value.as_ref())
+        .map(|value| match value {
+            any_value::Value::StringValue(s) => s.clone(),
+            any_value::Value::IntValue(i) => i.to_string(),
+            other => format!("{other:?}"),
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_are_exported_over_otlp_in_the_callers_trace_with_the_logged_trace_id() {
+    let (collector, spans) = otlp_receiver().await;
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let log = database.data_dir().join("server.log");
+    let (mut server, _metrics) = start(
+        &database,
+        &log,
+        &[
+            ("PETSTORE_PORTFOLIO_OTLP_ENDPOINT", collector.as_str()),
+            ("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "0"),
+        ],
+    );
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let caller = "00f067aa0ba902b7";
+    let continued = http()
+        .get(server.at("/v2/pet/1"))
+        .header("traceparent", format!("00-{trace}-{caller}-01"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(continued.status(), 200);
+    let started = http()
+        .get(server.at("/api/site-info"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 200);
+    // The last spans leave at the stop.
+    server.send_sigterm();
+    let exit = tokio::task::spawn_blocking(move || server.wait_exit(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert!(exit.is_some_and(|status| status.success()));
+    let spans = spans.lock().unwrap().clone();
+    let named = |name: &str| {
+        spans
+            .iter()
+            .find(|span| span.name == name)
+            .unwrap_or_else(|| panic!("no span {name}: {spans:#?}"))
+            .clone()
+    };
+    let pet = named("GET /v2/pet/{petId}");
+    assert_eq!(hex(&pet.trace_id), trace);
+    assert_eq!(hex(&pet.parent_span_id), caller);
+    assert_eq!(pet.kind, SpanKind::Server as i32);
+    assert_eq!(
+        attribute(&pet, "http.route").as_deref(),
+        Some("/v2/pet/{petId}")
+    );
+    assert_eq!(
+        attribute(&pet, "http.response.status_code").as_deref(),
+        Some("200")
+    );
+    assert_eq!(
+        attribute(&pet, "http.request.method").as_deref(),
+        Some("GET")
+    );
+    // A request without a trace starts one, and the log names it.
+    let site = named("GET /api/site-info");
+    assert!(site.parent_span_id.is_empty());
+    let logged: Vec<String> = access_lines(&log)
+        .iter()
+        .map(|line| line["fields"]["trace_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(logged.contains(&hex(&site.trace_id)), "{logged:?}");
+    assert!(logged.contains(&trace.to_owned()));
 }

@@ -69,6 +69,10 @@ pub struct Config {
     /// `/metrics` (`--metrics-bind`); off when unset. Keep it off the
     /// public network: it tells how the server is used.
     pub metrics_bind: Option<SocketAddr>,
+    /// An OpenTelemetry collector's OTLP/HTTP endpoint (`http://host:4318`;
+    /// spans go to its `/v1/traces`): each request's span is exported there
+    /// (`--otlp-endpoint`). Off when unset.
+    pub otlp_endpoint: Option<String>,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -89,6 +93,7 @@ impl Default for Config {
             redis_url: None,
             redis_key_prefix: "petstore-portfolio".to_owned(),
             metrics_bind: None,
+            otlp_endpoint: None,
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
@@ -114,6 +119,10 @@ impl std::fmt::Debug for Config {
             .field("redis_url", &self.redis_url.as_deref().map(redact_url))
             .field("redis_key_prefix", &self.redis_key_prefix)
             .field("metrics_bind", &self.metrics_bind)
+            .field(
+                "otlp_endpoint",
+                &self.otlp_endpoint.as_deref().map(redact_url),
+            )
             .field("http", &self.http)
             .field("petstore", &self.petstore)
             .field("portfolio", &self.portfolio)
@@ -259,6 +268,7 @@ pub struct Overrides {
     pub tls_key: Option<PathBuf>,
     pub redis_url: Option<String>,
     pub metrics_bind: Option<SocketAddr>,
+    pub otlp_endpoint: Option<String>,
 }
 
 impl Config {

@@ -9,6 +9,7 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{LogConfig, LogFormat};
 
 pub mod metrics;
+pub(crate) mod otlp;
 pub mod trace_context;
 
 /// The header that carries a request's id: set on the way in unless the
@@ -32,24 +33,59 @@ pub(crate) fn within_request<F: Future>(future: F) -> impl Future<Output = F::Ou
     .instrument(tracing::Span::current())
 }
 
-/// Installs the global subscriber. `RUST_LOG`, when set, overrides the
-/// configured filter.
-pub fn init(config: &LogConfig) {
+/// What was installed for the process's telemetry; [`Telemetry::shutdown`]
+/// sends the spans not yet exported.
+#[derive(Debug, Default)]
+pub struct Telemetry {
+    spans: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// Exports what is left of the spans and stops the exporter.
+    pub fn shutdown(self) {
+        if let Some(provider) = self.spans
+            && let Err(e) = provider.shutdown()
+        {
+            tracing::warn!(error = %e, "cannot send the last spans");
+        }
+    }
+}
+
+/// Installs the global subscriber: logs in `config`'s format and, with
+/// `otlp_endpoint`, the export of spans. `RUST_LOG`, when set, overrides
+/// the configured filter.
+pub fn init(config: &LogConfig, otlp_endpoint: Option<&str>) -> anyhow::Result<Telemetry> {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.filter))
         .unwrap_or_else(|_| EnvFilter::new("info"));
     // Colours only for a person at a terminal: in a file or a log
     // collector the escape codes are noise (and each request's span would
     // pay for writing them).
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let logs = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
-    // A second init (tests) is harmless: the first subscriber stays.
-    let _ = match config.format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
+    let logs = match config.format {
+        LogFormat::Text => logs.boxed(),
+        LogFormat::Json => logs.json().boxed(),
     };
+    let (spans, exporting) = match otlp_endpoint {
+        Some(endpoint) => {
+            let (provider, layer) = otlp::start(endpoint)?;
+            (Some(provider), Some(layer))
+        }
+        None => (None, None),
+    };
+    // A second init (tests) is harmless: the first subscriber stays.
+    let _ = tracing_subscriber::registry()
+        .with(exporting)
+        .with(logs)
+        .with(filter)
+        .try_init();
+    Ok(Telemetry { spans })
 }
 
 /// Makes the ids of requests that come without one: random version-4

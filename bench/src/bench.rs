@@ -126,6 +126,18 @@ const ENDPOINTS: &[Endpoint] = &[
     },
 ];
 
+/// The endpoints measured again on a server with what an operator turns
+/// on: metrics (`--metrics-bind`) and the access log (written to a file).
+const OBSERVED: &[&str] = &[
+    "pet-json",
+    "pet-xml",
+    "find-by-status",
+    "inventory",
+    "add-pet",
+    "site-info",
+    "llm-context",
+];
+
 /// What wrk measured.
 #[derive(Debug, Clone, Copy)]
 struct Figures {
@@ -223,6 +235,21 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     }
     let ceiling = Ceiling::start(&ceiling_binary, answers.path())?;
 
+    // The same server, observed: metrics recorded (scraped by nobody, which
+    // costs the same) and an access-log line per request, to a file.
+    let logs = tempfile::tempdir()?;
+    let access_log = logs.path().join("access.log");
+    let mut observed_env = env.to_vec();
+    observed_env.push(("RUST_LOG", "error,access=info"));
+    let mut observed_args = args.clone();
+    observed_args.extend(["--metrics-bind".to_owned(), "127.0.0.1:0".to_owned()]);
+    let observed = Server::spawn(
+        &binary,
+        &observed_env,
+        &format!("exec 2>'{}';", access_log.display()),
+        &observed_args,
+    )?;
+
     let database = options
         .database_url
         .as_deref()
@@ -251,12 +278,9 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             &script,
             &warm_up,
         )?;
-        measure(
-            &wrk,
-            &format!("{}{}", server.url, first.path),
-            &script,
-            &warm_up,
-        )?;
+        for url in [&server.url, &observed.url] {
+            measure(&wrk, &format!("{url}{}", first.path), &script, &warm_up)?;
+        }
     }
     let mut rates = Vec::new();
     for endpoint in ENDPOINTS {
@@ -292,7 +316,41 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             }
         );
         rates.push((endpoint.name, ours.requests_per_sec));
+        if OBSERVED.contains(&endpoint.name) {
+            let seen = measure(
+                &wrk,
+                &format!("{}{}", observed.url, endpoint.path),
+                &script,
+                options,
+            )?;
+            println!(
+                "{:<16} {:>10.0} {:>8.2} {:>8.2} | {:>10} {:>8} {:>8} | {:>6.2} {:>7.1}{}",
+                "  + observed",
+                seen.requests_per_sec,
+                seen.p50_ms,
+                seen.p99_ms,
+                "",
+                "",
+                "",
+                seen.requests_per_sec / top.requests_per_sec,
+                seen.p99_ms / top.p99_ms,
+                if seen.errors > 0 {
+                    format!("  ({} answers not 2xx)", seen.errors)
+                } else {
+                    String::new()
+                }
+            );
+        }
     }
+    let logged = std::fs::read_to_string(&access_log)
+        .map(|text| text.lines().count())
+        .unwrap_or(0);
+    println!(
+        "observed server (+ observed: metrics on, access log on): {logged} access-log lines written, \
+         peak resident memory {:.1} MiB",
+        observed.peak_rss_mib()?
+    );
+    drop(observed);
     let rate = |name: &str| {
         rates
             .iter()

@@ -33,7 +33,7 @@ use axum::body::Body;
 use axum::extract::MatchedPath;
 use axum::http::{HeaderValue, Request, StatusCode};
 use axum::response::Response;
-use bytes::{Buf as _, Bytes};
+use bytes::Buf as _;
 use http_body::{Body as _, Frame, SizeHint};
 use metrics::{gauge, histogram};
 use tower::{Layer, Service};
@@ -79,7 +79,7 @@ impl<S, B> Service<Request<Body>> for Observe<S>
 where
     S: Service<Request<Body>, Response = Response<B>, Error = Infallible>,
 {
-    type Response = Response<ObservedBody<B>>;
+    type Response = Response<Counted<B, Answered>>;
     type Error = Infallible;
     type Future = Observed<S::Future>;
 
@@ -125,9 +125,10 @@ where
             None => {
                 let read = Arc::new(AtomicU64::new(0));
                 request = request.map(|body| {
-                    Body::new(CountedBody {
+                    Body::new(Counted {
                         body,
-                        read: read.clone(),
+                        bytes: 0,
+                        tally: Some(read.clone()),
                     })
                 });
                 RequestBytes::Read(read)
@@ -168,7 +169,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed<F> {
-    type Output = Result<Response<ObservedBody<B>>, Infallible>;
+    type Output = Result<Response<Counted<B, Answered>>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -182,17 +183,17 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
         });
         Poll::Ready(Ok(Response::from_parts(
             parts,
-            ObservedBody {
+            Counted {
                 body,
                 bytes: 0,
-                note: answered,
+                tally: answered,
             },
         )))
     }
 }
 
 /// What is noted of a request, once its answer's body ends.
-struct Note {
+pub(crate) struct Note {
     start: Instant,
     settings: ObserveLayer,
     method: &'static str,
@@ -205,7 +206,7 @@ struct Note {
 }
 
 /// A request body's size: declared, or counted as read.
-enum RequestBytes {
+pub(crate) enum RequestBytes {
     Declared(u64),
     Read(Arc<AtomicU64>),
 }
@@ -219,69 +220,63 @@ impl RequestBytes {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// A request body of no declared length, counted as it is read.
-    struct CountedBody {
-        #[pin]
-        body: Body,
-        read: Arc<AtomicU64>,
-    }
-}
-
-impl http_body::Body for CountedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let frame = ready!(this.body.poll_frame(cx));
-        if let Some(data) = frame.as_ref().and_then(|f| f.as_ref().ok()?.data_ref()) {
-            this.read.fetch_add(data.len() as u64, Ordering::Relaxed);
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
 /// A [`Note`] with its answer's status and route.
-struct Answered {
+pub(crate) struct Answered {
     note: Note,
     status: StatusCode,
     route: Option<MatchedPath>,
 }
 
+/// What a [`Counted`] body tells of its bytes.
+pub(crate) trait Tally {
+    /// `n` more bytes went through.
+    fn add(&mut self, _n: u64) {}
+    /// The body ended (or was dropped) after `bytes` bytes.
+    fn end(self, _bytes: u64)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+/// A request body's count, read when its answer ends (whether or not the
+/// body was read to its end).
+impl Tally for Arc<AtomicU64> {
+    fn add(&mut self, n: u64) {
+        self.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// An answer's: the request is noted once its body ends.
+impl Tally for Answered {
+    fn end(self, bytes: u64) {
+        self.record(bytes);
+    }
+}
+
 pin_project_lite::pin_project! {
-    /// An answer's body, counted as it is sent.
-    pub(crate) struct ObservedBody<B> {
+    /// A body whose bytes are counted as they go through: a request body
+    /// of no declared length, or an answer's.
+    pub(crate) struct Counted<B, T: Tally> {
         #[pin]
         body: B,
         bytes: u64,
-        note: Option<Answered>,
+        tally: Option<T>,
     }
 
-    impl<B> PinnedDrop for ObservedBody<B> {
+    impl<B, T: Tally> PinnedDrop for Counted<B, T> {
         fn drop(this: Pin<&mut Self>) {
-            // The client left before the end, or the body was never read
-            // (empty, or an answer to HEAD).
+            // An answer whose client left before its end, or that was never
+            // read (empty, or an answer to HEAD).
             let this = this.project();
-            if let Some(answered) = this.note.take() {
-                answered.record(*this.bytes);
+            if let Some(tally) = this.tally.take() {
+                tally.end(*this.bytes);
             }
         }
     }
 }
 
-impl<B: http_body::Body> http_body::Body for ObservedBody<B> {
+impl<B: http_body::Body, T: Tally> http_body::Body for Counted<B, T> {
     type Data = B::Data;
     type Error = B::Error;
 
@@ -294,12 +289,16 @@ impl<B: http_body::Body> http_body::Body for ObservedBody<B> {
         match &frame {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
-                    *this.bytes += data.remaining() as u64;
+                    let n = data.remaining() as u64;
+                    *this.bytes += n;
+                    if let Some(tally) = this.tally.as_mut() {
+                        tally.add(n);
+                    }
                 }
             }
             Some(Err(_)) | None => {
-                if let Some(answered) = this.note.take() {
-                    answered.record(*this.bytes);
+                if let Some(tally) = this.tally.take() {
+                    tally.end(*this.bytes);
                 }
             }
         }

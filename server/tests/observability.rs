@@ -156,7 +156,7 @@ async fn metrics_label_requests_by_route_template_and_count_our_own_events() {
         assert!(!scraped.contains(secret), "{secret} in the metrics");
     }
     // Every metric the server documents is there.
-    for name in petstore_portfolio_server::telemetry::metrics::ALL {
+    for name in petstore_portfolio_server::telemetry::metrics::names() {
         assert!(
             scraped.contains(&format!("# TYPE {name} ")),
             "{name} missing"

@@ -61,7 +61,7 @@ impl Server {
         Self::spawn(binary, env, "", args)
     }
 
-    fn spawn(
+    pub(crate) fn spawn(
         binary: &Path,
         env: &[(&str, &str)],
         shell_prefix: &str,

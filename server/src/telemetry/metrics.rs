@@ -50,29 +50,127 @@ const CONNECTIONS_OPEN: &str = "petstore_portfolio_connections_open";
 const CONNECTIONS_EVICTED: &str = "petstore_portfolio_connections_evicted_total";
 const REDIS_FALLBACK: &str = "petstore_portfolio_redis_fallback";
 
-/// Every metric this server exports (the dashboard's test compares its
-/// queries with what `/metrics` shows).
-pub const ALL: [&str; 19] = [
-    HTTP_REQUEST_DURATION,
-    HTTP_ACTIVE_REQUESTS,
-    HTTP_REQUEST_BODY_SIZE,
-    HTTP_RESPONSE_BODY_SIZE,
-    RATE_LIMITED,
-    AUTHENTICATION_FAILURES,
-    PASSWORD_HASH_QUEUE,
-    PASSWORD_HASH_REFUSED,
-    OUTBOX_PENDING,
-    OUTBOX_OLDEST_PENDING_AGE,
-    EMAILS_DELIVERED,
-    EMAILS_FAILED,
-    DB_POOL_CONNECTIONS,
-    DB_POOL_WAITS,
-    READ_CACHE_HITS,
-    READ_CACHE_MISSES,
-    CONNECTIONS_OPEN,
-    CONNECTIONS_EVICTED,
-    REDIS_FALLBACK,
+/// What kind of series a metric is.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// Every metric this server exports: its kind, unit and help text.
+const METRICS: [(&str, Kind, Option<Unit>, &str); 19] = [
+    (
+        HTTP_REQUEST_DURATION,
+        Kind::Histogram,
+        Some(Unit::Seconds),
+        "Duration of HTTP server requests, to the answer's last byte",
+    ),
+    (
+        HTTP_ACTIVE_REQUESTS,
+        Kind::Gauge,
+        None,
+        "HTTP server requests whose answer is not yet sent",
+    ),
+    (
+        HTTP_REQUEST_BODY_SIZE,
+        Kind::Histogram,
+        Some(Unit::Bytes),
+        "Size of HTTP server request bodies",
+    ),
+    (
+        HTTP_RESPONSE_BODY_SIZE,
+        Kind::Histogram,
+        Some(Unit::Bytes),
+        "Size of HTTP server response bodies",
+    ),
+    (
+        RATE_LIMITED,
+        Kind::Counter,
+        None,
+        "Requests refused (429) by a rate limit",
+    ),
+    (
+        AUTHENTICATION_FAILURES,
+        Kind::Counter,
+        None,
+        "Credentials refused (401), by reason",
+    ),
+    (
+        PASSWORD_HASH_QUEUE,
+        Kind::Gauge,
+        None,
+        "Password checks waiting for a hashing thread",
+    ),
+    (
+        PASSWORD_HASH_REFUSED,
+        Kind::Counter,
+        None,
+        "Password checks refused because the hashing queue was full",
+    ),
+    (
+        OUTBOX_PENDING,
+        Kind::Gauge,
+        None,
+        "Emails waiting in the outbox",
+    ),
+    (
+        OUTBOX_OLDEST_PENDING_AGE,
+        Kind::Gauge,
+        Some(Unit::Seconds),
+        "How long the oldest due email has waited",
+    ),
+    (EMAILS_DELIVERED, Kind::Counter, None, "Emails delivered"),
+    (EMAILS_FAILED, Kind::Counter, None, "Emails given up on"),
+    (
+        DB_POOL_CONNECTIONS,
+        Kind::Gauge,
+        None,
+        "Database pool connections, by state",
+    ),
+    (
+        DB_POOL_WAITS,
+        Kind::Counter,
+        None,
+        "Statements that found every pool connection taken and waited",
+    ),
+    (
+        READ_CACHE_HITS,
+        Kind::Counter,
+        None,
+        "Reads answered from a read cache",
+    ),
+    (
+        READ_CACHE_MISSES,
+        Kind::Counter,
+        None,
+        "Reads a read cache sent to the database",
+    ),
+    (
+        CONNECTIONS_OPEN,
+        Kind::Gauge,
+        None,
+        "Client connections open",
+    ),
+    (
+        CONNECTIONS_EVICTED,
+        Kind::Counter,
+        None,
+        "Idle connections closed to make room for a newcomer",
+    ),
+    (
+        REDIS_FALLBACK,
+        Kind::Gauge,
+        None,
+        "1 while Redis does not answer and rate limits count in the process",
+    ),
 ];
+
+/// The name of every metric this server exports (the dashboard's test
+/// compares its queries with what `/metrics` shows).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    METRICS.iter().map(|(name, ..)| *name)
+}
 
 /// The duration histogram's buckets (seconds): OpenTelemetry's advice for
 /// `http.server.request.duration`, with three below 5 ms, where most of
@@ -324,64 +422,18 @@ pub(crate) fn install() -> anyhow::Result<PrometheusHandle> {
     Ok(handle)
 }
 
-/// The help text of each metric.
+/// The help text (and unit) of each metric.
 fn describe() {
-    describe_histogram!(
-        HTTP_REQUEST_DURATION,
-        Unit::Seconds,
-        "Duration of HTTP server requests, to the answer's last byte"
-    );
-    describe_gauge!(
-        HTTP_ACTIVE_REQUESTS,
-        "HTTP server requests whose answer is not yet sent"
-    );
-    describe_histogram!(
-        HTTP_REQUEST_BODY_SIZE,
-        Unit::Bytes,
-        "Size of HTTP server request bodies"
-    );
-    describe_histogram!(
-        HTTP_RESPONSE_BODY_SIZE,
-        Unit::Bytes,
-        "Size of HTTP server response bodies"
-    );
-    describe_counter!(RATE_LIMITED, "Requests refused (429) by a rate limit");
-    describe_counter!(
-        AUTHENTICATION_FAILURES,
-        "Credentials refused (401), by reason"
-    );
-    describe_gauge!(
-        PASSWORD_HASH_QUEUE,
-        "Password checks waiting for a hashing thread"
-    );
-    describe_counter!(
-        PASSWORD_HASH_REFUSED,
-        "Password checks refused because the hashing queue was full"
-    );
-    describe_gauge!(OUTBOX_PENDING, "Emails waiting in the outbox");
-    describe_gauge!(
-        OUTBOX_OLDEST_PENDING_AGE,
-        Unit::Seconds,
-        "How long the oldest due email has waited"
-    );
-    describe_counter!(EMAILS_DELIVERED, "Emails delivered");
-    describe_counter!(EMAILS_FAILED, "Emails given up on");
-    describe_gauge!(DB_POOL_CONNECTIONS, "Database pool connections, by state");
-    describe_counter!(
-        DB_POOL_WAITS,
-        "Statements that found every pool connection taken and waited"
-    );
-    describe_counter!(READ_CACHE_HITS, "Reads answered from a read cache");
-    describe_counter!(READ_CACHE_MISSES, "Reads a read cache sent to the database");
-    describe_gauge!(CONNECTIONS_OPEN, "Client connections open");
-    describe_counter!(
-        CONNECTIONS_EVICTED,
-        "Idle connections closed to make room for a newcomer"
-    );
-    describe_gauge!(
-        REDIS_FALLBACK,
-        "1 while Redis does not answer and rate limits count in the process"
-    );
+    for (name, kind, unit, help) in METRICS {
+        match (kind, unit) {
+            (Kind::Counter, Some(unit)) => describe_counter!(name, unit, help),
+            (Kind::Counter, None) => describe_counter!(name, help),
+            (Kind::Gauge, Some(unit)) => describe_gauge!(name, unit, help),
+            (Kind::Gauge, None) => describe_gauge!(name, help),
+            (Kind::Histogram, Some(unit)) => describe_histogram!(name, unit, help),
+            (Kind::Histogram, None) => describe_histogram!(name, help),
+        }
+    }
 }
 
 /// Every series of our own exists from the start, at zero: a counter that

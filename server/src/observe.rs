@@ -35,15 +35,11 @@ use axum::http::{HeaderValue, Request, StatusCode};
 use axum::response::Response;
 use bytes::Buf as _;
 use http_body::{Body as _, Frame, SizeHint};
-use metrics::{gauge, histogram};
 use tower::{Layer, Service};
 
 use crate::extract::client_address;
 use crate::telemetry::REQUEST_ID;
-use crate::telemetry::metrics::{
-    HTTP_ACTIVE_REQUESTS, HTTP_REQUEST_BODY_SIZE, HTTP_REQUEST_DURATION, HTTP_RESPONSE_BODY_SIZE,
-    method_label, service_of,
-};
+use crate::telemetry::metrics::{self, method_label, service_of};
 use crate::telemetry::otlp;
 use crate::telemetry::trace_context::{self, TraceContext};
 
@@ -115,8 +111,7 @@ where
         let method = method_label(request.method());
         let service = service_of(request.uri().path());
         if self.settings.metrics {
-            gauge!(HTTP_ACTIVE_REQUESTS, "http_request_method" => method, "service" => service)
-                .increment(1.0);
+            metrics::http_request_started(method, service);
         }
         // What the body declares (Content-Length); a chunked one is counted
         // as it is read.
@@ -329,21 +324,17 @@ impl Answered {
             otlp::answered(&note.span, note.method, route, status.as_u16());
         }
         if note.settings.metrics {
-            let labels = [
-                ("http_request_method", note.method.to_owned()),
-                ("http_route", route.to_owned()),
-                ("http_response_status_code", status.as_str().to_owned()),
-                ("service", note.service.to_owned()),
-            ];
-            histogram!(HTTP_REQUEST_DURATION, &labels).record(elapsed.as_secs_f64());
-            #[allow(clippy::cast_precision_loss)]
-            {
-                histogram!(HTTP_RESPONSE_BODY_SIZE, &labels).record(bytes as f64);
-                histogram!(HTTP_REQUEST_BODY_SIZE, &labels)
-                    .record(note.request_bytes.count() as f64);
-            }
-            gauge!(HTTP_ACTIVE_REQUESTS, "http_request_method" => note.method, "service" => note.service)
-                .decrement(1.0);
+            metrics::http_request_finished(
+                metrics::HttpRequest {
+                    method: note.method,
+                    service: note.service,
+                    route,
+                    status: status.as_u16(),
+                },
+                elapsed,
+                note.request_bytes.count(),
+                bytes,
+            );
         }
         if note.settings.access_log {
             let request_id = note

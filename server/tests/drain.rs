@@ -291,3 +291,50 @@ async fn a_replica_stopped_under_load_behind_haproxy_fails_no_request(db: Db) {
     assert!(exit.success(), "{exit}");
     drop(kept);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mail_worker_cut_off_at_a_stop_hands_back_its_leases() {
+    // An SMTP server that takes connections and never says a word: the
+    // worker's attempt hangs (for the SMTP timeout, two minutes).
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let _held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((connection, _)) = silent.accept().await {
+            open.push(connection);
+        }
+    });
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let mut server = replica(
+        &database,
+        &[
+            ("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "0"),
+            ("PETSTORE_PORTFOLIO_MAIL__SMTP__HOST", "127.0.0.1"),
+            ("PETSTORE_PORTFOLIO_MAIL__SMTP__PORT", port.as_str()),
+            ("PETSTORE_PORTFOLIO_MAIL__SMTP__TLS", "none"),
+            ("PETSTORE_PORTFOLIO_MAIL__SMTP__TIMEOUT_SECS", "120"),
+        ],
+    );
+    let answer = http()
+        .post(server.at("/api/newsletter"))
+        .json(&json!({"email": "held@example.test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 202);
+    let leased = "outbox WHERE lease_until_ms IS NOT NULL";
+    wait_until(Duration::from_secs(10), "the email claimed", async || {
+        database.count(leased).await == 1
+    })
+    .await;
+    server.send_sigterm();
+    let exit = tokio::task::spawn_blocking(move || server.wait_exit(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("it exits");
+    assert!(exit.success(), "{exit}");
+    // Due again at once, for another replica (or this one's restart),
+    // rather than after its lease of four minutes.
+    assert_eq!(database.count(leased).await, 0);
+    assert_eq!(database.count("outbox WHERE status = 'pending'").await, 1);
+}

@@ -21,7 +21,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge};
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// `http.server.request.duration`: from the request's headers to its
@@ -219,6 +221,108 @@ pub(crate) fn method_label(method: &http::Method) -> &'static str {
         http::Method::TRACE => "TRACE",
         _ => "_OTHER",
     }
+}
+
+/// One answered request, as the HTTP metrics label it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HttpRequest<'a> {
+    pub(crate) method: &'static str,
+    pub(crate) service: &'static str,
+    /// The route template, or `unmatched`.
+    pub(crate) route: &'a str,
+    pub(crate) status: u16,
+}
+
+/// The handles of one series of the HTTP metrics (a method, service, route
+/// and status), kept once made: looking a series up by its labels costs
+/// their allocation and hashing each time, a fifth of the rate of the
+/// fastest reads. The labels' values are bounded, and so is this map.
+#[derive(Debug)]
+struct HttpSeries {
+    duration: metrics::Histogram,
+    request_size: metrics::Histogram,
+    response_size: metrics::Histogram,
+}
+
+/// By route, then by (method, service, status).
+type SeriesByRoute = std::collections::HashMap<
+    String,
+    std::collections::HashMap<(&'static str, &'static str, u16), Arc<HttpSeries>>,
+>;
+
+static HTTP_SERIES: std::sync::RwLock<Option<SeriesByRoute>> = std::sync::RwLock::new(None);
+
+/// The requests in flight, by (method, service).
+static ACTIVE: std::sync::RwLock<
+    Option<std::collections::HashMap<(&'static str, &'static str), metrics::Gauge>>,
+> = std::sync::RwLock::new(None);
+
+fn active(method: &'static str, service: &'static str) -> metrics::Gauge {
+    let key = (method, service);
+    if let Some(gauge) = ACTIVE
+        .read()
+        .ok()
+        .and_then(|map| map.as_ref()?.get(&key).cloned())
+    {
+        return gauge;
+    }
+    let gauge = gauge!(HTTP_ACTIVE_REQUESTS, "http_request_method" => method, "service" => service);
+    if let Ok(mut map) = ACTIVE.write() {
+        map.get_or_insert_default().insert(key, gauge.clone());
+    }
+    gauge
+}
+
+/// A request came in.
+pub(crate) fn http_request_started(method: &'static str, service: &'static str) {
+    active(method, service).increment(1.0);
+}
+
+/// A request's answer ended (sent whole, or its client gone): its
+/// duration and body sizes.
+pub(crate) fn http_request_finished(
+    request: HttpRequest<'_>,
+    duration: std::time::Duration,
+    request_bytes: u64,
+    response_bytes: u64,
+) {
+    active(request.method, request.service).decrement(1.0);
+    let series = http_series(request);
+    series.duration.record(duration.as_secs_f64());
+    #[allow(clippy::cast_precision_loss)]
+    {
+        series.request_size.record(request_bytes as f64);
+        series.response_size.record(response_bytes as f64);
+    }
+}
+
+fn http_series(request: HttpRequest<'_>) -> Arc<HttpSeries> {
+    let key = (request.method, request.service, request.status);
+    if let Some(series) = HTTP_SERIES
+        .read()
+        .ok()
+        .and_then(|map| map.as_ref()?.get(request.route)?.get(&key).cloned())
+    {
+        return series;
+    }
+    let labels = [
+        ("http_request_method", request.method.to_owned()),
+        ("http_route", request.route.to_owned()),
+        ("http_response_status_code", request.status.to_string()),
+        ("service", request.service.to_owned()),
+    ];
+    let series = Arc::new(HttpSeries {
+        duration: histogram!(HTTP_REQUEST_DURATION, &labels),
+        request_size: histogram!(HTTP_REQUEST_BODY_SIZE, &labels),
+        response_size: histogram!(HTTP_RESPONSE_BODY_SIZE, &labels),
+    });
+    if let Ok(mut map) = HTTP_SERIES.write() {
+        map.get_or_insert_default()
+            .entry(request.route.to_owned())
+            .or_default()
+            .insert(key, series.clone());
+    }
+    series
 }
 
 /// The limits whose refusals are counted, by service.

@@ -218,6 +218,7 @@ async fn a_replica_stopped_under_load_behind_haproxy_fails_no_request(db: Db) {
     // The default drain (5 s); with none (0), this test fails hundreds of
     // requests.
     let env = [
+        ("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "5"),
         ("PETSTORE_PORTFOLIO_METRICS_BIND", "127.0.0.1:0"),
         // Every client is 127.0.0.1 here: no per-address limit.
         (

@@ -34,6 +34,7 @@ fn start(database: &FreshDatabase, log: &Path, env: &[(&str, &str)]) -> (ServerP
         .arg(database.data_dir())
         .env_remove("PETSTORE_PORTFOLIO_CONFIG")
         .env("RUST_LOG", "info")
+        .env("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "0")
         .env("PETSTORE_PORTFOLIO_LOG__FORMAT", "json")
         .env(
             "PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS",

@@ -47,6 +47,7 @@ fn start_replicas(database: &FreshDatabase, env: &[(&str, &str)]) -> Vec<ServerP
                 .arg(database.data_dir())
                 .env_remove("PETSTORE_PORTFOLIO_CONFIG")
                 .env("RUST_LOG", "warn")
+                .env("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "0")
                 .stdout(Stdio::piped());
             for (name, value) in env {
                 command.env(name, value);

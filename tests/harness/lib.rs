@@ -191,6 +191,9 @@ impl TestServer {
         // Tests send many requests from one address; the rate-limit tests lower these.
         config.portfolio.rate_limit.per_key_per_minute = 1_000_000;
         config.portfolio.rate_limit.anonymous_per_minute = 1_000_000;
+        // No load balancer to drain for: a stop stops at once (the drain's
+        // own tests set it).
+        config.http.shutdown_drain_secs = 0;
         adjust(&mut config);
         // Email leaves quickly in tests: short retries, frequent passes.
         config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);

@@ -43,6 +43,9 @@ impl ServerProcess {
             .args(args)
             .env_remove("PETSTORE_PORTFOLIO_CONFIG")
             .env("RUST_LOG", "warn")
+            // No load balancer to drain for: SIGTERM stops at once (the
+            // drain's own tests set it).
+            .env("PETSTORE_PORTFOLIO_HTTP__SHUTDOWN_DRAIN_SECS", "0")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         for (name, value) in env {

@@ -161,6 +161,16 @@ pin_project_lite::pin_project! {
         span: tracing::Span,
         note: Option<Note>,
     }
+
+    impl<F> PinnedDrop for Observed<F> {
+        fn drop(this: Pin<&mut Self>) {
+            // Dropped unanswered: the client went away while the request
+            // was handled.
+            if let Some(note) = this.project().note.take() {
+                note.abandoned();
+            }
+        }
+    }
 }
 
 impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed<F> {
@@ -336,24 +346,45 @@ impl Answered {
                 bytes,
             );
         }
-        if note.settings.access_log {
-            let request_id = note
-                .request_id
-                .as_ref()
-                .and_then(|id| id.to_str().ok())
-                .unwrap_or("-");
-            tracing::info!(
-                target: "access",
-                parent: &note.span,
-                method = note.method,
-                route,
-                status = status.as_u16(),
-                duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-                bytes,
-                request_id,
-                trace_id = %note.trace_id,
-                client = note.client.map(tracing::field::display),
-            );
+        note.log(route, status.as_u16(), bytes);
+    }
+}
+
+/// The status the access log gives a request whose client went away before
+/// it was answered (nginx's "client closed request").
+const CLIENT_GONE: u16 = 499;
+
+impl Note {
+    /// A request dropped unanswered: out of the requests in flight, and
+    /// logged with [`CLIENT_GONE`] (its route is not known).
+    fn abandoned(self) {
+        if self.settings.metrics {
+            metrics::http_request_abandoned(self.method, self.service);
         }
+        self.log("-", CLIENT_GONE, 0);
+    }
+
+    /// The access-log line.
+    fn log(&self, route: &str, status: u16, bytes: u64) {
+        if !self.settings.access_log {
+            return;
+        }
+        let request_id = self
+            .request_id
+            .as_ref()
+            .and_then(|id| id.to_str().ok())
+            .unwrap_or("-");
+        tracing::info!(
+            target: "access",
+            parent: &self.span,
+            method = self.method,
+            route,
+            status,
+            duration_us = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX),
+            bytes,
+            request_id,
+            trace_id = %self.trace_id,
+            client = self.client.map(tracing::field::display),
+        );
     }
 }

@@ -583,3 +583,49 @@ async fn spans_are_exported_over_otlp_in_the_callers_trace_with_the_logged_trace
     assert!(logged.contains(&hex(&site.trace_id)), "{logged:?}");
     assert!(logged.contains(&trace.to_owned()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_client_leaves_is_logged_and_leaves_no_request_in_flight() {
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let log = database.data_dir().join("server.log");
+    let (server, metrics) = start(&database, &log, &[]);
+    let in_flight =
+        "http_server_active_requests{http_request_method=\"POST\",service=\"petstore\"}";
+    // HTTP/2, where a client that gives up resets its stream: half a body,
+    // then nothing, then gone. (The handler, reading the body, sees the
+    // reset and answers 400, which cannot be sent; a request dropped before
+    // any answer is logged 499.)
+    let _ = http(); // installs the TLS crypto provider reqwest needs
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let (parts, body) = futures::channel::mpsc::unbounded::<Result<Vec<u8>, std::io::Error>>();
+    parts
+        .unbounded_send(Ok(b"{\"name\": \"half".to_vec()))
+        .unwrap();
+    let request = client
+        .post(server.at("/v2/pet"))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(body))
+        .send();
+    let waiting = tokio::spawn(request);
+    wait_until(
+        Duration::from_secs(10),
+        "the request in flight",
+        async || value(&scrape(&metrics).await, in_flight) == Some(1.0),
+    )
+    .await;
+    waiting.abort();
+    wait_until(Duration::from_secs(10), "its access line", async || {
+        !access_lines(&log).is_empty()
+    })
+    .await;
+    let lines = access_lines(&log);
+    let status = lines[0]["fields"]["status"].as_u64();
+    assert!(matches!(status, Some(400 | 499)), "{lines:#?}");
+    assert_eq!(lines[0]["fields"]["bytes"], 0, "{lines:#?}");
+    assert_eq!(value(&scrape(&metrics).await, in_flight), Some(0.0));
+    drop(parts);
+    drop(server);
+}

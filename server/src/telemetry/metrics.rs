@@ -278,6 +278,11 @@ pub(crate) fn http_request_started(method: &'static str, service: &'static str) 
     active(method, service).increment(1.0);
 }
 
+/// A request dropped before it was answered (its client went away).
+pub(crate) fn http_request_abandoned(method: &'static str, service: &'static str) {
+    active(method, service).decrement(1.0);
+}
+
 /// A request's answer ended (sent whole, or its client gone): its
 /// duration and body sizes.
 pub(crate) fn http_request_finished(

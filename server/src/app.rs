@@ -110,17 +110,20 @@ impl Server {
         check_settings(&config)?;
         let mut storage = Storage::open(&config).await?;
         let endpoint = Endpoint::bind(&config)?;
+        // Recording starts before the services are built: they keep the
+        // handles of their metrics.
+        let recorder = endpoint
+            .metrics_listener
+            .is_some()
+            .then(metrics::install)
+            .transpose()?;
         let services = Services::build(&config, &storage, &endpoint.public_url).await?;
         load_startup_data(&config, &storage.db).await?;
         let background = services.spawn_background(&config, &storage.db);
-        let metrics = match endpoint.metrics_listener {
-            Some(listener) => Some((
-                listener,
-                metrics::install()?,
-                services.metrics_sampler(&storage),
-            )),
-            None => None,
-        };
+        let metrics = endpoint
+            .metrics_listener
+            .zip(recorder)
+            .map(|(listener, handle)| (listener, handle, services.metrics_sampler(&storage)));
         let draining = services.portfolio.draining.clone();
         let router = build_router(
             &config,
@@ -417,7 +420,7 @@ impl Services {
     }
 
     /// What sets the gauges read when `/metrics` is scraped: the database
-    /// pool, the outbox, the password queue and Redis's state.
+    /// pool, the outbox and Redis's state.
     fn metrics_sampler(&self, storage: &Storage) -> Sampler {
         let db = storage.db.clone();
         let mailer = self.portfolio.mailer.clone();
@@ -426,11 +429,8 @@ impl Services {
             let (db, mailer, shared_counters) =
                 (db.clone(), mailer.clone(), shared_counters.clone());
             Box::pin(async move {
-                let (size, idle) = db.pool_connections();
-                metrics::db_pool(
-                    size.saturating_sub(u32::try_from(idle).unwrap_or(u32::MAX)),
-                    idle,
-                );
+                let (open, idle) = db.pool_connections();
+                metrics::db_pool(open, idle);
                 mailer.sample_metrics().await;
                 metrics::redis_fallback(
                     shared_counters.is_some_and(|counters| counters.problem().is_some()),

@@ -110,13 +110,15 @@ where
         span.record("trace_id", tracing::field::display(trace.trace_id));
         let method = method_label(request.method());
         let service = service_of(request.uri().path());
-        if self.settings.metrics {
-            metrics::http_request_started(method, service);
-        }
-        // What the body declares (Content-Length); a chunked one is counted
-        // as it is read.
+        let in_flight = self
+            .settings
+            .metrics
+            .then(|| metrics::http_request_started(method, service));
+        // For the metrics: what the body declares (Content-Length); a
+        // chunked one is counted as it is read.
         let request_bytes = match request.body().size_hint().exact() {
             Some(declared) => RequestBytes::Declared(declared),
+            None if in_flight.is_none() => RequestBytes::Declared(0),
             None => {
                 let read = Arc::new(AtomicU64::new(0));
                 request = request.map(|body| {
@@ -131,7 +133,8 @@ where
         };
         let note = Note {
             start: Instant::now(),
-            settings: self.settings,
+            access_log: self.settings.access_log,
+            in_flight,
             method,
             service,
             request_bytes,
@@ -200,7 +203,10 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
 /// What is noted of a request, once its answer's body ends.
 pub(crate) struct Note {
     start: Instant,
-    settings: ObserveLayer,
+    access_log: bool,
+    /// The requests-in-flight gauge this request counts in, when metrics
+    /// are on.
+    in_flight: Option<::metrics::Gauge>,
     method: &'static str,
     service: &'static str,
     request_bytes: RequestBytes,
@@ -333,7 +339,8 @@ impl Answered {
         if otlp::on() {
             otlp::answered(&note.span, note.method, route, status.as_u16());
         }
-        if note.settings.metrics {
+        if let Some(in_flight) = &note.in_flight {
+            in_flight.decrement(1.0);
             metrics::http_request_finished(
                 metrics::HttpRequest {
                     method: note.method,
@@ -358,15 +365,15 @@ impl Note {
     /// A request dropped unanswered: out of the requests in flight, and
     /// logged with [`CLIENT_GONE`] (its route is not known).
     fn abandoned(self) {
-        if self.settings.metrics {
-            metrics::http_request_abandoned(self.method, self.service);
+        if let Some(in_flight) = &self.in_flight {
+            in_flight.decrement(1.0);
         }
         self.log("-", CLIENT_GONE, 0);
     }
 
     /// The access-log line.
     fn log(&self, route: &str, status: u16, bytes: u64) {
-        if !self.settings.access_log {
+        if !self.access_log {
             return;
         }
         let request_id = self

@@ -39,8 +39,9 @@ pub(crate) struct ReadBegun(Option<u64>);
 
 #[derive(Debug)]
 pub(crate) struct ReadCache<K, V> {
-    /// Its label in the metrics' hits and misses.
-    name: &'static str,
+    /// Its hits and misses, in the metrics.
+    hits: metrics::Counter,
+    misses: metrics::Counter,
     enabled: bool,
     max_entries: usize,
     entries: RwLock<Entries<K, V>>,
@@ -49,8 +50,10 @@ pub(crate) struct ReadCache<K, V> {
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// A cache of at most `max_entries` values, on if `db` is SQLite.
     pub(crate) fn new(db: &Database, name: &'static str, max_entries: usize) -> Self {
+        let (hits, misses) = crate::telemetry::metrics::read_cache_counters(name);
         ReadCache {
-            name,
+            hits,
+            misses,
             enabled: db.backend() == Backend::Sqlite,
             max_entries,
             entries: RwLock::new(Entries {
@@ -93,7 +96,12 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         // the count on, and what is read now is then never served from here.
         let commits = db.commits();
         let held = self.held(commits, key);
-        crate::telemetry::metrics::read_cache_lookup(self.name, held.is_some());
+        if held.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        }
+        .increment(1);
         (held, ReadBegun(Some(commits)))
     }
 

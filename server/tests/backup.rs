@@ -58,6 +58,18 @@ async fn pets_in(file: &Path) -> (BTreeSet<String>, String) {
     (names.into_iter().collect(), verdict)
 }
 
+/// Adds an available pet named `name` on the server at `base`; its answer.
+async fn add_pet(client: &reqwest::Client, base: &str, name: &str) -> serde_json::Value {
+    let answer = client
+        .post(format!("{base}/v2/pet"))
+        .json(&json!({"name": name, "photoUrls": [], "status": "available"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    answer.json().await.unwrap()
+}
+
 /// Adds pets named `w<writer>-<n>` until `stop`; each acknowledged name
 /// goes into `acknowledged` as its answer arrives.
 async fn write_until(
@@ -72,13 +84,7 @@ async fn write_until(
             return;
         }
         let name = format!("w{writer}-{n}");
-        let answer = client
-            .post(format!("{base}/v2/pet"))
-            .json(&json!({"name": name, "photoUrls": [], "status": "available"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
+        add_pet(&client, &base, &name).await;
         acknowledged.lock().unwrap().push(name);
     }
 }
@@ -169,13 +175,7 @@ async fn restore_refuses_while_a_server_runs_and_refuses_a_damaged_file() {
     let backups = tempfile::tempdir().unwrap();
     let good = backups.path().join("good.backup");
     let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
-    let answer = http()
-        .post(server.at("/v2/pet"))
-        .json(&json!({"name": "kept", "photoUrls": []}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    add_pet(&http(), &server.url, "kept").await;
     let backed_up = command(&data_dir, &["backup", "--to", good.to_str().unwrap()]);
     assert!(backed_up.status.success(), "{}", text(&backed_up));
     // A backup never overwrites a file.
@@ -247,14 +247,7 @@ async fn pg_dump_and_pg_restore_as_documented_carry_the_data_to_a_new_database()
     };
     let source = FreshDatabase::create(db.clone()).await;
     let server = ServerProcess::start(Path::new(BINARY), &source, &[], &[]);
-    let answer = http()
-        .post(server.at("/v2/pet"))
-        .json(&json!({"name": "dumped", "photoUrls": []}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
-    let id = answer.json::<serde_json::Value>().await.unwrap()["id"].clone();
+    let id = add_pet(&http(), &server.url, "dumped").await["id"].clone();
     let dump = tempfile::tempdir().unwrap();
     let file = dump.path().join("petstore-portfolio.dump");
     // docs/deploy.md: pg_dump while the server runs.
@@ -330,13 +323,7 @@ async fn litestream_with_the_documented_configuration_replicates_and_restores() 
     let mut written = BTreeSet::new();
     for n in 0..50 {
         let name = format!("streamed-{n}");
-        let answer = client
-            .post(server.at("/v2/pet"))
-            .json(&json!({"name": name, "photoUrls": [], "status": "available"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), 200);
+        add_pet(&client, &server.url, &name).await;
         written.insert(name);
     }
     // Litestream ships the WAL every second: restore until every write is

@@ -257,6 +257,7 @@ static ACTIVE: std::sync::RwLock<
     Option<std::collections::HashMap<(&'static str, &'static str), metrics::Gauge>>,
 > = std::sync::RwLock::new(None);
 
+/// The requests-in-flight gauge of `method` and `service`.
 fn active(method: &'static str, service: &'static str) -> metrics::Gauge {
     let key = (method, service);
     if let Some(gauge) = ACTIVE
@@ -273,14 +274,12 @@ fn active(method: &'static str, service: &'static str) -> metrics::Gauge {
     gauge
 }
 
-/// A request came in.
-pub(crate) fn http_request_started(method: &'static str, service: &'static str) {
-    active(method, service).increment(1.0);
-}
-
-/// A request dropped before it was answered (its client went away).
-pub(crate) fn http_request_abandoned(method: &'static str, service: &'static str) {
-    active(method, service).decrement(1.0);
+/// A request came in: it is in flight until the gauge returned is
+/// decremented (once its answer ends, or it is dropped unanswered).
+pub(crate) fn http_request_started(method: &'static str, service: &'static str) -> metrics::Gauge {
+    let in_flight = active(method, service);
+    in_flight.increment(1.0);
+    in_flight
 }
 
 /// A request's answer ended (sent whole, or its client gone): its
@@ -291,7 +290,6 @@ pub(crate) fn http_request_finished(
     request_bytes: u64,
     response_bytes: u64,
 ) {
-    active(request.method, request.service).decrement(1.0);
     let series = http_series(request);
     series.duration.record(duration.as_secs_f64());
     #[allow(clippy::cast_precision_loss)]
@@ -448,13 +446,13 @@ pub(crate) fn outbox_backlog(pending: i64, oldest_due_secs: i64) {
     }
 }
 
-/// The database pool's connections: in use and idle.
-pub(crate) fn db_pool(in_use: u32, idle: usize) {
+/// The database pool's connections: `open`, of which `idle` are idle and
+/// the others in use.
+pub(crate) fn db_pool(open: u32, idle: usize) {
     #[allow(clippy::cast_precision_loss)]
-    {
-        gauge!(DB_POOL_CONNECTIONS, "state" => "in_use").set(f64::from(in_use));
-        gauge!(DB_POOL_CONNECTIONS, "state" => "idle").set(idle as f64);
-    }
+    let idle = idle as f64;
+    gauge!(DB_POOL_CONNECTIONS, "state" => "in_use").set((f64::from(open) - idle).max(0.0));
+    gauge!(DB_POOL_CONNECTIONS, "state" => "idle").set(idle);
 }
 
 /// A statement that found every connection of the pool taken, and waited.
@@ -462,17 +460,15 @@ pub(crate) fn db_pool_waited() {
     counter!(DB_POOL_WAITS).increment(1);
 }
 
-/// A read cache's lookup: served from memory, or read from the database.
-pub(crate) fn read_cache_lookup(cache: &'static str, hit: bool) {
-    if hit {
-        counter!(READ_CACHE_HITS, "cache" => cache).increment(1);
-    } else {
-        counter!(READ_CACHE_MISSES, "cache" => cache).increment(1);
-    }
+/// The hits and misses of the read cache `cache`: the handles, kept by
+/// the cache (a lookup by labels on every read would cost the fast reads;
+/// see [`HttpSeries`]), and its series at zero from the start.
+pub(crate) fn read_cache_counters(cache: &'static str) -> (metrics::Counter, metrics::Counter) {
+    (
+        counter!(READ_CACHE_HITS, "cache" => cache),
+        counter!(READ_CACHE_MISSES, "cache" => cache),
+    )
 }
-
-/// The read caches, by name (their series exist from the start).
-pub(crate) const READ_CACHES: [&str; 3] = ["pets", "pet_lists", "site_info"];
 
 /// A connection accepted (+1) or closed (-1).
 pub(crate) fn connection_open(change: f64) {
@@ -555,10 +551,6 @@ fn start_at_zero() {
     for (service, reason) in AuthFailure::ALL {
         counter!(AUTHENTICATION_FAILURES, "service" => service, "reason" => reason.reason())
             .absolute(0);
-    }
-    for cache in READ_CACHES {
-        counter!(READ_CACHE_HITS, "cache" => cache).absolute(0);
-        counter!(READ_CACHE_MISSES, "cache" => cache).absolute(0);
     }
     for name in [
         PASSWORD_HASH_REFUSED,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
+use crate::postgres::FreshDatabases;
 use crate::stress::{Server, build_release, cargo_build_release, client};
 
 /// How the load is made.
@@ -77,6 +78,17 @@ const ENDPOINTS: &[Endpoint] = &[
     },
     // The same pet with a new Idempotency-Key each time: what keeping the
     // answer for a retry costs.
+    // A pet as the official clients send one: with a category and tags
+    // (each tag a row of its own).
+    Endpoint {
+        name: "add-pet-tags",
+        method: "POST",
+        path: "/v2/pet",
+        headers: &[("Content-Type", "application/json")],
+        body: Some(
+            r#"{"name":"bench","category":{"id":1,"name":"Dogs"},"photoUrls":["https://example.com/p.png"],"tags":[{"id":1,"name":"bench"},{"id":2,"name":"tagged"}],"status":"available"}"#,
+        ),
+    },
     Endpoint {
         name: "add-pet-keyed",
         method: "POST",
@@ -140,7 +152,7 @@ const OBSERVED: &[&str] = &[
 
 /// What wrk measured.
 #[derive(Debug, Clone, Copy)]
-struct Figures {
+pub(crate) struct Figures {
     requests_per_sec: f64,
     p50_ms: f64,
     p99_ms: f64,
@@ -154,11 +166,20 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     let ceiling_binary = build_ceiling(root)?;
     let scripts = tempfile::tempdir()?;
 
-    let mut args = Vec::new();
-    if let Some(url) = &options.database_url {
-        args.extend(["--database-url".to_owned(), url.clone()]);
-    }
-    let keys = format!(r#"[{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}]"#);
+    // On PostgreSQL each server of the run gets a fresh database, as each
+    // gets a fresh SQLite file.
+    let mut databases = options.database_url.as_deref().map(FreshDatabases::new);
+    let mut database_args = |purpose: &str| -> anyhow::Result<Vec<String>> {
+        Ok(match databases.as_mut() {
+            Some(databases) => vec!["--database-url".to_owned(), databases.create(purpose)?],
+            None => Vec::new(),
+        })
+    };
+    let args = database_args("main")?;
+    let mix_args = database_args("mix")?;
+    let bench_key = format!(r#"{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}"#);
+    let keys = format!("[{bench_key}]");
+    let mix_keys = format!("[{bench_key},{}]", crate::mix::mix_keys_config());
     let smtp = SmtpSink::start(root)?;
     let smtp_port = smtp.port.to_string();
     let env = [
@@ -224,14 +245,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             )?;
             continue;
         }
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("application/octet-stream")
-            .to_owned();
-        let body = response.bytes().await?;
-        write_answer(answers.path(), endpoint.name, &content_type, &body, status)?;
+        record_answer(answers.path(), endpoint.name, response).await?;
     }
     let ceiling = Ceiling::start(&ceiling_binary, answers.path())?;
 
@@ -282,7 +296,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             measure(&wrk, &format!("{url}{}", first.path), &script, &warm_up)?;
         }
     }
-    let mut rates = Vec::new();
+    let mut rows: Vec<(&str, Figures, Figures)> = Vec::new();
     for endpoint in ENDPOINTS {
         let script = scripts.path().join(format!("{}.lua", endpoint.name));
         std::fs::write(&script, wrk_script(endpoint, first_new_pet))?;
@@ -298,24 +312,8 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
             &script,
             options,
         )?;
-        println!(
-            "{:<16} {:>10.0} {:>8.2} {:>8.2} | {:>10.0} {:>8.2} {:>8.2} | {:>6.2} {:>7.1}{}",
-            endpoint.name,
-            ours.requests_per_sec,
-            ours.p50_ms,
-            ours.p99_ms,
-            top.requests_per_sec,
-            top.p50_ms,
-            top.p99_ms,
-            ours.requests_per_sec / top.requests_per_sec,
-            ours.p99_ms / top.p99_ms,
-            if ours.errors > 0 {
-                format!("  ({} answers not 2xx)", ours.errors)
-            } else {
-                String::new()
-            }
-        );
-        rates.push((endpoint.name, ours.requests_per_sec));
+        print_row(endpoint.name, &ours, &top);
+        rows.push((endpoint.name, ours, top));
         if OBSERVED.contains(&endpoint.name) {
             let seen = measure(
                 &wrk,
@@ -351,11 +349,38 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         observed.peak_rss_mib()?
     );
     drop(observed);
+    // The mixes, on a server of their own with a fresh database.
+    let mut mix_env = env.to_vec();
+    mix_env.retain(|(name, _)| *name != "PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS");
+    mix_env.push(("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", mix_keys.as_str()));
+    let mix_server = Server::start_with_args(&binary, &mix_env, &mix_args)?;
+    let (ours, top) =
+        crate::mix::pet_store(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
+    print_row("pet store mix", &ours, &top);
+    rows.push(("pet-store-mix", ours, top));
+    let (ours, top) =
+        crate::mix::portfolio(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
+    print_row("portfolio mix", &ours, &top);
+    rows.push(("portfolio-mix", ours, top));
+    println!(
+        "mix server: peak resident memory {:.1} MiB",
+        mix_server.peak_rss_mib()?
+    );
+    drop(mix_server);
+    let point_reads = match databases.as_mut() {
+        Some(databases) => {
+            let tps = crate::postgres::pgbench_point_reads(databases, options.seconds)?;
+            println!(
+                "PostgreSQL's own point reads (pgbench -S -M prepared, 16 clients): {tps:.0} tps"
+            );
+            Some(tps)
+        }
+        None => None,
+    };
     let rate = |name: &str| {
-        rates
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map_or(0.0, |(_, r)| *r)
+        rows.iter()
+            .find(|(n, _, _)| *n == name)
+            .map_or(0.0, |(_, ours, _)| ours.requests_per_sec)
     };
     println!(
         "durable POST /v2/pet / GET /v2/pet/1: {:.2}",
@@ -376,11 +401,160 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     );
     find_by_status_scaling(&server, &http).await?;
     notify_subscribers(&server, &http, &smtp).await?;
-    println!(
-        "peak resident memory of the server, whole run: {:.1} MiB",
-        server.peak_rss_mib()?
-    );
+    let peak_rss = server.peak_rss_mib()?;
+    println!("peak resident memory of the server, whole run: {peak_rss:.1} MiB");
+    let targets = match point_reads {
+        None => sqlite_targets(&rows, first_answer, peak_rss),
+        Some(tps) => postgres_targets(&rows, tps, first_answer),
+    };
+    print_targets(&targets);
     Ok(())
+}
+
+/// One target of issue 20: what was measured, and the bound it must meet.
+struct Target {
+    what: &'static str,
+    measured: f64,
+    /// At least this (`true`) or at most this (`false`).
+    at_least: bool,
+    bound: f64,
+}
+
+impl Target {
+    fn met(&self) -> bool {
+        if self.at_least {
+            self.measured >= self.bound
+        } else {
+            self.measured <= self.bound
+        }
+    }
+}
+
+fn figures<'a>(
+    rows: &'a [(&str, Figures, Figures)],
+    name: &str,
+) -> Option<&'a (&'a str, Figures, Figures)> {
+    rows.iter().find(|(n, _, _)| *n == name)
+}
+
+/// The ratio of a row's rate to its ceiling's, and of its p99 to the ceiling's.
+fn ratios(rows: &[(&str, Figures, Figures)], name: &str) -> (f64, f64) {
+    figures(rows, name).map_or((0.0, f64::INFINITY), |(_, ours, top)| {
+        (
+            ours.requests_per_sec / top.requests_per_sec,
+            ours.p99_ms / top.p99_ms,
+        )
+    })
+}
+
+fn sqlite_targets(
+    rows: &[(&str, Figures, Figures)],
+    start: Duration,
+    peak_rss: f64,
+) -> Vec<Target> {
+    let rate = |name| figures(rows, name).map_or(0.0, |(_, ours, _)| ours.requests_per_sec);
+    let (mix, mix_p99) = ratios(rows, "pet-store-mix");
+    let (order, order_p99) = ratios(rows, "place-order");
+    let at_least = |what, measured, bound| Target {
+        what,
+        measured,
+        at_least: true,
+        bound,
+    };
+    let at_most = |what, measured, bound| Target {
+        what,
+        measured,
+        at_least: false,
+        bound,
+    };
+    vec![
+        at_least("pet store mix / ceiling", mix, 0.45),
+        at_most("pet store mix p99 / ceiling's", mix_p99, 6.0),
+        at_least("inventory / ceiling", ratios(rows, "inventory").0, 0.4),
+        at_least(
+            "llm-context with a key / ceiling",
+            ratios(rows, "llm-context").0,
+            0.4,
+        ),
+        at_least("placeOrder / ceiling", order, 0.15),
+        at_most("placeOrder p99 / ceiling's", order_p99, 3.0),
+        at_least(
+            "addPet with tags / GET /v2/pet/1",
+            rate("add-pet-tags") / rate("pet-json"),
+            0.25,
+        ),
+        at_least("GET /v2/pet/1 / ceiling", ratios(rows, "pet-json").0, 0.75),
+        at_most("peak resident memory, MiB", peak_rss, 64.0),
+        at_most(
+            "start to first answer, ms",
+            start.as_secs_f64() * 1000.0,
+            100.0,
+        ),
+    ]
+}
+
+fn postgres_targets(
+    rows: &[(&str, Figures, Figures)],
+    point_reads: f64,
+    start: Duration,
+) -> Vec<Target> {
+    let of_pgbench =
+        |name| figures(rows, name).map_or(0.0, |(_, ours, _)| ours.requests_per_sec / point_reads);
+    let at_least = |what, measured, bound| Target {
+        what,
+        measured,
+        at_least: true,
+        bound,
+    };
+    vec![
+        at_least("GET /v2/pet/1 / pgbench -S", of_pgbench("pet-json"), 0.5),
+        at_least(
+            "pet store mix / pgbench -S",
+            of_pgbench("pet-store-mix"),
+            0.35,
+        ),
+        at_least("placeOrder / pgbench -S", of_pgbench("place-order"), 0.1),
+        Target {
+            what: "start to first answer, ms",
+            measured: start.as_secs_f64() * 1000.0,
+            at_least: false,
+            bound: 150.0,
+        },
+    ]
+}
+
+fn print_targets(targets: &[Target]) {
+    println!("issue 20's targets, in this run:");
+    for target in targets {
+        println!(
+            "  {:<38} {:>8.2} {} {:<6} {}",
+            target.what,
+            target.measured,
+            if target.at_least { ">=" } else { "<=" },
+            target.bound,
+            if target.met() { "met" } else { "MISSED" }
+        );
+    }
+}
+
+fn print_row(name: &str, ours: &Figures, top: &Figures) {
+    println!(
+        "{:<16} {:>10.0} {:>8.2} {:>8.2} | {:>10.0} {:>8.2} {:>8.2} | {:>6.2} {:>7.1}{}",
+        name,
+        ours.requests_per_sec,
+        ours.p50_ms,
+        ours.p99_ms,
+        top.requests_per_sec,
+        top.p50_ms,
+        top.p99_ms,
+        ours.requests_per_sec / top.requests_per_sec,
+        ours.p99_ms / top.p99_ms,
+        if ours.errors > 0 {
+            format!("  ({} answers not 2xx)", ours.errors)
+        } else {
+            String::new()
+        }
+    );
 }
 
 /// `findByStatus` over 1k, 10k and 100k pets: `sold` pets are added up to
@@ -581,7 +755,9 @@ async fn add_sold_pets(http: &reqwest::Client, url: &str, count: usize) -> anyho
 }
 
 /// Sends the requests, 64 at a time; every answer must be a success.
-async fn send_all(requests: impl Iterator<Item = reqwest::RequestBuilder>) -> anyhow::Result<()> {
+pub(crate) async fn send_all(
+    requests: impl Iterator<Item = reqwest::RequestBuilder>,
+) -> anyhow::Result<()> {
     use futures::StreamExt as _;
     let mut sent = futures::stream::iter(requests)
         .map(|request| async {
@@ -596,6 +772,24 @@ async fn send_all(requests: impl Iterator<Item = reqwest::RequestBuilder>) -> an
 }
 
 /// Writes what the ceiling answers for `name`.
+/// Keeps `response`, a success, as the ceiling's answer `name`.
+pub(crate) async fn record_answer(
+    folder: &Path,
+    name: &str,
+    response: reqwest::Response,
+) -> anyhow::Result<()> {
+    let status = response.status();
+    anyhow::ensure!(status.is_success(), "{name} answered {status}");
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let body = response.bytes().await?;
+    write_answer(folder, name, &content_type, &body, status)
+}
+
 fn write_answer(
     folder: &Path,
     name: &str,
@@ -612,7 +806,7 @@ fn write_answer(
 
 /// Gives each wrk thread an index (`tindex`) and a count of what it sent
 /// (`sent`), for scripts whose requests differ one from the next.
-const WRK_THREAD_INDEX: &str = r#"local threads = 0
+pub(crate) const WRK_THREAD_INDEX: &str = r#"local threads = 0
 function setup(thread)
   thread:set("tindex", threads)
   threads = threads + 1
@@ -659,7 +853,12 @@ end
 }
 
 /// Runs wrk against `url` and reads its report.
-fn measure(wrk: &Path, url: &str, script: &Path, options: &Options) -> anyhow::Result<Figures> {
+pub(crate) fn measure(
+    wrk: &Path,
+    url: &str,
+    script: &Path,
+    options: &Options,
+) -> anyhow::Result<Figures> {
     let output = Command::new(wrk)
         .args(["-t2", "--latency"])
         .arg(format!("-c{}", options.connections))
@@ -744,13 +943,13 @@ fn build_ceiling(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The ceiling's process; killed when dropped.
-struct Ceiling {
+pub(crate) struct Ceiling {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Ceiling {
-    fn start(binary: &Path, answers: &Path) -> anyhow::Result<Ceiling> {
+    pub(crate) fn start(binary: &Path, answers: &Path) -> anyhow::Result<Ceiling> {
         let mut child = Command::new(binary)
             .arg(answers)
             .stdout(Stdio::piped())

@@ -5,6 +5,8 @@
 //! `cargo run -p petstore-portfolio-bench -- <command>`.
 
 mod bench;
+mod mix;
+mod postgres;
 mod stress;
 
 use std::path::{Path, PathBuf};

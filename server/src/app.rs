@@ -277,6 +277,8 @@ struct Storage {
 impl Storage {
     async fn open(config: &Config) -> anyhow::Result<Self> {
         let db = open_database(config).await?;
+        // The caches follow the other replicas' writes (PostgreSQL).
+        db.follow_changes(&config.database_url());
         let data_dir_lock = match crate::storage::backup::sqlite_file(&config.database_url()) {
             Ok(_) => Some(DataDirLock::shared(&config.data_dir)?),
             Err(_) => None,
@@ -381,10 +383,12 @@ impl Services {
             public_url: Arc::from(public_url),
             access: access.clone(),
             // Pets are a few hundred bytes each.
-            pets: ReadCache::new(db, "pets", 4096),
+            pets: ReadCache::new(db, "pets", 4096, petstore::cached::pet),
             // Every set of statuses, in each format.
-            pet_lists: ReadCache::new(db, "pet_lists", 14),
+            pet_lists: ReadCache::new(db, "pet_lists", 14, petstore::cached::pet_list),
+            inventory: ReadCache::new(db, "inventory", 1, petstore::cached::inventory),
             new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
+            new_orders: petstore::db::new_orders::NewOrders::start(db.clone()),
         });
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         let mail_worker = (mailer.clone(), mailer.spawn_worker());
@@ -409,7 +413,12 @@ impl Services {
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
             draining: Draining::default(),
-            site_info: ReadCache::new(db, "site_info", 1),
+            content: ReadCache::new(
+                db,
+                "content",
+                portfolio::content::Cached::COUNT,
+                portfolio::content::Cached::ticket,
+            ),
         });
         Ok(Services {
             petstore,

@@ -4,10 +4,12 @@
 //! p = 1 lane) costs about 19 MiB and tens of milliseconds a hash, on
 //! purpose. Unbounded, a storm of logins would run hundreds at once and take
 //! gigabytes. So hashes run on a fixed set of threads, one per core, each
-//! with its own memory block that it reuses for every hash (the allocator
-//! never sees 19 MiB come and go); requests wait in a bounded queue, and
-//! beyond it are answered 503 with `Retry-After`.
+//! with its own memory block that it reuses while hashes wait (the allocator
+//! does not see 19 MiB come and go at each in a storm) and gives back when
+//! none does; requests wait in a bounded queue, and beyond it are
+//! answered 503 with `Retry-After`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -46,6 +48,8 @@ enum Job {
 #[derive(Clone)]
 pub(crate) struct Hasher {
     jobs: SyncSender<Job>,
+    /// Jobs sent and not yet taken by a thread.
+    queued: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Hasher {
@@ -64,13 +68,14 @@ impl Hasher {
         };
         let (jobs, waiting) = sync_channel(queue);
         let waiting = Arc::new(Mutex::new(waiting));
+        let queued = Arc::new(AtomicUsize::new(0));
         for n in 0..threads {
-            let waiting = waiting.clone();
+            let (waiting, queued) = (waiting.clone(), queued.clone());
             std::thread::Builder::new()
                 .name(format!("argon2-{n}"))
-                .spawn(move || work(&waiting))?;
+                .spawn(move || work(&waiting, &queued))?;
         }
-        Ok(Hasher { jobs })
+        Ok(Hasher { jobs, queued })
     }
 
     /// The argon2id hash of a password (PHC string format, salt included).
@@ -105,8 +110,10 @@ impl Hasher {
     fn submit(&self, job: Job) -> Result<(), Failure> {
         // Counted before it is sent: a thread may take it at once.
         crate::telemetry::metrics::password_hash_queued(1.0);
+        self.queued.fetch_add(1, Ordering::AcqRel);
         self.jobs.try_send(job).map_err(|e| {
             crate::telemetry::metrics::password_hash_queued(-1.0);
+            self.queued.fetch_sub(1, Ordering::AcqRel);
             refusal(e)
         })
     }
@@ -130,10 +137,17 @@ fn refusal(e: TrySendError<Job>) -> Failure {
 }
 
 /// A hashing thread: takes jobs until the pool is dropped, hashing in its
-/// own memory block.
-fn work(waiting: &Mutex<Receiver<Job>>) {
+/// own memory block, which it gives back whenever no job waits.
+fn work(waiting: &Mutex<Receiver<Job>>, queued: &AtomicUsize) {
     let mut memory: Vec<Block> = Vec::new();
     loop {
+        if queued.load(Ordering::Acquire) == 0 {
+            // Nothing waits: the block goes back to the system (19 MiB a
+            // thread, most of the server's memory otherwise). A storm of
+            // logins keeps it; a login now and then allocates it again,
+            // a few milliseconds against the hash's tens.
+            memory = Vec::new();
+        }
         let job = {
             let Ok(waiting) = waiting.lock() else { return };
             match waiting.recv() {
@@ -141,6 +155,7 @@ fn work(waiting: &Mutex<Receiver<Job>>) {
                 Err(_) => return,
             }
         };
+        queued.fetch_sub(1, Ordering::AcqRel);
         crate::telemetry::metrics::password_hash_queued(-1.0);
         match job {
             Job::Hash { password, reply } => {

@@ -1,41 +1,35 @@
-//! Single resources in memory, kept coherent with writes (DESIGN 4.8), as
-//! the bytes of their answers (serialising them again for each request cost
-//! a tenth of the rate): `getPetById`'s pets in each format, the portfolio's
-//! site information, and the short answers of `findPetsByStatus`.
+//! Answers kept in memory, coherent with writes (DESIGN 4.8), as the bytes
+//! sent (serialising them again for each request cost a tenth of the rate):
+//! `getPetById`'s pets in each format, the short lists of
+//! `findPetsByStatus`, the inventory, and the portfolio's content.
 //!
-//! Coherence costs writers nothing: every write transaction this process
-//! commits moves [`Database::commits`] on (after its commit, before its
-//! answer), and a cache holds only what was read under the current count.
-//! So a read that follows an acknowledged write never sees what the write
-//! replaced, whichever table it touched. The price is that any write empties
-//! the cache, which suits data read far more often than written.
+//! Each value depends on [`Topic`]s (a pet, the pets of a status, the
+//! content) and is kept with the ticket of its topics taken *before* it was
+//! read from the database ([`crate::storage::changes`]); a write moves the
+//! generations of what it changed after its commit, before its answer. A
+//! value is served only while its ticket is current, so a read that follows
+//! an acknowledged write never sees what the write replaced, and a write
+//! costs the caches only what depends on what it changed.
 //!
-//! What a cache holds must therefore only be written in write transactions
-//! (`Database::begin_write`): a statement run on the pool alone does not move
-//! the count. A test below holds the storage modules of what is cached to
-//! that.
-//!
-//! Only on SQLite, which one server process owns. With PostgreSQL other
-//! processes (replicas) write too and do not move this count, so the caches
-//! are off there until they tell each other (`LISTEN/NOTIFY`).
+//! On PostgreSQL other processes (replicas) write too: their notices move
+//! this process's generations, and each read first waits until every write
+//! acknowledged before it began has done so ([`crate::storage::change_feed`]);
+//! when that cannot be known (the notices' connection is broken), reads go
+//! to the database and keep nothing.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, RwLock};
 
-use crate::storage::{Backend, Database};
+use crate::storage::{Database, Generations};
 
-/// Values read under one count of commits.
-#[derive(Debug)]
-struct Entries<K, V> {
-    commits: u64,
-    values: HashMap<K, Arc<V>>,
-}
-
-/// When a read from the database began (the count of commits then), for
-/// [`ReadCache::keep`]; nothing when the cache is off.
+/// When a read from the database began (the ticket of the value's topics
+/// then), for [`ReadCache::keep`]; nothing when the cache is off.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ReadBegun(Option<u64>);
+
+/// The ticket of what a key's value depends on.
+pub(crate) type TicketOf<K> = fn(&Generations, &K) -> u64;
 
 #[derive(Debug)]
 pub(crate) struct ReadCache<K, V> {
@@ -44,27 +38,34 @@ pub(crate) struct ReadCache<K, V> {
     misses: metrics::Counter,
     enabled: bool,
     max_entries: usize,
-    entries: RwLock<Entries<K, V>>,
+    ticket_of: TicketOf<K>,
+    /// Each value with the ticket it was read under.
+    entries: RwLock<HashMap<K, (u64, Arc<V>)>>,
 }
 
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
-    /// A cache of at most `max_entries` values, on if `db` is SQLite.
-    pub(crate) fn new(db: &Database, name: &'static str, max_entries: usize) -> Self {
+    /// A cache of at most `max_entries` values, on if `db` can have caches
+    /// ([`Database::caches_possible`]); a key's value depends on the topics
+    /// `ticket_of` sums.
+    pub(crate) fn new(
+        db: &Database,
+        name: &'static str,
+        max_entries: usize,
+        ticket_of: TicketOf<K>,
+    ) -> Self {
         let (hits, misses) = crate::telemetry::metrics::read_cache_counters(name);
         ReadCache {
             hits,
             misses,
-            enabled: db.backend() == Backend::Sqlite,
+            enabled: db.caches_possible(),
             max_entries,
-            entries: RwLock::new(Entries {
-                commits: 0,
-                values: HashMap::new(),
-            }),
+            ticket_of,
+            entries: RwLock::new(HashMap::new()),
         }
     }
 
-    /// The value for `key`: from memory if nothing was written since it was
-    /// read, from `load` (the database) otherwise.
+    /// The value for `key`: from memory if nothing it depends on was written
+    /// since it was read, from `load` (the database) otherwise.
     pub(crate) async fn get<F, E>(
         &self,
         db: &Database,
@@ -74,13 +75,13 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     where
         F: AsyncFnOnce() -> Result<Option<V>, E>,
     {
-        let (held, begun) = self.lookup(db, &key);
+        let (held, begun) = self.lookup(db, &key).await;
         if let Some(value) = held {
             return Ok(Some(value));
         }
         let value = load().await?.map(Arc::new);
         if let Some(value) = &value {
-            self.keep(db, begun, key, value.clone());
+            self.keep(begun, key, value.clone());
         }
         Ok(value)
     }
@@ -88,65 +89,54 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// What is held for `key`, if anything; if nothing, the mark a read
     /// from the database must begin under for [`ReadCache::keep`] to keep
     /// what it read.
-    pub(crate) fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
-        if !self.enabled {
+    pub(crate) async fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
+        if !self.enabled || db.catch_up().await.is_err() {
             return (None, ReadBegun(None));
         }
-        // Read before the database is: a write that commits meanwhile moves
-        // the count on, and what is read now is then never served from here.
-        let commits = db.commits();
-        let held = self.held(commits, key);
+        // Taken before the database is read: a write that commits meanwhile
+        // moves it on, and what is read now is then never served from here.
+        let ticket = (self.ticket_of)(db.generations(), key);
+        let held = self.held(ticket, key);
         if held.is_some() {
             &self.hits
         } else {
             &self.misses
         }
         .increment(1);
-        (held, ReadBegun(Some(commits)))
+        (held, ReadBegun(Some(ticket)))
     }
 
-    /// Keeps `value`, read from the database after `begun` was taken, if
-    /// nothing was written since.
-    pub(crate) fn keep(&self, db: &Database, begun: ReadBegun, key: K, value: Arc<V>) {
-        if let ReadBegun(Some(commits)) = begun {
-            self.hold(db, commits, key, value);
-        }
-    }
-
-    fn held(&self, commits: u64, key: &K) -> Option<Arc<V>> {
-        let entries = self.entries.read().ok()?;
-        (entries.commits == commits)
-            .then(|| entries.values.get(key).cloned())
-            .flatten()
-    }
-
-    /// Keeps `value`, read under `read_under` commits, if that is still the
-    /// count (looked at under the lock, so that the entries never go back to
-    /// an older count).
-    fn hold(&self, db: &Database, read_under: u64, key: K, value: Arc<V>) {
+    /// Keeps `value`, read from the database after `begun` was taken.
+    pub(crate) fn keep(&self, begun: ReadBegun, key: K, value: Arc<V>) {
+        let ReadBegun(Some(ticket)) = begun else {
+            return;
+        };
         let Ok(mut entries) = self.entries.write() else {
             return;
         };
-        let now = db.commits();
-        if read_under != now {
+        // A value read later (under a later ticket) is not replaced.
+        if entries.get(&key).is_some_and(|(held, _)| *held > ticket) {
             return;
         }
-        if entries.commits != now {
-            // Everything held was read before a write: let it go.
-            entries.values.clear();
-            entries.commits = now;
+        if entries.len() >= self.max_entries && !entries.contains_key(&key) {
+            // Full: start again rather than track what was used last.
+            entries.clear();
         }
-        if entries.values.len() < self.max_entries {
-            entries.values.insert(key, value);
-        }
+        entries.insert(key, (ticket, value));
+    }
+
+    fn held(&self, ticket: u64, key: &K) -> Option<Arc<V>> {
+        let entries = self.entries.read().ok()?;
+        let (held, value) = entries.get(key)?;
+        (*held == ticket).then(|| value.clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    /// Pets and the site information are cached: their storage modules,
-    /// and the handlers that write content, write only in write
-    /// transactions, which move the count.
+    /// Pets, the inventory and the content are cached: their storage
+    /// modules, and the handlers that write content, write only in write
+    /// transactions, whose commits move the generations of what changed.
     #[test]
     fn what_is_cached_is_written_only_in_write_transactions() {
         for (file, source) in [

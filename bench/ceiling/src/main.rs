@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
         .context("usage: bench-ceiling <folder>")?;
     let answers: Answers = Arc::new(load(std::path::Path::new(&folder))?);
     let app = Router::new()
-        .route("/{name}", get(answer).post(answer))
+        .route("/{name}", get(answer).post(answer).put(answer))
         .with_state(answers);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}", listener.local_addr()?);

@@ -114,6 +114,7 @@ pub(crate) async fn insert_key(
 /// Stores a new key.
 pub(crate) async fn create_key(db: &Database, key: &StoredKey) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     insert_key(tx.conn(), key).await?;
     tx.commit().await
 }
@@ -128,6 +129,7 @@ async fn revoke(
     at: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let mut first = None;
     for (table, column) in marks {
         let sql = format!(
@@ -166,6 +168,7 @@ pub(crate) async fn rotate_key(
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let updated = sqlx::query(
         "UPDATE api_keys SET rotated_to = $1, \
          expires_at_ms = CASE WHEN expires_at_ms IS NULL OR expires_at_ms > $2 THEN $2 ELSE expires_at_ms END \
@@ -196,6 +199,7 @@ pub(crate) async fn record_key_uses(
         return Ok(());
     }
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     for (id, at) in uses {
         sqlx::query(
             "UPDATE api_keys SET last_used_at_ms = $1 WHERE id = $2 \

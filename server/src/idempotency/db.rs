@@ -96,6 +96,7 @@ pub(crate) async fn claim(
     now_ms: i64,
 ) -> Result<bool, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     // A key past its expiry, or abandoned by a request that died, is free.
     sqlx::query(
         "DELETE FROM idempotency_keys WHERE caller = $1 AND idem_key = $2 \
@@ -138,6 +139,7 @@ pub(crate) async fn settle(
     answer: Option<&StoredAnswer>,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let statement = match answer {
         Some(answer) => sqlx::query(
             "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3, \
@@ -164,6 +166,7 @@ pub(crate) async fn settle(
 /// Forgets every key that expired by `now_ms`; returns how many.
 pub(crate) async fn sweep(db: &Database, now_ms: i64) -> Result<u64, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let swept = sqlx::query("DELETE FROM idempotency_keys WHERE expires_ms <= $1")
         .bind(now_ms)
         .execute(tx.conn())

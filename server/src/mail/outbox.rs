@@ -111,6 +111,7 @@ pub(crate) async fn claim(
     lease_until: i64,
 ) -> Result<Option<QueuedEmail>, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let claimed = sqlx::query(
         "UPDATE outbox SET lease_until_ms = $1 WHERE id = $2 AND status = 'pending' \
          AND (lease_until_ms IS NULL OR lease_until_ms < $3)",
@@ -139,6 +140,7 @@ pub(crate) async fn claim(
 /// recorded): it is due again at once.
 pub(crate) async fn release(db: &Database, id: i64) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     sqlx::query("UPDATE outbox SET lease_until_ms = NULL WHERE id = $1 AND status = 'pending'")
         .bind(id)
         .execute(tx.conn())
@@ -165,6 +167,7 @@ pub(crate) async fn record(
     record: &Record,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let query = match record {
         // A body that held a secret is forgotten once delivered.
         Record::Sent => sqlx::query(
@@ -260,6 +263,7 @@ pub(crate) async fn list(
 /// failed them stays until the next attempt.
 pub(crate) async fn requeue(db: &Database, ids: &[i64]) -> Result<Vec<i64>, StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let failed: Vec<i64> =
         sqlx::query_scalar("SELECT id FROM outbox WHERE status = 'failed' ORDER BY id")
             .fetch_all(tx.conn())

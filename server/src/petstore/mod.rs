@@ -52,6 +52,7 @@ impl PetstoreState {
         ops::Context {
             db: &self.db,
             new_pets: &self.new_pets,
+            new_orders: &self.new_orders,
             hasher: &self.hasher,
             access: &self.access,
             failed_logins: &self.failed_logins,
@@ -77,8 +78,37 @@ pub(crate) struct Shared {
     pub(crate) pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
     /// `findPetsByStatus`'s short answers, as the bytes sent.
     pub(crate) pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
+    /// The inventory, as the bytes sent.
+    pub(crate) inventory: ReadCache<(), bytes::Bytes>,
     /// New pets waiting to be inserted together.
     pub(crate) new_pets: db::new_pets::NewPets,
+    /// New orders waiting to be placed together.
+    pub(crate) new_orders: db::new_orders::NewOrders,
+}
+
+/// What each cache's values depend on (`read_cache.rs`): a pet on itself;
+/// a list on the pets of its statuses; the inventory on the counts.
+pub(crate) mod cached {
+    use std::collections::BTreeSet;
+
+    use crate::petstore::model::PetStatus;
+    use crate::petstore::wire::Format;
+    use crate::storage::{Generations, Topic};
+
+    pub(crate) fn pet(generations: &Generations, (id, _): &(i64, Format)) -> u64 {
+        generations.ticket([Topic::Pet(*id)])
+    }
+
+    pub(crate) fn pet_list(
+        generations: &Generations,
+        (statuses, _): &(BTreeSet<PetStatus>, Format),
+    ) -> u64 {
+        generations.ticket(statuses.iter().map(|status| Topic::PetsWithStatus(*status)))
+    }
+
+    pub(crate) fn inventory(generations: &Generations, (): &()) -> u64 {
+        generations.ticket([Topic::PetCounts])
+    }
 }
 
 /// The parts of the document that are not per operation and that the

@@ -190,10 +190,10 @@ pub(crate) async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    // A short list is kept, as the bytes sent, until the next write
-    // (read_cache.rs); a long one is streamed (pet_list.rs).
+    // A short list is kept, as the bytes sent, until a pet of its statuses
+    // changes (read_cache.rs); a long one is streamed (pet_list.rs).
     let key = (statuses, format);
-    let (held, begun) = state.pet_lists.lookup(&state.db, &key);
+    let (held, begun) = state.pet_lists.lookup(&state.db, &key).await;
     if let Some(bytes) = held {
         return Ok(bytes_response(format, Bytes::clone(&bytes)));
     }
@@ -204,9 +204,7 @@ pub(crate) async fn find_pets_by_status(
     )
     .await?;
     if let Listing::Whole(bytes) = &listing {
-        state
-            .pet_lists
-            .keep(&state.db, begun, key, Arc::new(bytes.clone()));
+        state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
     }
     Ok(listing.into_response(format))
 }
@@ -261,7 +259,7 @@ pub(crate) async fn get_pet_by_id(
     Path(pet_id): Path<i64>,
 ) -> Result<Response, Error> {
     let id = positive_id("petId", pet_id)?;
-    // From memory when nothing was written since it was read (read_cache.rs).
+    // From memory when the pet did not change since it was read (read_cache.rs).
     let body = state
         .pets
         .get(&state.db, (id, format), async || {

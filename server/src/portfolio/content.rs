@@ -16,6 +16,7 @@ use super::db;
 use super::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug, SlugParam};
 use crate::error::Error;
 use crate::extract::Path as PathParam;
+use crate::storage::{Generations, Topic};
 
 /// How many posts the LLM context carries.
 const RECENT_POSTS_IN_CONTEXT: usize = 10;
@@ -27,6 +28,58 @@ pub(crate) struct LlmContext {
     pub(crate) projects: Vec<Project>,
     pub(crate) achievements: Vec<Achievement>,
     pub(crate) recent_posts: Vec<Post>,
+}
+
+/// The content's answers kept in memory (`read_cache.rs`), each until the
+/// content changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Cached {
+    SiteInfo,
+    Projects,
+    Posts,
+    /// `llm-context` without `generated_at`, which is the time of each answer.
+    LlmContext,
+}
+
+impl Cached {
+    pub(crate) const COUNT: usize = 4;
+
+    pub(crate) fn ticket(generations: &Generations, _: &Cached) -> u64 {
+        generations.ticket([Topic::Content])
+    }
+}
+
+/// What `llm-context` answers but its time, as kept.
+#[derive(Serialize)]
+struct LlmContextContent {
+    site: SiteInfo,
+    projects: Vec<Project>,
+    achievements: Vec<Achievement>,
+    recent_posts: Vec<Post>,
+}
+
+/// A JSON answer from memory, or from `load` (the database) when what is
+/// kept for `key` is stale.
+async fn cached_json<T: Serialize>(
+    state: &PortfolioState,
+    key: Cached,
+    load: impl AsyncFnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<Bytes, Error> {
+    let body = state
+        .content
+        .get(&state.db, key, async || {
+            let value = load(&mut *state.db.conn().await?).await?;
+            serde_json::to_vec(&value)
+                .map(|json| Some(Bytes::from(json)))
+                .map_err(|err| Error::internal("cannot write the content as JSON", err))
+        })
+        .await?
+        .ok_or_else(|| Error::internal("content", "no content was read"))?;
+    Ok(Bytes::clone(&body))
+}
+
+fn json_response(body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// The post with this slug; 404 if there is none.
@@ -43,22 +96,11 @@ pub(crate) async fn find_post(conn: &mut AnyConnection, slug: &Slug) -> Result<P
     responses((status = 200, description = "The site information", body = SiteInfo)),
 )]
 pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result<Response, Error> {
-    // From memory when nothing was written since it was read (read_cache.rs).
-    let body = state
-        .site_info
-        .get(&state.db, (), async || {
-            let site = db::content::site_info(&mut *state.db.conn().await?).await?;
-            serde_json::to_vec(&site)
-                .map(|json| Some(Bytes::from(json)))
-                .map_err(|err| Error::internal("cannot write the site information", err))
-        })
-        .await?
-        .ok_or_else(|| Error::internal("getSiteInfo", "no site information was read"))?;
-    Ok((
-        [(header::CONTENT_TYPE, "application/json")],
-        Bytes::clone(&body),
-    )
-        .into_response())
+    let body = cached_json(&state, Cached::SiteInfo, async |conn| {
+        Ok(db::content::site_info(conn).await?)
+    })
+    .await?;
+    Ok(json_response(body))
 }
 
 /// Lists the projects.
@@ -67,11 +109,12 @@ pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result
     tag = "content",
     responses((status = 200, description = "The projects", body = Vec<Project>)),
 )]
-pub(crate) async fn list_projects(
-    State(state): State<PortfolioState>,
-) -> Result<axum::Json<Vec<Project>>, Error> {
-    let projects = db::content::projects(&mut *state.db.conn().await?).await?;
-    Ok(axum::Json(projects))
+pub(crate) async fn list_projects(State(state): State<PortfolioState>) -> Result<Response, Error> {
+    let body = cached_json(&state, Cached::Projects, async |conn| {
+        Ok(db::content::projects(conn).await?)
+    })
+    .await?;
+    Ok(json_response(body))
 }
 
 /// One project.
@@ -113,13 +156,13 @@ pub(crate) async fn list_achievements(
     tag = "content",
     responses((status = 200, description = "The posts", body = Vec<PostSummary>)),
 )]
-pub(crate) async fn list_posts(
-    State(state): State<PortfolioState>,
-) -> Result<axum::Json<Vec<PostSummary>>, Error> {
-    let posts = db::content::recent_posts(&mut *state.db.conn().await?, None).await?;
-    Ok(axum::Json(
-        posts.into_iter().map(PostSummary::from).collect(),
-    ))
+pub(crate) async fn list_posts(State(state): State<PortfolioState>) -> Result<Response, Error> {
+    let body = cached_json(&state, Cached::Posts, async |conn| {
+        let posts = db::content::recent_posts(conn, None).await?;
+        Ok(posts.into_iter().map(PostSummary::from).collect::<Vec<_>>())
+    })
+    .await?;
+    Ok(json_response(body))
 }
 
 /// One post, with its body.
@@ -153,13 +196,25 @@ pub(crate) async fn get_post(
 pub(crate) async fn get_llm_context(
     State(state): State<PortfolioState>,
     _caller: Protected<ContextRead>,
-) -> Result<axum::Json<LlmContext>, Error> {
-    let mut conn = state.db.conn().await?;
-    Ok(axum::Json(LlmContext {
-        generated_at: Utc::now(),
-        site: db::content::site_info(&mut conn).await?,
-        projects: db::content::projects(&mut conn).await?,
-        achievements: db::content::achievements(&mut conn).await?,
-        recent_posts: db::content::recent_posts(&mut conn, Some(RECENT_POSTS_IN_CONTEXT)).await?,
-    }))
+) -> Result<Response, Error> {
+    let content = cached_json(&state, Cached::LlmContext, async |conn| {
+        Ok(LlmContextContent {
+            site: db::content::site_info(conn).await?,
+            projects: db::content::projects(conn).await?,
+            achievements: db::content::achievements(conn).await?,
+            recent_posts: db::content::recent_posts(conn, Some(RECENT_POSTS_IN_CONTEXT)).await?,
+        })
+    })
+    .await?;
+    // `{"generated_at":"…",` and the kept object without its `{`: the
+    // fields in `LlmContext`'s order.
+    let generated_at = serde_json::to_vec(&Utc::now())
+        .map_err(|err| Error::internal("cannot write the time", err))?;
+    let rest = content.get(1..).unwrap_or_default();
+    let mut body = Vec::with_capacity(content.len() + generated_at.len() + 20);
+    body.extend_from_slice(b"{\"generated_at\":");
+    body.extend_from_slice(&generated_at);
+    body.push(b',');
+    body.extend_from_slice(rest);
+    Ok(json_response(Bytes::from(body)))
 }

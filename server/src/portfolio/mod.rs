@@ -90,8 +90,9 @@ pub(crate) struct Shared {
     /// For calls to other services (the social network); one pool for all.
     pub(crate) http: reqwest::Client,
     pub(crate) started: Instant,
-    /// The site information, as `getSiteInfo` last read it.
-    pub(crate) site_info: crate::read_cache::ReadCache<(), bytes::Bytes>,
+    /// The content's answers, as the bytes sent (`llm-context`'s without
+    /// its time).
+    pub(crate) content: crate::read_cache::ReadCache<content::Cached, bytes::Bytes>,
     /// The rate limits' counters in Redis, if configured (for readiness).
     pub(crate) shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
     /// On once the server is stopping: readiness answers 503.

@@ -37,7 +37,7 @@ use std::sync::{Arc, Weak};
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 use tokio::sync::{Mutex, Notify, OwnedMappedMutexGuard, OwnedMutexGuard, watch};
 
-use super::StoreError;
+use super::{Changes, Generations, StoreError};
 
 /// The batches' outcome as each writer receives it: `None` until the
 /// committer has tried.
@@ -71,11 +71,17 @@ struct Batch {
     /// The savepoint of the last writer, if it left without committing:
     /// to roll back to before anything else is done in this batch.
     abandoned: Option<String>,
+    /// What its writers changed, for the caches.
+    changes: Changes,
 }
 
 impl GroupCommit {
     /// Starts the committer (a task that ends with the database).
-    pub(super) fn new(pool: AnyPool, commits: Arc<AtomicU64>) -> Arc<Self> {
+    pub(super) fn new(
+        pool: AnyPool,
+        commits: Arc<AtomicU64>,
+        generations: Arc<Generations>,
+    ) -> Arc<Self> {
         let group = Arc::new(Self {
             pool,
             turn: Arc::default(),
@@ -85,6 +91,7 @@ impl GroupCommit {
             Arc::downgrade(&group.turn),
             group.committer.clone(),
             commits,
+            generations,
         ));
         group
     }
@@ -119,6 +126,7 @@ impl GroupCommit {
             tx,
             outcome: watch::channel(None).0,
             abandoned: None,
+            changes: Changes::nothing_cached(),
         })
     }
 }
@@ -142,11 +150,12 @@ impl Member {
 
     /// Hands the turn on and waits until the batch is committed: only then
     /// is this writer's work on disk.
-    pub(super) async fn commit(mut self) -> Result<(), StoreError> {
+    pub(super) async fn commit(mut self, changes: Changes) -> Result<(), StoreError> {
         // The savepoint is not released: that would cost a statement, and
         // the batch's commit commits every savepoint in it. It stays, empty
         // of anything undoable, under the next writer's.
         self.released = true;
+        self.batch.changes.merge(changes);
         let mut outcome = self.batch.outcome.subscribe();
         drop(self);
         match outcome.wait_for(Option::is_some).await {
@@ -220,7 +229,7 @@ async fn settle_abandoned(turn: &mut Turn) {
 }
 
 /// Commits the open batch, if any, and tells its writers.
-async fn commit_batch(turn: &mut Turn, commits: &AtomicU64) {
+async fn commit_batch(turn: &mut Turn, commits: &AtomicU64, generations: &Generations) {
     settle_abandoned(turn).await;
     let Some(mut batch) = turn.open.take() else {
         return;
@@ -231,9 +240,10 @@ async fn commit_batch(turn: &mut Turn, commits: &AtomicU64) {
     };
     match committed {
         Ok(()) => {
-            // Counted before anyone is told, so that a cache never keeps
-            // an entry older than a write already acknowledged.
+            // Made stale before anyone is told, so that a cache never
+            // serves an entry older than a write already acknowledged.
             commits.fetch_add(1, Ordering::AcqRel);
+            generations.advance(&batch.changes);
             batch.outcome.send_replace(Some(Ok(())));
         }
         Err(err) => {
@@ -246,14 +256,19 @@ async fn commit_batch(turn: &mut Turn, commits: &AtomicU64) {
 
 /// The committer: whenever a writer has finished, it waits for the turn
 /// (behind every writer already waiting) and commits the batch.
-async fn run_committer(turn: Weak<Mutex<Turn>>, finished: Arc<Notify>, commits: Arc<AtomicU64>) {
+async fn run_committer(
+    turn: Weak<Mutex<Turn>>,
+    finished: Arc<Notify>,
+    commits: Arc<AtomicU64>,
+    generations: Arc<Generations>,
+) {
     loop {
         finished.notified().await;
         let Some(turn) = turn.upgrade() else {
             return;
         };
         let mut turn = turn.lock_owned().await;
-        commit_batch(&mut turn, &commits).await;
+        commit_batch(&mut turn, &commits, &generations).await;
     }
 }
 

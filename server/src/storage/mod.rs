@@ -6,7 +6,7 @@
 //! service's storage module (`petstore::db`, `portfolio::db`,
 //! `mail::outbox`), written once in SQL both backends accept (`$1`
 //! placeholders, `RETURNING`, `ON CONFLICT`); the few places that must differ
-//! ask [`Database::backend`].
+//! (the write lock, the replicas' startup lock and change notices) are here.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +20,13 @@ use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 use crate::config::redact_url;
 
 pub(crate) mod backup;
+pub(crate) mod batches;
+pub(crate) mod change_feed;
+pub(crate) mod changes;
 pub(crate) mod error;
 mod group_commit;
 
+pub(crate) use changes::{Changes, Generations, Topic};
 pub(crate) use error::StoreError;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -52,10 +56,17 @@ pub(crate) struct Database {
     /// queue together commit together ([`group_commit`]). PostgreSQL needs
     /// none.
     sqlite_writers: Option<Arc<group_commit::GroupCommit>>,
-    /// Write transactions committed through this handle (and its clones):
-    /// what in-process caches compare to know whether what they hold may
-    /// be stale ([`Database::commits`]).
+    /// Write transactions committed through this handle (and its clones).
     commits: Arc<AtomicU64>,
+    /// The generations of what the caches hold, moved on by each commit
+    /// through this handle ([`changes`]) and, on PostgreSQL, by the other
+    /// replicas' ([`change_feed`]).
+    generations: Arc<Generations>,
+    /// Names this process in the notices of its writes ([`change_feed`]).
+    replica: u64,
+    /// On PostgreSQL, once [`Database::follow_changes`] started it: the
+    /// other replicas' writes, for the caches.
+    feed: Arc<std::sync::OnceLock<Arc<change_feed::ChangeFeed>>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -68,7 +79,11 @@ impl std::fmt::Debug for Database {
 
 /// A write transaction. Dropped without [`WriteTx::commit`], its work is
 /// undone.
-pub(crate) struct WriteTx(WriteTxKind);
+pub(crate) struct WriteTx {
+    kind: WriteTxKind,
+    /// What it changed, for the caches: everything, unless it says less.
+    changes: Changes,
+}
 
 enum WriteTxKind {
     /// SQLite: this writer's part of a batch that commits at once
@@ -78,26 +93,51 @@ enum WriteTxKind {
     Own {
         tx: Transaction<'static, Any>,
         commits: Arc<AtomicU64>,
+        generations: Arc<Generations>,
+        replica: u64,
     },
 }
 
 impl WriteTx {
     pub(crate) fn conn(&mut self) -> &mut AnyConnection {
-        match &mut self.0 {
+        match &mut self.kind {
             WriteTxKind::Batched(member) => member.conn(),
             WriteTxKind::Own { tx, .. } => tx,
         }
     }
 
-    /// Commits, and returns once the commit is durable. The commit is
-    /// counted before that: only once what it wrote can be read does a cache
-    /// see that its entries may be stale.
+    /// Says that this transaction changed `topics` (and, with the other
+    /// calls, nothing else a cache holds).
+    pub(crate) fn changed(&mut self, topics: impl IntoIterator<Item = Topic>) {
+        if matches!(self.changes, Changes::Everything) {
+            self.changes = Changes::nothing_cached();
+        }
+        self.changes.add(topics);
+    }
+
+    /// Says that this transaction changes nothing a cache holds.
+    pub(crate) fn changes_nothing_cached(&mut self) {
+        self.changed([]);
+    }
+
+    /// Commits, and returns once the commit is durable. What it changed is
+    /// made stale in the caches before that, once what it wrote can be read
+    /// (on PostgreSQL, in every replica's caches: [`change_feed`]).
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
-        match self.0 {
-            WriteTxKind::Batched(member) => member.commit().await,
-            WriteTxKind::Own { tx, commits } => {
+        match self.kind {
+            WriteTxKind::Batched(member) => member.commit(self.changes).await,
+            WriteTxKind::Own {
+                mut tx,
+                commits,
+                generations,
+                replica,
+            } => {
+                // In the transaction: the other replicas hear of it if and
+                // only if it commits, and before it is acknowledged.
+                change_feed::notify_changes(&mut tx, replica, &self.changes).await?;
                 tx.commit().await?;
                 commits.fetch_add(1, Ordering::AcqRel);
+                generations.advance(&self.changes);
                 Ok(())
             }
         }
@@ -195,13 +235,54 @@ impl Database {
             err => anyhow::Error::new(err).context("database migration failed"),
         })?;
         let commits = Arc::<AtomicU64>::default();
+        let generations = Arc::<Generations>::default();
         Ok(Self {
-            sqlite_writers: (backend == Backend::Sqlite)
-                .then(|| group_commit::GroupCommit::new(pool.clone(), commits.clone())),
+            sqlite_writers: (backend == Backend::Sqlite).then(|| {
+                group_commit::GroupCommit::new(pool.clone(), commits.clone(), generations.clone())
+            }),
             pool,
             backend,
             commits,
+            generations,
+            replica: change_feed::replica_id(),
+            feed: Arc::default(),
         })
+    }
+
+    /// On PostgreSQL, starts following the other replicas' writes (at
+    /// `url`, this database's), so that the caches can be on
+    /// ([`change_feed`]); a serving replica does, a CLI need not. Nothing
+    /// on SQLite, which one process owns.
+    pub(crate) fn follow_changes(&self, url: &str) {
+        if self.backend == Backend::Postgres {
+            self.feed.get_or_init(|| {
+                change_feed::ChangeFeed::start(
+                    url.to_owned(),
+                    self.pool.clone(),
+                    self.replica,
+                    self.generations.clone(),
+                )
+            });
+        }
+    }
+
+    /// Whether the caches can be on: SQLite, or PostgreSQL with the other
+    /// replicas' writes followed.
+    pub(crate) fn caches_possible(&self) -> bool {
+        self.backend == Backend::Sqlite || self.feed.get().is_some()
+    }
+
+    /// Waits until every write acknowledged (by any replica) before this
+    /// call has moved the generations on; an error when that cannot be
+    /// known now (then a read must go to the database and keep nothing).
+    pub(crate) async fn catch_up(&self) -> Result<(), StoreError> {
+        match (self.backend, self.feed.get()) {
+            (Backend::Sqlite, _) => Ok(()),
+            (Backend::Postgres, Some(feed)) => feed.catch_up().await,
+            (Backend::Postgres, None) => Err(StoreError::Unavailable(
+                "the replicas' changes are not followed".to_owned(),
+            )),
+        }
     }
 
     /// The pool, for a statement about to run on it.
@@ -249,10 +330,6 @@ impl Database {
         Ok(())
     }
 
-    pub(crate) fn backend(&self) -> Backend {
-        self.backend
-    }
-
     /// Starts a transaction that will write.
     ///
     /// On SQLite it waits for the writers' turn and is a savepoint in a
@@ -261,7 +338,7 @@ impl Database {
     /// write, after reading, and SQLite fails such an upgrade at once, with no
     /// waiting, while another connection holds the lock.)
     pub(crate) async fn begin_write(&self) -> Result<WriteTx, StoreError> {
-        Ok(WriteTx(match &self.sqlite_writers {
+        let kind = match &self.sqlite_writers {
             Some(writers) => WriteTxKind::Batched(writers.begin().await?),
             None => WriteTxKind::Own {
                 tx: {
@@ -269,14 +346,24 @@ impl Database {
                     self.pool.begin().await?
                 },
                 commits: self.commits.clone(),
+                generations: self.generations.clone(),
+                replica: self.replica,
             },
-        }))
+        };
+        Ok(WriteTx {
+            kind,
+            changes: Changes::Everything,
+        })
     }
 
-    /// How many write transactions this process has committed here. A value
-    /// read before a read began, and still current, means that nothing this
-    /// process wrote since can have changed what was read. (Other processes'
-    /// writes are not counted.)
+    /// The generations of what the caches hold.
+    pub(crate) fn generations(&self) -> &Generations {
+        &self.generations
+    }
+
+    /// How many write transactions (batches, on SQLite) this process has
+    /// committed here (for the group commit's tests).
+    #[cfg(test)]
     pub(crate) fn commits(&self) -> u64 {
         self.commits.load(Ordering::Acquire)
     }
@@ -285,7 +372,12 @@ impl Database {
 /// `$1, $2, ...` for a list of `count` values: sqlx's `QueryBuilder` writes
 /// `?` for the `Any` driver, which PostgreSQL does not accept.
 pub(crate) fn placeholders(count: usize) -> String {
-    (1..=count)
+    placeholders_from(1, count)
+}
+
+/// [`placeholders`] from `$first` on, after the statement's other values.
+pub(crate) fn placeholders_from(first: usize, count: usize) -> String {
+    (first..first + count)
         .map(|n| format!("${n}"))
         .collect::<Vec<_>>()
         .join(", ")

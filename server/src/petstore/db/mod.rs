@@ -5,6 +5,7 @@
 //! ([`super::model`]) and [`StoreError`].
 
 pub(crate) mod images;
+pub(crate) mod new_orders;
 pub(crate) mod new_pets;
 pub(crate) mod orders;
 pub(crate) mod pets;
@@ -68,6 +69,24 @@ async fn next_id(conn: &mut AnyConnection, table: IdTable) -> Result<i64, StoreE
     .bind(table.name())
     .fetch_one(&mut *conn)
     .await?)
+}
+
+/// Takes `count` values of the table's sequence at once; the first of them
+/// (some of which a client may have taken already: the caller checks).
+async fn reserve_ids(
+    conn: &mut AnyConnection,
+    table: IdTable,
+    count: usize,
+) -> Result<i64, StoreError> {
+    let count = i64::try_from(count).map_err(StoreError::corrupt)?;
+    let last: i64 = sqlx::query_scalar(
+        "UPDATE id_sequences SET last_id = last_id + $1 WHERE name = $2 RETURNING last_id",
+    )
+    .bind(count)
+    .bind(table.name())
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(last - count + 1)
 }
 
 /// Moves a table's sequence up to at least `id`, for ids the server set

@@ -1,128 +1,37 @@
 //! New pets (`addPet` without an id) that arrive together are inserted
-//! together: one statement, one commit.
-//!
-//! A durable write waits for its turn at the database (SQLite lets one
-//! writer in at a time) and, within it, for a round trip to the database's
-//! thread for every statement. Group commit already shares the `fsync`
-//! among the writers waiting ([`crate::storage`]); the round trips remained,
-//! one writer after another, and bounded the rate of new pets. Here one task
-//! takes the turn for every pet waiting: while it holds it, the pets that
-//! came meanwhile wait in a queue, and the next turn inserts all of them in
-//! one statement.
-//!
-//! Each pet is still acknowledged only once the commit that holds it is on
-//! disk. A request dropped before its turn comes is left out (nothing of it
-//! is written); one dropped later may still be written, as when an answer is
-//! lost on the way back.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use tokio::sync::{mpsc, oneshot};
+//! together: one statement for the pets, one for their tags, one commit
+//! ([`crate::storage::batches`]).
 
 use super::pets;
 use crate::petstore::model::Pet;
-use crate::storage::{Database, StoreError};
+use crate::storage::batches::{Batches, WriteInBatches};
+use crate::storage::{StoreError, WriteTx};
 
-/// At most this many pets in one statement (7 parameters each: well under
-/// SQLite's 32,766 and PostgreSQL's 65,535).
-const PETS_PER_STATEMENT: usize = 500;
+/// The queue of new pets.
+pub(crate) type NewPets = Batches<NewPet>;
 
-/// Pets waiting for the inserter: beyond this, `add` waits for room.
-const QUEUE: usize = 4096;
+/// A new pet, inserted with the others waiting; its outcome is the pet as
+/// stored, with its id.
+#[derive(Debug)]
+pub(crate) struct NewPet;
 
-/// A pet waiting to be inserted, and where it goes back once stored.
-struct Waiting {
-    pet: Pet,
-    stored: oneshot::Sender<Result<Pet, StoreError>>,
-}
+impl WriteInBatches for NewPet {
+    type Item = Pet;
+    type Outcome = Pet;
+    /// 7 parameters each: well under SQLite's 32,766 and PostgreSQL's 65,535.
+    const MAX: usize = 500;
 
-/// The queue of new pets; the inserter ends when the last handle is gone.
-#[derive(Debug, Clone)]
-pub(crate) struct NewPets {
-    queue: mpsc::Sender<Waiting>,
-    /// Turns the inserter has taken (each one statement for the pets
-    /// waiting, unless a client took an id meanwhile).
-    #[cfg_attr(not(test), allow(dead_code))]
-    turns: Arc<AtomicU64>,
-}
-
-impl NewPets {
-    /// Starts the inserter (a task).
-    pub(crate) fn start(db: Database) -> NewPets {
-        let (queue, waiting) = mpsc::channel(QUEUE);
-        let turns = Arc::new(AtomicU64::new(0));
-        tokio::spawn(insert_waiting(db, waiting, turns.clone()));
-        NewPets { queue, turns }
-    }
-
-    /// How many turns at the database the inserter has taken: the tests
-    /// see the batching by it.
-    #[cfg(test)]
-    pub(crate) fn turns(&self) -> u64 {
-        self.turns.load(Ordering::Relaxed)
-    }
-
-    /// Stores a new pet and returns it as stored (with its id), once its
-    /// commit is durable.
-    pub(crate) async fn add(&self, pet: Pet) -> Result<Pet, StoreError> {
-        let gone = || StoreError::Unavailable("the pet store is shutting down".to_owned());
-        let (stored, answer) = oneshot::channel();
-        self.queue
-            .send(Waiting { pet, stored })
-            .await
-            .map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())?
-    }
-}
-
-/// The inserter: takes the writers' turn for the first pet waiting, then
-/// inserts it with every pet that came meanwhile, and hands the commit to a
-/// task of its own, so that the next pets can take the next turn.
-async fn insert_waiting(db: Database, mut waiting: mpsc::Receiver<Waiting>, turns: Arc<AtomicU64>) {
-    while let Some(first) = waiting.recv().await {
-        let mut tx = match db.begin_write().await {
-            Ok(tx) => tx,
-            Err(err) => {
-                let _ = first.stored.send(Err(err));
-                continue;
-            }
+    async fn write(tx: &mut WriteTx, mut pets: Vec<Pet>) -> Result<Vec<Pet>, StoreError> {
+        tx.changes_nothing_cached();
+        let ids = {
+            let all: Vec<&Pet> = pets.iter().collect();
+            pets::insert_new(tx.conn(), &all).await?
         };
-        turns.fetch_add(1, Ordering::Relaxed);
-        let mut pets = vec![first];
-        while pets.len() < PETS_PER_STATEMENT {
-            match waiting.try_recv() {
-                Ok(next) => pets.push(next),
-                Err(_) => break,
-            }
+        for (pet, id) in pets.iter_mut().zip(ids) {
+            pets::note_change(tx, id, None, pet.status);
+            pet.id = Some(id);
         }
-        // Those whose callers are gone are not written.
-        pets.retain(|waiting| !waiting.stored.is_closed());
-        if pets.is_empty() {
-            continue;
-        }
-        let inserted = {
-            let all: Vec<&Pet> = pets.iter().map(|waiting| &waiting.pet).collect();
-            pets::insert_new(tx.conn(), &all).await
-        };
-        match inserted {
-            Ok(ids) => {
-                tokio::spawn(async move {
-                    let committed = tx.commit().await;
-                    for (Waiting { mut pet, stored }, id) in pets.into_iter().zip(ids) {
-                        pet.id = Some(id);
-                        let _ = stored.send(committed.clone().map(|()| pet));
-                    }
-                });
-            }
-            Err(err) => {
-                // Dropping the transaction undoes what it did.
-                drop(tx);
-                for waiting in pets {
-                    let _ = waiting.stored.send(Err(err.clone()));
-                }
-            }
-        }
+        Ok(pets)
     }
 }
 
@@ -160,13 +69,7 @@ mod tests {
             .collect();
         // The inserter holds the first and waits for the turn; the others
         // wait in the queue.
-        tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            while new_pets.queue.max_capacity() - new_pets.queue.capacity() < 19 {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .unwrap();
+        new_pets.wait_until_queued(19).await;
         other_writer.commit().await.unwrap();
         let mut ids = Vec::new();
         let mut names = std::collections::BTreeSet::new();

@@ -2,13 +2,15 @@
 //! always read whole) plus its tag names in `pet_tags`, the index
 //! `findPetsByTags` searches.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
 use crate::petstore::model::{Category, Pet, PetStatus};
-use crate::storage::{Database, StoreError, placeholders, row_placeholders};
+use crate::storage::{
+    Database, StoreError, Topic, WriteTx, placeholders, placeholders_from, row_placeholders,
+};
 
 #[derive(Debug, FromRow)]
 struct PetRow {
@@ -97,6 +99,58 @@ pub(crate) async fn claim_available(
         .execute(conn)
         .await?;
     Ok(claimed.rows_affected() == 1)
+}
+
+/// [`claim_available`] for several pets at once, all to `to`, in one
+/// statement; the ids of the pets claimed.
+pub(crate) async fn claim_available_many(
+    conn: &mut AnyConnection,
+    ids: &[i64],
+    to: PetStatus,
+) -> Result<BTreeSet<i64>, StoreError> {
+    match ids {
+        [] => return Ok(BTreeSet::new()),
+        [id] => {
+            let claimed = claim_available(conn, *id, to).await?;
+            return Ok(claimed.then_some(*id).into_iter().collect());
+        }
+        _ => {}
+    }
+    let sql = format!(
+        "UPDATE pets SET status = $1 WHERE status = $2 AND id IN ({}) RETURNING id",
+        placeholders_from(3, ids.len())
+    );
+    let mut query = sqlx::query_scalar(&sql)
+        .bind(to.as_str())
+        .bind(PetStatus::Available.as_str());
+    for id in ids {
+        query = query.bind(*id);
+    }
+    // Not kept prepared: a statement for every number of pets.
+    let claimed: Vec<i64> = query.persistent(false).fetch_all(conn).await?;
+    Ok(claimed.into_iter().collect())
+}
+
+/// The statuses of the pets among `ids` that exist.
+pub(crate) async fn statuses(
+    conn: &mut AnyConnection,
+    ids: &[i64],
+) -> Result<BTreeMap<i64, PetStatus>, StoreError> {
+    if ids.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let sql = format!(
+        "SELECT id, status FROM pets WHERE id IN ({})",
+        placeholders_from(1, ids.len())
+    );
+    let mut query = sqlx::query_as::<_, (i64, String)>(&sql);
+    for id in ids {
+        query = query.bind(*id);
+    }
+    let rows = query.persistent(false).fetch_all(conn).await?;
+    rows.into_iter()
+        .map(|(id, status)| Ok((id, parse_status(&status)?)))
+        .collect()
 }
 
 /// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`): the
@@ -285,14 +339,16 @@ pub(super) async fn insert_new(
         .into_iter()
         .collect();
     let mut ids = Vec::with_capacity(pets.len());
+    let mut to_index = Vec::with_capacity(pets.len());
     for (pet, id) in pets.iter().zip(last_id + 1..) {
         if inserted.contains(&id) {
-            index_tags(conn, id, pet).await?;
+            to_index.push((id, *pet));
             ids.push(id);
         } else {
             ids.push(insert(conn, None, pet).await?);
         }
     }
+    index_tags_of(conn, &to_index).await?;
     Ok(ids)
 }
 
@@ -317,35 +373,79 @@ impl PetColumns {
     }
 }
 
-/// Indexes the pet's tag names (each once) in `pet_tags`: one statement
-/// for up to [`TAGS_PER_STATEMENT`] names.
+/// Indexes the pet's tag names (each once) in `pet_tags`.
 async fn index_tags(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
-    let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
-    let names: Vec<&str> = names.into_iter().collect();
-    for chunk in names.chunks(TAGS_PER_STATEMENT) {
-        let rows = (0..chunk.len())
-            .map(|n| format!("($1, ${})", n + 2))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!("INSERT INTO pet_tags (pet_id, name) VALUES {rows}");
-        let mut query = sqlx::query(&sql).bind(id);
-        for name in chunk {
-            query = query.bind(*name);
+    index_tags_of(conn, &[(id, pet)]).await
+}
+
+/// Indexes the tag names of several pets (each name once per pet) in
+/// `pet_tags`: one statement for up to [`TAGS_PER_STATEMENT`] names, so that
+/// a batch of new pets with tags costs one statement more than without.
+async fn index_tags_of(conn: &mut AnyConnection, pets: &[(i64, &Pet)]) -> Result<(), StoreError> {
+    let rows: Vec<(i64, &str)> = pets
+        .iter()
+        .flat_map(|(id, pet)| {
+            let names: BTreeSet<&str> = pet.tags.iter().filter_map(|t| t.name.as_deref()).collect();
+            names.into_iter().map(move |name| (*id, name))
+        })
+        .collect();
+    for chunk in rows.chunks(TAGS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO pet_tags (pet_id, name) VALUES {}",
+            row_placeholders(chunk.len(), 2)
+        );
+        let mut query = sqlx::query(&sql);
+        for (id, name) in chunk {
+            query = query.bind(*id).bind(*name);
         }
-        query.execute(&mut *conn).await?;
+        // Kept prepared only for the usual few names (one pet's): a
+        // statement of its own for every number of names would push the
+        // connection's usual statements out of its cache.
+        query
+            .persistent(chunk.len() <= 8)
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }
 
-/// Well under the number of parameters a statement may have (SQLite's
-/// 32,766; PostgreSQL's 65,535): the body limit lets a pet have more tags.
-const TAGS_PER_STATEMENT: usize = 500;
+/// Names in one statement (2 parameters each): well under the number of
+/// parameters a statement may have (SQLite's 32,766; PostgreSQL's 65,535);
+/// the body limit lets a pet have more tags.
+const TAGS_PER_STATEMENT: usize = 1000;
 
-/// Deletes the pet `id` (its tags and images go with it); false if there is none.
-pub(crate) async fn delete(conn: &mut AnyConnection, id: i64) -> Result<bool, StoreError> {
-    let deleted = sqlx::query("DELETE FROM pets WHERE id = $1")
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(deleted.rows_affected() > 0)
+/// Deletes the pet `id` (its tags and images go with it); the status it
+/// had, or `None` if there is no such pet.
+pub(crate) async fn delete(
+    conn: &mut AnyConnection,
+    id: i64,
+) -> Result<Option<PetStatus>, StoreError> {
+    let deleted: Option<String> =
+        sqlx::query_scalar("DELETE FROM pets WHERE id = $1 RETURNING status")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?;
+    deleted.as_deref().map(parse_status).transpose()
+}
+
+/// Tells `tx`'s commit what changing pet `id` changes for the caches: the
+/// pet; the lists of its status `before` (`None`: it did not exist) and
+/// `after` (`None`: it is deleted); the counts, if its status changed.
+pub(crate) fn note_change(
+    tx: &mut WriteTx,
+    id: i64,
+    before: Option<PetStatus>,
+    after: Option<PetStatus>,
+) {
+    tx.changed([Topic::Pet(id)]);
+    tx.changed(before.into_iter().chain(after).map(Topic::PetsWithStatus));
+    if before != after {
+        tx.changed([Topic::PetCounts]);
+    }
+}
+
+/// Tells `tx`'s commit that pet `id` may have any status now, from any.
+pub(crate) fn note_status_unknown(tx: &mut WriteTx, id: i64) {
+    tx.changed([Topic::Pet(id), Topic::PetCounts]);
+    tx.changed(PetStatus::ALL.map(Topic::PetsWithStatus));
 }

@@ -142,6 +142,7 @@ pub(crate) async fn create_session(
     now: i64,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     sqlx::query("DELETE FROM user_sessions WHERE expires_at < $1")
         .bind(now)
         .execute(tx.conn())
@@ -195,6 +196,7 @@ pub(crate) async fn session(
 /// (and tells other processes, which may have it cached).
 pub(crate) async fn end_session(db: &Database, token_hash: &str) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     let ended = sqlx::query("DELETE FROM user_sessions WHERE token_hash = $1")
         .bind(token_hash)
         .execute(tx.conn())

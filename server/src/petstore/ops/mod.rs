@@ -14,6 +14,7 @@ use crate::access::Access;
 use crate::config::PetstoreConfig;
 use crate::limits::Limiter;
 use crate::password::Hasher;
+use crate::petstore::db::new_orders::NewOrders;
 use crate::petstore::db::new_pets::NewPets;
 use crate::storage::Database;
 
@@ -23,6 +24,8 @@ pub(crate) struct Context<'a> {
     pub(crate) db: &'a Database,
     /// New pets without an id of their own go in together.
     pub(crate) new_pets: &'a NewPets,
+    /// New orders without an id of their own go in together.
+    pub(crate) new_orders: &'a NewOrders,
     /// Hashes passwords on a bounded pool.
     pub(crate) hasher: &'a Hasher,
     /// The remembered logins and sessions, forgotten when a user changes.

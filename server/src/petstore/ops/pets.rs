@@ -23,7 +23,9 @@ pub(crate) async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
         Failure::conflict("a pet with this id was created at the same time; try again")
     };
     let mut tx = ctx.db.begin_write().await?;
-    if db::pets::status(tx.conn(), requested).await?.is_some() {
+    let before = db::pets::status(tx.conn(), requested).await?;
+    db::pets::note_change(&mut tx, requested, before, pet.status);
+    if before.is_some() {
         db::pets::write(tx.conn(), requested, &pet).await?;
     } else {
         db::pets::insert(tx.conn(), Some(requested), &pet)
@@ -44,9 +46,10 @@ pub(crate) async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> 
     };
     let pet = pet.with_default_status();
     let mut tx = ctx.db.begin_write().await?;
-    if db::pets::status(tx.conn(), id).await?.is_none() {
+    let Some(before) = db::pets::status(tx.conn(), id).await? else {
         return Err(not_found(id));
-    }
+    };
+    db::pets::note_change(&mut tx, id, Some(before), pet.status);
     db::pets::write(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(pet)
@@ -66,12 +69,14 @@ pub(crate) async fn update_name_or_status(
     let mut pet = db::pets::get(tx.conn(), id)
         .await?
         .ok_or_else(|| not_found(id))?;
+    let before = pet.status;
     if let Some(name) = name {
         pet.name = name;
     }
     if let Some(status) = status {
         pet.status = Some(status);
     }
+    db::pets::note_change(&mut tx, id, before, pet.status);
     db::pets::write(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(pet)
@@ -80,9 +85,10 @@ pub(crate) async fn update_name_or_status(
 /// Deletes pet `id`, with its tags and images.
 pub(crate) async fn delete(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
-    if !db::pets::delete(tx.conn(), id).await? {
+    let Some(before) = db::pets::delete(tx.conn(), id).await? else {
         return Err(not_found(id));
-    }
+    };
+    db::pets::note_change(&mut tx, id, Some(before), None);
     tx.commit().await?;
     Ok(())
 }
@@ -111,6 +117,7 @@ pub(crate) async fn add_image(
     let mut pet = db::pets::get(tx.conn(), id)
         .await?
         .ok_or_else(|| not_found(id))?;
+    db::pets::note_change(&mut tx, id, pet.status, pet.status);
     let image_id = db::images::insert(tx.conn(), id, image, metadata).await?;
     let url = url_of(image_id);
     pet.photo_urls.push(url.clone());

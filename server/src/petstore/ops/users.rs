@@ -40,6 +40,7 @@ pub(crate) async fn create(ctx: Context<'_>, users: Vec<User>) -> Result<User, F
         hashes.push(hash_if_given(ctx, user.password.as_deref()).await?);
     }
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let mut last = None;
     for (user, hash) in users.into_iter().zip(hashes) {
         let id = db::users::insert(tx.conn(), requested_id(user.id), &user, hash.as_deref())
@@ -86,6 +87,7 @@ pub(crate) async fn replace(
     let id = account_for(ctx, caller, username).await?.id;
     let new_hash = hash_if_given(ctx, user.password.as_deref()).await?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let replaced = db::users::replace(tx.conn(), id, &user, new_hash.as_deref(), keep)
         .await
         .on_conflict(|_| Failure::conflict(format!("the username {:?} is taken", user.username)))?;
@@ -109,6 +111,7 @@ pub(crate) async fn delete(
 ) -> Result<(), Failure> {
     let id = account_for(ctx, caller, username).await?.id;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     if !db::users::delete(tx.conn(), id).await? {
         return Err(not_found(username));
     }

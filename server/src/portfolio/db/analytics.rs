@@ -15,6 +15,7 @@ pub(crate) async fn add(
     views: &HashMap<(NaiveDate, String), i64>,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     for (key, totals) in requests {
         sqlx::query(
             "INSERT INTO analytics_requests (day, route, method, status, api_key, count, total_ms, max_ms) \

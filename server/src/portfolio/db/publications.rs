@@ -29,6 +29,7 @@ pub(crate) async fn find(db: &Database, post: &Slug) -> Result<Option<Publicatio
 /// Records a dry run, unless the post has a record already.
 pub(crate) async fn record_dry_run(db: &Database, post: &Slug) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     sqlx::query(
         "INSERT INTO social_publications (post_slug, status, published_at) VALUES ($1, 'dry_run', $2) \
          ON CONFLICT (post_slug) DO NOTHING",
@@ -49,6 +50,7 @@ pub(crate) async fn record_published(
     remote_url: Option<&str>,
 ) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
     sqlx::query(
         "INSERT INTO social_publications (post_slug, status, remote_id, remote_url, published_at) \
          VALUES ($1, 'published', $2, $3, $4) \

@@ -63,6 +63,7 @@ pub(crate) async fn submit(
     );
     // The submission and its notification commit together.
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let id = db::contact::insert(tx.conn(), &submission, received_at).await?;
     outbox::enqueue(tx.conn(), &notification).await?;
     tx.commit().await?;

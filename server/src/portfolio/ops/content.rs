@@ -19,7 +19,7 @@ use crate::portfolio::fields::Fields;
 use crate::portfolio::model::{
     Achievement, ContentFile, Link, Post, Project, SiteInfo, Slug, is_http_url,
 };
-use crate::storage::Database;
+use crate::storage::{Database, Topic};
 
 /// A kind of content item: what it is called, its slug, its rules.
 pub(crate) trait Item: StoredItem {
@@ -115,6 +115,7 @@ pub(crate) async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow:
 pub(crate) async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), Failure> {
     check_site_info(site)?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changed([Topic::Content]);
     db::content::replace_site_info(tx.conn(), site).await?;
     tx.commit().await?;
     Ok(())
@@ -124,6 +125,7 @@ pub(crate) async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Resu
 pub(crate) async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> {
     item.check()?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changed([Topic::Content]);
     db::content::insert(tx.conn(), item)
         .await
         .on_conflict(|_| {
@@ -146,6 +148,7 @@ pub(crate) async fn replace<T: Item>(
     item.check()?;
     same_slug(slug, item.slug())?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changed([Topic::Content]);
     if !db::content::replace(tx.conn(), slug, item).await? {
         return Err(missing::<T>(slug));
     }
@@ -156,6 +159,7 @@ pub(crate) async fn replace<T: Item>(
 /// Deletes the item `slug` of `T`'s kind.
 pub(crate) async fn delete<T: Item>(ctx: Context<'_>, slug: &Slug) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
+    tx.changed([Topic::Content]);
     if !db::content::delete::<T>(tx.conn(), slug).await? {
         return Err(missing::<T>(slug));
     }

@@ -154,6 +154,7 @@ pub(crate) async fn submit(
     let quiet_ms = i64::from(config.notify_owner_every_minutes) * 60_000;
     // The request and the owner's notice commit together.
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     db::key_requests::insert(tx.conn(), &request, requester).await?;
     match db::key_requests::owner_notice(tx.conn(), now.timestamp_millis(), quiet_ms).await? {
         OwnerNotice::Now => {
@@ -217,6 +218,7 @@ pub(crate) async fn approve(
     let scopes = approval.scopes();
     by.may_grant(&scopes)?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let request = pending(tx.conn(), id).await?;
     let name: String = format!("{} ({})", request.name, request.organisation)
         .chars()
@@ -288,6 +290,7 @@ fn remember(ctx: Context<'_>, issued: &IssuedKey) {
 /// Rejects request `id`; the technical contact is told.
 pub(crate) async fn reject(ctx: Context<'_>, id: &str) -> Result<KeyRequest, Failure> {
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let request = pending(tx.conn(), id).await?;
     let now = crate::clock::now();
     if !db::key_requests::decide(tx.conn(), id, KeyRequestStatus::Rejected, None, now).await? {

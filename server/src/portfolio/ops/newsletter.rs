@@ -66,6 +66,7 @@ pub(crate) async fn subscribe(
     let quiet_ms = i64::try_from(newsletter.settings.resend_after_minutes).unwrap_or(10) * 60_000;
 
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let subscriber = match db::subscribers::find_by_email(tx.conn(), &email).await? {
         Some(known) => known,
         None => {
@@ -139,6 +140,7 @@ pub(crate) async fn confirm(
 ) -> Result<(), Failure> {
     let confirm_token = token(confirm_token)?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let subscriber = db::subscribers::find_by_confirm_token(tx.conn(), confirm_token)
         .await?
         .ok_or_else(|| Failure::not_found("no subscription waits for this confirmation"))?;
@@ -160,6 +162,7 @@ pub(crate) async fn confirm(
 pub(crate) async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<(), Failure> {
     let unsubscribe_token = token(unsubscribe_token)?;
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     if !db::subscribers::unsubscribe(tx.conn(), unsubscribe_token).await? {
         return Err(Failure::not_found(
             "no subscription has this unsubscribe link",
@@ -177,6 +180,7 @@ pub(crate) async fn notify(
     slug: &Slug,
 ) -> Result<NotifyResult, Failure> {
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let post = db::content::post(tx.conn(), slug)
         .await?
         .ok_or_else(|| Failure::not_found(format!("no post {:?}", slug.as_str())))?;
@@ -221,6 +225,7 @@ pub(crate) async fn notify(
 /// Erases subscriber `id` and every email still waiting for its address.
 pub(crate) async fn erase_subscriber(ctx: Context<'_>, id: i64) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let Some(email) = db::subscribers::erase(tx.conn(), id).await? else {
         return Err(Failure::not_found(format!("no subscriber {id}")));
     };

@@ -1,0 +1,161 @@
+//! What a write changed, for the read caches (`read_cache.rs`): each write
+//! transaction names the [`Topic`]s it changed, and its commit moves their
+//! generations on before the write is acknowledged. A cached value holds the
+//! [`Generations::ticket`] of its topics taken before it was read from the
+//! database; it is served only while that ticket is still current. So a read
+//! that starts after a write was acknowledged never gets what the write
+//! replaced, and a write empties only what depends on what it changed.
+//!
+//! A transaction that names nothing changed *everything* (every ticket
+//! moves): forgetting to name a topic costs the caches' contents, never their
+//! correctness. Writes that touch nothing a cache holds (users, sessions,
+//! keys, emails, analytics) say so with [`Changes::nothing_cached`].
+
+use std::hash::{BuildHasher as _, Hash};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::petstore::model::PetStatus;
+
+/// Something cached values depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Topic {
+    /// One pet, as `getPetById` answers it.
+    Pet(i64),
+    /// The pets with one status, as `findPetsByStatus` lists them (which
+    /// pets, and what each is).
+    PetsWithStatus(PetStatus),
+    /// How many pets have each status (the inventory).
+    PetCounts,
+    /// The portfolio's content: site information, projects, achievements,
+    /// posts.
+    Content,
+}
+
+/// What one write transaction changed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Changes {
+    /// Not said: everything may have changed.
+    #[default]
+    Everything,
+    /// These topics (none: nothing any cache holds).
+    Only(Vec<Topic>),
+}
+
+impl Changes {
+    /// Nothing any cache holds.
+    pub(crate) fn nothing_cached() -> Changes {
+        Changes::Only(Vec::new())
+    }
+
+    /// Adds `topics` to what was changed.
+    pub(crate) fn add(&mut self, topics: impl IntoIterator<Item = Topic>) {
+        if let Changes::Only(changed) = self {
+            changed.extend(topics);
+        }
+    }
+
+    /// Both `self` and `other`.
+    pub(crate) fn merge(&mut self, other: Changes) {
+        match other {
+            Changes::Everything => *self = Changes::Everything,
+            Changes::Only(topics) => self.add(topics),
+        }
+    }
+}
+
+/// Topics share this many counters (a topic's is picked by its hash): two
+/// topics that share one move together, which costs a cache a miss, never a
+/// stale answer.
+const STRIPES: usize = 1024;
+
+/// The generations of every topic: counters that only go up.
+pub(crate) struct Generations {
+    everything: AtomicU64,
+    stripes: Box<[AtomicU64]>,
+    hasher: std::hash::RandomState,
+}
+
+impl std::fmt::Debug for Generations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Generations").finish_non_exhaustive()
+    }
+}
+
+impl Default for Generations {
+    fn default() -> Self {
+        Generations {
+            everything: AtomicU64::new(0),
+            stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+            hasher: std::hash::RandomState::new(),
+        }
+    }
+}
+
+impl Generations {
+    fn stripe(&self, topic: &Topic) -> &AtomicU64 {
+        let index = usize::try_from(self.hasher.hash_one(topic) % STRIPES as u64).unwrap_or(0);
+        &self.stripes[index]
+    }
+
+    /// A number that moves whenever any of `topics` changes: the sum of
+    /// their counters (and of the one for everything), each of which only
+    /// goes up. Equal tickets taken at two moments mean that no change to
+    /// these topics was made visible in between.
+    pub(crate) fn ticket(&self, topics: impl IntoIterator<Item = Topic>) -> u64 {
+        topics
+            .into_iter()
+            .fold(self.everything.load(Ordering::Acquire), |sum, topic| {
+                sum.wrapping_add(self.stripe(&topic).load(Ordering::Acquire))
+            })
+    }
+
+    /// Moves on the generations of what `changes` names: called after the
+    /// write's commit, before it is acknowledged.
+    pub(crate) fn advance(&self, changes: &Changes) {
+        match changes {
+            Changes::Everything => {
+                self.everything.fetch_add(1, Ordering::AcqRel);
+            }
+            Changes::Only(topics) => {
+                for topic in topics {
+                    self.stripe(topic).fetch_add(1, Ordering::AcqRel);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ticket_moves_with_its_topics_and_with_everything_only() {
+        let generations = Generations::default();
+        let pet = |id| [Topic::Pet(id)];
+        let before = generations.ticket(pet(1));
+        let other = (2..).find(|id| {
+            !std::ptr::eq(
+                generations.stripe(&Topic::Pet(*id)),
+                generations.stripe(&Topic::Pet(1)),
+            )
+        });
+        let other = other.unwrap_or(2);
+        generations.advance(&Changes::Only(vec![Topic::Pet(other)]));
+        assert_eq!(generations.ticket(pet(1)), before, "another pet's change");
+        generations.advance(&Changes::nothing_cached());
+        assert_eq!(generations.ticket(pet(1)), before, "nothing cached");
+        generations.advance(&Changes::Only(vec![Topic::Pet(1)]));
+        let after_own = generations.ticket(pet(1));
+        assert_ne!(after_own, before, "its own change");
+        generations.advance(&Changes::Everything);
+        assert_ne!(generations.ticket(pet(1)), after_own, "everything");
+        let statuses = [
+            Topic::PetsWithStatus(PetStatus::Available),
+            Topic::PetsWithStatus(PetStatus::Sold),
+        ];
+        let list = generations.ticket(statuses);
+        generations.advance(&Changes::Only(vec![Topic::PetsWithStatus(PetStatus::Sold)]));
+        assert_ne!(generations.ticket(statuses), list, "one of its topics");
+    }
+}

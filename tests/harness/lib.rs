@@ -8,6 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod ports;
 pub mod process;
 pub mod smtp;
 

@@ -11,6 +11,7 @@ use petstore_portfolio_server::Config;
 use petstore_portfolio_server::config::{SmtpConfig, SmtpTls};
 use serde::Deserialize;
 
+use crate::ports::HeldPort;
 use crate::{Db, TestServer, eventually};
 
 /// The Python that has aiosmtpd: `SMTP_TEST_PYTHON`, else Debian's.
@@ -96,24 +97,19 @@ impl std::fmt::Debug for SmtpServer {
     }
 }
 
-/// A port nothing listens on (yet).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("no free port")
-}
-
 impl SmtpServer {
     pub fn start() -> SmtpServer {
-        Self::start_on(free_port())
+        Self::start_on(HeldPort::new())
     }
 
-    /// Starts on a given port (to bring a "down" server up).
-    pub fn start_on(port: u16) -> SmtpServer {
+    /// Starts on a held port (also to bring a "down" server up); the hold
+    /// ends once the server listens.
+    pub fn start_on(port: HeldPort) -> SmtpServer {
         let folder = tempfile::tempdir().expect("a folder for the received messages");
         let path = folder.path().to_path_buf();
-        Self::spawn(port, path, Some(folder))
+        let server = Self::spawn(port.port(), path, Some(folder));
+        drop(port);
+        server
     }
 
     fn spawn(port: u16, folder: PathBuf, guard: Option<tempfile::TempDir>) -> SmtpServer {
@@ -241,20 +237,21 @@ impl TestServer {
         Some((server, smtp))
     }
 
-    /// A server whose SMTP server is down: its port, returned, has nobody
+    /// A server whose SMTP server is down: its port, returned and held, has nobody
     /// listening until the test brings one up there with
     /// [`SmtpServer::start_on`]; `adjust` changes the server's configuration
     /// further. `None` as for [`start_with_smtp`](Self::start_with_smtp).
     pub async fn start_with_smtp_down(
         db: Db,
         adjust: impl FnOnce(&mut Config),
-    ) -> Option<(TestServer, u16)> {
+    ) -> Option<(TestServer, HeldPort)> {
         if !available(&current_test()) {
             return None;
         }
-        let port = free_port();
+        let port = HeldPort::new();
+        let number = port.port();
         let server = TestServer::start_with(db, move |c| {
-            c.mail.smtp = Some(smtp_config(port));
+            c.mail.smtp = Some(smtp_config(number));
             adjust(c);
         })
         .await;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use end_to_end_tests::ports::HeldPort;
 use end_to_end_tests::{Db, TestServer, on_every_database};
 use petstore_portfolio_client::RetryPolicy;
 use petstore_portfolio_client::petstore::ClientBuilder;
@@ -162,10 +163,9 @@ async fn the_base_url_may_name_the_service_or_not(db: Db) {
 
 #[tokio::test]
 async fn an_unreachable_server_says_why_under_alternate() {
-    // A port that was just free: nothing listens there.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
+    // A port held and not listening: nothing answers there.
+    let nobody = HeldPort::new();
+    let url = format!("http://127.0.0.1:{}", nobody.port());
     let client = ClientBuilder::new(&url).no_retries().build().unwrap();
     let error = client.get_inventory().send().await.unwrap_err();
     assert!(error.is_connect(), "{error:?}");

@@ -1,6 +1,7 @@
 //! The portfolio SDK as its users meet it: token failures as typed errors,
 //! refusals that read as one line.
 
+use end_to_end_tests::ports::HeldPort;
 use end_to_end_tests::{Db, TestServer, http, on_every_database, send, send_json};
 use futures::{StreamExt as _, TryStreamExt as _};
 use petstore_portfolio_client::Error;
@@ -48,9 +49,8 @@ async fn token_failures_are_typed_and_read_as_one_line(db: Db) {
     );
 
     // A server that is not there: the token endpoint is unreachable.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let nowhere = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
+    let nobody = HeldPort::new();
+    let nowhere = format!("http://127.0.0.1:{}", nobody.port());
     let unreachable = ClientBuilder::new(&nowhere)
         .client_credentials(&id, &secret)
         .no_retries()

@@ -14,7 +14,8 @@ pub struct HeldPort {
 }
 
 impl HeldPort {
-    pub fn new() -> HeldPort {
+    /// A free port, held from now on.
+    pub fn free() -> HeldPort {
         let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
             .expect("a socket to hold a port");
         socket

@@ -99,7 +99,7 @@ impl std::fmt::Debug for SmtpServer {
 
 impl SmtpServer {
     pub fn start() -> SmtpServer {
-        Self::start_on(HeldPort::new())
+        Self::start_on(HeldPort::free())
     }
 
     /// Starts on a held port (also to bring a "down" server up); the hold
@@ -248,7 +248,7 @@ impl TestServer {
         if !available(&current_test()) {
             return None;
         }
-        let port = HeldPort::new();
+        let port = HeldPort::free();
         let number = port.port();
         let server = TestServer::start_with(db, move |c| {
             c.mail.smtp = Some(smtp_config(number));

@@ -164,7 +164,7 @@ async fn the_base_url_may_name_the_service_or_not(db: Db) {
 #[tokio::test]
 async fn an_unreachable_server_says_why_under_alternate() {
     // A port held and not listening: nothing answers there.
-    let nobody = HeldPort::new();
+    let nobody = HeldPort::free();
     let url = format!("http://127.0.0.1:{}", nobody.port());
     let client = ClientBuilder::new(&url).no_retries().build().unwrap();
     let error = client.get_inventory().send().await.unwrap_err();

@@ -49,7 +49,7 @@ async fn token_failures_are_typed_and_read_as_one_line(db: Db) {
     );
 
     // A server that is not there: the token endpoint is unreachable.
-    let nobody = HeldPort::new();
+    let nobody = HeldPort::free();
     let nowhere = format!("http://127.0.0.1:{}", nobody.port());
     let unreachable = ClientBuilder::new(&nowhere)
         .client_credentials(&id, &secret)

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use end_to_end_tests::ports::HeldPort;
 use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::{Db, FreshDatabase, http, installed, wait_until};
 use serde_json::json;
@@ -98,12 +99,6 @@ async fn sigterm_turns_readiness_to_503_serves_through_the_drain_then_exits_0() 
     let status = server.wait_exit(Duration::from_secs(20)).expect("it exits");
     assert!(status.success(), "{status}");
     assert!(asked.elapsed() >= Duration::from_secs(2));
-}
-
-/// A free port of 127.0.0.1 (for HAProxy's frontend).
-fn free_address() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
 }
 
 /// HAProxy running the documented configuration; killed when dropped.
@@ -233,7 +228,9 @@ async fn a_replica_stopped_under_load_behind_haproxy_fails_no_request(db: Db) {
         .trim()
         .to_owned();
     let kept = replica(second.as_ref().unwrap_or(&first), &env);
-    let frontend = free_address();
+    // Held until HAProxy listens there too (it binds with SO_REUSEADDR).
+    let frontend_port = HeldPort::free();
+    let frontend = format!("127.0.0.1:{}", frontend_port.port());
     let _haproxy = haproxy(&frontend, [&stopped.url, &kept.url]);
     let base = format!("http://{frontend}");
     wait_until(Duration::from_secs(10), "HAProxy answers", async || {
@@ -244,6 +241,7 @@ async fn a_replica_stopped_under_load_behind_haproxy_fails_no_request(db: Db) {
             .is_ok_and(|a| a.status() == 200)
     })
     .await;
+    drop(frontend_port);
 
     let load = Arc::new(Load::default());
     let stop = Arc::new(AtomicBool::new(false));

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use end_to_end_tests::process::ServerProcess;
+use end_to_end_tests::ports::HeldPort;
 use end_to_end_tests::smtp::{self, SmtpServer};
 use end_to_end_tests::{
     Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, send, send_json,
@@ -323,7 +324,8 @@ async fn a_limit_holds_across_replicas_exactly() {
 /// nothing is a 500.
 async fn with_redis_down_requests_are_answered_and_readiness_says_so(db: Db) {
     let database = FreshDatabase::create(db).await;
-    let nothing_there = format!("redis://127.0.0.1:{}", end_to_end_tests::smtp::free_port());
+    let nobody = HeldPort::free();
+    let nothing_there = format!("redis://127.0.0.1:{}", nobody.port());
     let keys = format!(r#"[{{name="operator",key="{KEY}",scopes=["admin"]}}]"#);
     let server = ServerProcess::start(
         Path::new(BINARY),

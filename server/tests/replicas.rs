@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::ports::HeldPort;
+use end_to_end_tests::process::ServerProcess;
 use end_to_end_tests::smtp::{self, SmtpServer};
 use end_to_end_tests::{
     Db, FreshDatabase, http, inside_a_fresh_minute, on_every_database, redis_url, send, send_json,

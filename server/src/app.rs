@@ -389,6 +389,7 @@ impl Services {
             inventory: ReadCache::new(db, "inventory", 1, petstore::cached::inventory),
             new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
             new_orders: petstore::db::new_orders::NewOrders::start(db.clone()),
+            replaced_pets: petstore::db::replaced_pets::ReplacedPets::start(db.clone()),
         });
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         let mail_worker = (mailer.clone(), mailer.spawn_worker());

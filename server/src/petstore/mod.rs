@@ -53,6 +53,7 @@ impl PetstoreState {
             db: &self.db,
             new_pets: &self.new_pets,
             new_orders: &self.new_orders,
+            replaced_pets: &self.replaced_pets,
             hasher: &self.hasher,
             access: &self.access,
             failed_logins: &self.failed_logins,
@@ -84,6 +85,8 @@ pub(crate) struct Shared {
     pub(crate) new_pets: db::new_pets::NewPets,
     /// New orders waiting to be placed together.
     pub(crate) new_orders: db::new_orders::NewOrders,
+    /// Pets replaced at the same time, waiting to be written together.
+    pub(crate) replaced_pets: db::replaced_pets::ReplacedPets,
 }
 
 /// What each cache's values depend on (`read_cache.rs`): a pet on itself;

@@ -9,6 +9,7 @@ pub(crate) mod new_orders;
 pub(crate) mod new_pets;
 pub(crate) mod orders;
 pub(crate) mod pets;
+pub(crate) mod replaced_pets;
 pub(crate) mod sample;
 pub(crate) mod users;
 

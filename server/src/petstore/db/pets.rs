@@ -237,6 +237,51 @@ pub(crate) async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Resul
     index_tags(conn, id, pet).await
 }
 
+/// [`write`] for several pets at once (each id once, each row there): one
+/// statement writes the rows, one drops their tag names, one indexes the
+/// new ones (per thousand names), whatever their number.
+pub(crate) async fn write_many(
+    conn: &mut AnyConnection,
+    pets: &[(i64, &Pet)],
+) -> Result<(), StoreError> {
+    match pets {
+        [] => return Ok(()),
+        [(id, pet)] => return write(conn, *id, pet).await,
+        _ => {}
+    }
+    // The values' columns are column1, column2, ... on both databases.
+    let sql = format!(
+        "UPDATE pets SET name = v.column2, category_id = v.column3, category_name = v.column4, \
+         photo_urls = v.column5, tags = v.column6, status = v.column7 \
+         FROM (VALUES {}) AS v WHERE pets.id = v.column1",
+        row_placeholders(pets.len(), 7)
+    );
+    let mut query = sqlx::query(&sql);
+    for (id, pet) in pets {
+        let columns = PetColumns::of(pet)?;
+        query = query
+            .bind(*id)
+            .bind(pet.name.as_str())
+            .bind(columns.category_id)
+            .bind(columns.category_name)
+            .bind(columns.photo_urls)
+            .bind(columns.tags)
+            .bind(columns.status);
+    }
+    // Not kept prepared: a statement for every number of pets.
+    query.persistent(false).execute(&mut *conn).await?;
+    let sql = format!(
+        "DELETE FROM pet_tags WHERE pet_id IN ({})",
+        placeholders(pets.len())
+    );
+    let mut query = sqlx::query(&sql);
+    for (id, _) in pets {
+        query = query.bind(*id);
+    }
+    query.persistent(false).execute(&mut *conn).await?;
+    index_tags_of(conn, pets).await
+}
+
 /// Stores a new pet with the id it asks for (which must be free) or one the
 /// server chooses; returns the id. A taken id is [`StoreError::Conflict`].
 ///

@@ -16,6 +16,7 @@ use crate::limits::Limiter;
 use crate::password::Hasher;
 use crate::petstore::db::new_orders::NewOrders;
 use crate::petstore::db::new_pets::NewPets;
+use crate::petstore::db::replaced_pets::ReplacedPets;
 use crate::storage::Database;
 
 /// What the operations work on.
@@ -26,6 +27,8 @@ pub(crate) struct Context<'a> {
     pub(crate) new_pets: &'a NewPets,
     /// New orders without an id of their own go in together.
     pub(crate) new_orders: &'a NewOrders,
+    /// Pets replaced at the same time are written together.
+    pub(crate) replaced_pets: &'a ReplacedPets,
     /// Hashes passwords on a bounded pool.
     pub(crate) hasher: &'a Hasher,
     /// The remembered logins and sessions, forgotten when a user changes.

@@ -44,15 +44,11 @@ pub(crate) async fn replace(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> 
             "updatePet replaces an existing pet: give its id (no pet has id 0 or none)",
         ));
     };
-    let pet = pet.with_default_status();
-    let mut tx = ctx.db.begin_write().await?;
-    let Some(before) = db::pets::status(tx.conn(), id).await? else {
-        return Err(not_found(id));
-    };
-    db::pets::note_change(&mut tx, id, Some(before), pet.status);
-    db::pets::write(tx.conn(), id, &pet).await?;
-    tx.commit().await?;
-    Ok(pet)
+    // Written with the other replacements that arrive at the same time.
+    ctx.replaced_pets
+        .add((id, pet.with_default_status()))
+        .await?
+        .ok_or_else(|| not_found(id))
 }
 
 /// Gives pet `id` a new name or status (or both); the pet as changed.

@@ -116,12 +116,27 @@ impl GroupCommit {
         })
     }
 
+    /// Begins a batch, in a task of its own: the writer that asks may be
+    /// dropped (its request gone) at any point, and sqlx's `begin_with`
+    /// awaits once more after its `BEGIN IMMEDIATE` has run, before it has
+    /// a `Transaction` that would roll back when dropped. Dropped there, it
+    /// left the connection in the pool inside that transaction, holding
+    /// SQLite's write lock for good: every later write failed after the
+    /// busy timeout. In a task the begin always ends; if nobody waits for
+    /// the batch any more, dropping it rolls it back.
     async fn begin_batch(&self) -> Result<Batch, StoreError> {
-        // sqlx's own transaction, so that however this ends (an error, a
-        // dropped future) the connection goes back to the pool rolled back.
         super::note_wait(&self.pool);
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        tx.execute("SAVEPOINT batch").await?;
+        let pool = self.pool.clone();
+        let begun = tokio::spawn(async move {
+            // sqlx's own transaction, so that however this ends (an error,
+            // nobody to take it) the connection goes back rolled back.
+            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+            tx.execute("SAVEPOINT batch").await?;
+            Ok::<_, StoreError>(tx)
+        });
+        let tx = begun
+            .await
+            .map_err(|e| StoreError::Database(format!("beginning a write batch failed: {e}")))??;
         Ok(Batch {
             tx,
             outcome: watch::channel(None).0,
@@ -280,7 +295,10 @@ mod tests {
 
     use crate::storage::{Database, WriteTx};
 
+    use std::time::Duration;
+
     use crate::storage::temporary_sqlite as database;
+    use crate::storage::temporary_sqlite_with as database_with;
 
     async fn add(tx: &mut WriteTx, name: &str) {
         sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ($1, 0)")
@@ -359,6 +377,42 @@ mod tests {
         add(&mut tx, "w2").await;
         tx.commit().await.unwrap();
         assert_eq!(names(&db).await, ["w2"]);
+    }
+
+    /// A writer dropped at any point of beginning a batch (its request
+    /// gone) leaves no transaction open behind it: the next writers begin
+    /// and commit. sqlx's `begin_with` awaits once more after its `BEGIN
+    /// IMMEDIATE` has run; a writer dropped there left the connection in the
+    /// pool inside that transaction, holding SQLite's write lock for good,
+    /// and every later write failed after the busy timeout (seen as writes
+    /// hanging after a load test's clients went away).
+    #[tokio::test]
+    async fn a_writer_dropped_while_a_batch_begins_leaves_no_transaction_open() {
+        const CUTS: u64 = 1500;
+        let (_dir, db) = database_with(Some(3)).await;
+        // Cut short after 0, 1, 2, ... microseconds of polling: the cuts
+        // fall before, during and after the `BEGIN IMMEDIATE` and its
+        // acknowledgement (sqlx runs it on a thread of its own meanwhile).
+        let waker = futures::task::noop_waker();
+        for cut in 0..CUTS {
+            {
+                let started = std::time::Instant::now();
+                let mut begun = pin!(db.begin_write());
+                let mut cx = std::task::Context::from_waker(&waker);
+                while started.elapsed() < Duration::from_micros(cut) {
+                    if begun.as_mut().poll(&mut cx).is_ready() {
+                        break;
+                    }
+                }
+            }
+            let mut tx = tokio::time::timeout(Duration::from_secs(10), db.begin_write())
+                .await
+                .unwrap_or_else(|_| panic!("after a cut at {cut} us, no write can begin"))
+                .unwrap_or_else(|e| panic!("after a cut at {cut} us: {e}"));
+            add(&mut tx, &format!("w{cut}")).await;
+            tx.commit().await.unwrap();
+        }
+        assert_eq!(names(&db).await.len(), CUTS as usize);
     }
 
     /// What a writer acknowledged is in the file: another connection, opened

@@ -22,6 +22,16 @@ pub struct Options {
     pub connections: u32,
     /// Run on this database instead of a fresh SQLite file.
     pub database_url: Option<String>,
+    /// Only the rows whose name contains this; no memory scenarios, no
+    /// targets.
+    pub only: Option<String>,
+}
+
+impl Options {
+    /// Whether the row `name` is measured in this run.
+    pub(crate) fn measures(&self, name: &str) -> bool {
+        self.only.as_deref().is_none_or(|only| name.contains(only))
+    }
 }
 
 /// The API key the run gives `GET /api/llm-context` (from the environment,
@@ -297,7 +307,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         }
     }
     let mut rows: Vec<(&str, Figures, Figures)> = Vec::new();
-    for endpoint in ENDPOINTS {
+    for endpoint in ENDPOINTS.iter().filter(|e| options.measures(e.name)) {
         let script = scripts.path().join(format!("{}.lua", endpoint.name));
         std::fs::write(&script, wrk_script(endpoint, first_new_pet))?;
         let top = measure(
@@ -354,14 +364,18 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     mix_env.retain(|(name, _)| *name != "PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS");
     mix_env.push(("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", mix_keys.as_str()));
     let mix_server = Server::start_with_args(&binary, &mix_env, &mix_args)?;
-    let (ours, top) =
-        crate::mix::pet_store(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
-    print_row("pet store mix", &ours, &top);
-    rows.push(("pet-store-mix", ours, top));
-    let (ours, top) =
-        crate::mix::portfolio(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
-    print_row("portfolio mix", &ours, &top);
-    rows.push(("portfolio-mix", ours, top));
+    if options.measures("pet-store-mix") {
+        let (ours, top) =
+            crate::mix::pet_store(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
+        print_row("pet store mix", &ours, &top);
+        rows.push(("pet-store-mix", ours, top));
+    }
+    if options.measures("portfolio-mix") {
+        let (ours, top) =
+            crate::mix::portfolio(&wrk, &ceiling_binary, &mix_server, &http, options).await?;
+        print_row("portfolio mix", &ours, &top);
+        rows.push(("portfolio-mix", ours, top));
+    }
     println!(
         "mix server: peak resident memory {:.1} MiB",
         mix_server.peak_rss_mib()?
@@ -377,32 +391,41 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let rate = |name: &str| {
-        rows.iter()
-            .find(|(n, _, _)| *n == name)
-            .map_or(0.0, |(_, ours, _)| ours.requests_per_sec)
-    };
-    println!(
-        "durable POST /v2/pet / GET /v2/pet/1: {:.2}",
-        rate("add-pet") / rate("pet-json")
-    );
-    println!(
-        "POST /v2/pet with a new Idempotency-Key / without one: {:.2}",
-        rate("add-pet-keyed") / rate("add-pet")
-    );
-    println!(
-        "replayed POST /v2/pet (same key) / GET /v2/pet/1: {:.2}",
-        rate("add-pet-replayed") / rate("pet-json")
-    );
+    if options.only.is_none() {
+        let rate = |name: &str| {
+            rows.iter()
+                .find(|(n, _, _)| *n == name)
+                .map_or(0.0, |(_, ours, _)| ours.requests_per_sec)
+        };
+        println!(
+            "durable POST /v2/pet / GET /v2/pet/1: {:.2}",
+            rate("add-pet") / rate("pet-json")
+        );
+        println!(
+            "POST /v2/pet with a new Idempotency-Key / without one: {:.2}",
+            rate("add-pet-keyed") / rate("add-pet")
+        );
+        println!(
+            "replayed POST /v2/pet (same key) / GET /v2/pet/1: {:.2}",
+            rate("add-pet-replayed") / rate("pet-json")
+        );
+    }
     println!("start to first answer: {} ms", first_answer.as_millis());
     println!(
         "peak resident memory of the server: {:.1} MiB",
         server.peak_rss_mib()?
     );
-    find_by_status_scaling(&server, &http).await?;
-    notify_subscribers(&server, &http, &smtp).await?;
+    if options.measures("find-by-status-scaling") {
+        find_by_status_scaling(&server, &http).await?;
+    }
+    if options.measures("notify") {
+        notify_subscribers(&server, &http, &smtp).await?;
+    }
     let peak_rss = server.peak_rss_mib()?;
     println!("peak resident memory of the server, whole run: {peak_rss:.1} MiB");
+    if options.only.is_some() {
+        return Ok(());
+    }
     let targets = match point_reads {
         None => sqlite_targets(&rows, first_answer, peak_rss),
         Some(tps) => postgres_targets(&rows, tps, first_answer),

@@ -43,6 +43,11 @@ enum Command {
         /// SQLite file.
         #[arg(long)]
         database_url: Option<String>,
+        /// Measure only the rows whose name contains this (e.g. `mix`,
+        /// `pet-json`), for a quick comparison of two builds; the memory
+        /// scenarios and the targets are left out.
+        #[arg(long)]
+        only: Option<String>,
     },
 }
 
@@ -83,11 +88,13 @@ async fn run(root: &Path, command: Command) -> anyhow::Result<()> {
             seconds,
             connections,
             database_url,
+            only,
         } => {
             let options = bench::Options {
                 seconds,
                 connections,
                 database_url,
+                only,
             };
             bench::run(root, &options).await
         }

@@ -14,7 +14,13 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 /// Builds the release binary and returns its path.
+///
+/// `PETSTORE_BENCH_BINARY` names a server binary to run instead (one kept
+/// from an earlier build), to compare two builds in alternating runs.
 pub fn build_release(root: &Path) -> anyhow::Result<PathBuf> {
+    if let Some(binary) = std::env::var_os("PETSTORE_BENCH_BINARY") {
+        return Ok(PathBuf::from(binary));
+    }
     Ok(cargo_build_release(root, &["--bin", "petstore-portfolio"])?.join("petstore-portfolio"))
 }
 

@@ -43,9 +43,9 @@ enum Command {
         /// SQLite file.
         #[arg(long)]
         database_url: Option<String>,
-        /// Measure only the rows whose name contains this (e.g. `mix`,
-        /// `pet-json`), for a quick comparison of two builds; the memory
-        /// scenarios and the targets are left out.
+        /// Measure only the rows and scenarios whose name contains this
+        /// (e.g. `mix`, `pet-json`, `notify`, `find-by-status-scaling`),
+        /// for a quick comparison of two builds; no targets are checked.
         #[arg(long)]
         only: Option<String>,
     },

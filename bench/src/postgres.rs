@@ -34,6 +34,12 @@ impl FreshDatabases {
         self.made.push(name.clone());
         with_database(&self.url, &name)
     }
+
+    /// Writes every dirty page to disk now (`CHECKPOINT`), so that the
+    /// writes of the rows before are not flushed during the next one.
+    pub fn checkpoint(&self) -> anyhow::Result<()> {
+        psql(&self.url, "CHECKPOINT")
+    }
 }
 
 impl Drop for FreshDatabases {

@@ -21,7 +21,6 @@ use tower::util::MapRequestLayer;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
@@ -44,7 +43,6 @@ use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
 use crate::storage::backup::DataDirLock;
 use crate::telemetry::metrics::{self as metrics, Sampler};
-use crate::telemetry::{MakeRequestId, REQUEST_ID};
 use crate::{deadline, serve, tls};
 
 /// A server bound to its address, ready to run.
@@ -607,13 +605,12 @@ pub(crate) fn build_router(
                 extract::note_forwarded_client(request, &trusted_proxies)
             })
         }))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestId))
-        // The request's trace, span, metrics and access-log line.
+        // The request's id, trace, span, metrics and access-log line, and
+        // `nosniff` on every answer.
         .layer(ObserveLayer {
             metrics: config.metrics_bind.is_some(),
             access_log: config.log.access_log,
         })
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         // Over HTTPS, browsers are told to come back over HTTPS only.
         .option_layer(tls.then(|| {
             SetResponseHeaderLayer::if_not_present(
@@ -621,12 +618,6 @@ pub(crate) fn build_router(
                 HeaderValue::from_static(tls::HSTS),
             )
         }))
-        // No answer is to be read as another type than it says (a JSON
-        // error as HTML, an uploaded image as script).
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
         .layer(cors_layer(&config.http.cors_allowed_origins))
         .layer(CompressionLayer::new())
         // The next part of a body must come within this, or the request is

@@ -1,5 +1,7 @@
 //! What the server notes of every request, in one layer around the router:
 //!
+//! - its id (`x-request-id`: the client's, or a new one), on the request for
+//!   the layers inside and on the answer;
 //! - its trace ([`TraceContext`]: the caller's `traceparent` continued, or a
 //!   new trace), kept for the calls the request makes;
 //! - its span, `request`, with the request id and trace id, so that every
@@ -16,10 +18,17 @@
 //! ([`crate::error::render_errors_around`]); an answer without one (no route
 //! matched) is `unmatched`.
 //!
+//! Every answer also gets `X-Content-Type-Options: nosniff` here, unless it
+//! has it: no answer is to be read as another type than it says (a JSON
+//! error as HTML, an uploaded image as script).
+//!
 //! One layer rather than tower-http's `TraceLayer` plus more: what the access
 //! line and the metrics need (the start, the route, the bytes sent) must
 //! travel with the answer's body to its end, which `TraceLayer`'s callbacks
-//! have no place for.
+//! have no place for. The request id and `nosniff` are here too rather than
+//! in three layers of tower-http's (`SetRequestId`, `PropagateRequestId`,
+//! `SetResponseHeader`): each layer costs every request a clone of the
+//! stack inside it and a future around its answer.
 
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -31,17 +40,17 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::MatchedPath;
-use axum::http::{HeaderValue, Request, StatusCode};
+use axum::http::{HeaderValue, Request, StatusCode, header};
 use axum::response::Response;
 use bytes::Buf as _;
 use http_body::{Body as _, Frame, SizeHint};
 use tower::{Layer, Service};
 
 use crate::extract::client_address;
-use crate::telemetry::REQUEST_ID;
 use crate::telemetry::metrics::{self, method_label, service_of};
 use crate::telemetry::otlp;
 use crate::telemetry::trace_context::{self, TraceContext};
+use crate::telemetry::{REQUEST_ID, new_request_id};
 
 /// The route label of a request no route matched.
 pub(crate) const UNMATCHED: &str = "unmatched";
@@ -85,11 +94,15 @@ where
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let mut trace = TraceContext::continue_or_start(request.headers());
-        let request_id = request.headers().get(&REQUEST_ID).cloned();
-        let request_id_text = request_id
-            .as_ref()
-            .and_then(|id| id.to_str().ok())
-            .unwrap_or("-");
+        let request_id = match request.headers().get(&REQUEST_ID) {
+            Some(id) => id.clone(),
+            None => {
+                let id = new_request_id();
+                request.headers_mut().insert(REQUEST_ID, id.clone());
+                id
+            }
+        };
+        let request_id_text = request_id.to_str().unwrap_or("-");
         let span = if otlp::on() {
             // Exported: a server span (named once the route is known).
             let span = tracing::info_span!(
@@ -183,7 +196,18 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
         let this = self.project();
         let _entered = this.span.enter();
         let Ok(response) = ready!(this.answer.poll(cx));
-        let (parts, body) = response.into_parts();
+        let (mut parts, body) = response.into_parts();
+        if let Some(note) = this.note.as_ref()
+            && !parts.headers.contains_key(&REQUEST_ID)
+        {
+            parts.headers.insert(REQUEST_ID, note.request_id.clone());
+        }
+        if !parts.headers.contains_key(header::X_CONTENT_TYPE_OPTIONS) {
+            parts.headers.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+        }
         let answered = this.note.take().map(|note| Answered {
             status: parts.status,
             route: parts.extensions.get::<MatchedPath>().cloned(),
@@ -210,7 +234,7 @@ pub(crate) struct Note {
     method: &'static str,
     service: &'static str,
     request_bytes: RequestBytes,
-    request_id: Option<HeaderValue>,
+    request_id: HeaderValue,
     trace_id: trace_context::TraceId,
     client: Option<IpAddr>,
     span: tracing::Span,
@@ -376,11 +400,7 @@ impl Note {
         if !self.access_log {
             return;
         }
-        let request_id = self
-            .request_id
-            .as_ref()
-            .and_then(|id| id.to_str().ok())
-            .unwrap_or("-");
+        let request_id = self.request_id.to_str().unwrap_or("-");
         tracing::info!(
             target: "access",
             parent: &self.span,

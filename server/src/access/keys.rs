@@ -366,11 +366,12 @@ mod tests {
     #[test]
     fn the_stored_hash_is_not_the_secret() {
         let issued = issue(Service::Portfolio, "site", vec![], None);
-        let key_secret = issued
-            .key
-            .rsplit_once('_')
-            .map(|(_, s)| s)
-            .unwrap_or_default();
+        // The secret is base64url, so it may itself hold a `_`: cut the
+        // known prefix rather than splitting at the last `_` (which once left
+        // a two-character tail that the hex digest happened to contain).
+        let prefix = format!("{KEY_PREFIX}{}_", issued.stored.key.id);
+        let key_secret = issued.key.strip_prefix(&prefix).unwrap_or_default();
+        assert_eq!(key_secret.len(), 43, "32 bytes, base64url without padding");
         assert!(!issued.stored.secret_hash.contains(key_secret));
         assert_eq!(issued.stored.secret_hash.len(), 64);
     }

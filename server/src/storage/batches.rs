@@ -107,11 +107,41 @@ impl<W: WriteInBatches> Batches<W> {
         self.turns.load(Ordering::Relaxed)
     }
 
+    /// Adds `items`, in their order, while `holder` keeps the writers'
+    /// turn, then lets it go: the writer holds the first and finds the
+    /// others queued behind it. Their outcomes, in the items' order.
+    #[cfg(test)]
+    #[allow(clippy::expect_used)]
+    pub(crate) async fn add_while_held(
+        &self,
+        items: Vec<W::Item>,
+        holder: WriteTx,
+    ) -> Vec<Result<W::Outcome, StoreError>> {
+        let count = items.len();
+        let adding: Vec<_> = items
+            .into_iter()
+            .map(|item| {
+                let batches = self.clone();
+                tokio::spawn(async move { batches.add(item).await })
+            })
+            .collect();
+        self.wait_until_queued(count.saturating_sub(1)).await;
+        holder
+            .commit()
+            .await
+            .expect("the holder of the turn commits");
+        let mut outcomes = Vec::with_capacity(count);
+        for added in adding {
+            outcomes.push(added.await.expect("an add ends"));
+        }
+        outcomes
+    }
+
     /// Waits (at most 10 s, then panics) until `count` writes wait in the
     /// queue, besides the one the writer holds.
     #[cfg(test)]
     #[allow(clippy::expect_used)]
-    pub(crate) async fn wait_until_queued(&self, count: usize) {
+    async fn wait_until_queued(&self, count: usize) {
         tokio::time::timeout(std::time::Duration::from_secs(10), async {
             while self.queue.max_capacity() - self.queue.capacity() < count {
                 tokio::task::yield_now().await;

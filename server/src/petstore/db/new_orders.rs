@@ -160,20 +160,12 @@ mod tests {
             order(3, OrderStatus::Placed),
             order(99, OrderStatus::Placed),
         ];
-        let placing: Vec<_> = asked
-            .iter()
-            .cloned()
-            .map(|asked| {
-                let new_orders = new_orders.clone();
-                tokio::spawn(async move { new_orders.add(asked).await })
-            })
+        let outcomes: Vec<_> = new_orders
+            .add_while_held(asked.to_vec(), other_writer)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
             .collect();
-        new_orders.wait_until_queued(asked.len() - 1).await;
-        other_writer.commit().await.unwrap();
-        let mut outcomes = Vec::new();
-        for placing in placing {
-            outcomes.push(placing.await.unwrap().unwrap());
-        }
         assert_eq!(new_orders.turns(), 1);
         let ids: Vec<Option<i64>> = outcomes
             .iter()

@@ -61,20 +61,11 @@ mod tests {
         let (_dir, db) = database().await;
         let new_pets = NewPets::start(db.clone());
         let other_writer = db.begin_write().await.unwrap();
-        let adding: Vec<_> = (0..20)
-            .map(|n| {
-                let new_pets = new_pets.clone();
-                tokio::spawn(async move { new_pets.add(pet(&format!("pet {n}"))).await })
-            })
-            .collect();
-        // The inserter holds the first and waits for the turn; the others
-        // wait in the queue.
-        new_pets.wait_until_queued(19).await;
-        other_writer.commit().await.unwrap();
+        let asked = (0..20).map(|n| pet(&format!("pet {n}"))).collect();
         let mut ids = Vec::new();
         let mut names = std::collections::BTreeSet::new();
-        for added in adding {
-            let stored = added.await.unwrap().unwrap();
+        for added in new_pets.add_while_held(asked, other_writer).await {
+            let stored = added.unwrap();
             ids.push(stored.id.unwrap());
             names.insert(stored.name);
         }

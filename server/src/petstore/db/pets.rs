@@ -136,21 +136,52 @@ pub(crate) async fn statuses(
     conn: &mut AnyConnection,
     ids: &[i64],
 ) -> Result<BTreeMap<i64, PetStatus>, StoreError> {
-    if ids.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let sql = format!(
-        "SELECT id, status FROM pets WHERE id IN ({})",
-        placeholders_from(1, ids.len())
-    );
-    let mut query = sqlx::query_as::<_, (i64, String)>(&sql);
-    for id in ids {
-        query = query.bind(*id);
-    }
-    let rows = query.persistent(false).fetch_all(conn).await?;
+    let rows: Vec<(i64, String)> = rows_by_id(conn, "id, status", ids).await?;
     rows.into_iter()
         .map(|(id, status)| Ok((id, parse_status(&status)?)))
         .collect()
+}
+
+/// The pets among `ids` that are there: the status each has and its tags
+/// as stored (the `tags` column), for replacements to say which pets'
+/// tags change.
+pub(crate) async fn statuses_and_tags(
+    conn: &mut AnyConnection,
+    ids: &[i64],
+) -> Result<BTreeMap<i64, (PetStatus, String)>, StoreError> {
+    let rows: Vec<(i64, String, String)> = rows_by_id(conn, "id, status, tags", ids).await?;
+    rows.into_iter()
+        .map(|(id, status, tags)| Ok((id, (parse_status(&status)?, tags))))
+        .collect()
+}
+
+/// `columns` of the pets among `ids` that exist, in one statement.
+async fn rows_by_id<T>(
+    conn: &mut AnyConnection,
+    columns: &str,
+    ids: &[i64],
+) -> Result<Vec<T>, StoreError>
+where
+    T: for<'r> FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT {columns} FROM pets WHERE id IN ({})",
+        placeholders_from(1, ids.len())
+    );
+    let mut query = sqlx::query_as::<_, T>(&sql);
+    for id in ids {
+        query = query.bind(*id);
+    }
+    // Not kept prepared: a statement for every number of pets.
+    Ok(query.persistent(false).fetch_all(conn).await?)
+}
+
+/// The `tags` column a pet with these tags is stored with.
+pub(crate) fn stored_tags(pet: &Pet) -> Result<String, StoreError> {
+    serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)
 }
 
 /// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`): the
@@ -216,6 +247,17 @@ pub(crate) async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64
 /// Writes the fields of `pet` into the row `id` (which must exist) and
 /// re-indexes its tags.
 pub(crate) async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Result<(), StoreError> {
+    write_keeping_tags(conn, id, pet).await?;
+    reindex_tags(conn, &[(id, pet)]).await
+}
+
+/// [`write`] for a pet whose tags are the ones it had: its row only (the
+/// tag index stays as it is, two statements fewer).
+pub(crate) async fn write_keeping_tags(
+    conn: &mut AnyConnection,
+    id: i64,
+    pet: &Pet,
+) -> Result<(), StoreError> {
     let columns = PetColumns::of(pet)?;
     sqlx::query(
         "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
@@ -230,46 +272,53 @@ pub(crate) async fn write(conn: &mut AnyConnection, id: i64, pet: &Pet) -> Resul
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM pet_tags WHERE pet_id = $1")
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    index_tags(conn, id, pet).await
+    Ok(())
 }
 
 /// [`write`] for several pets at once (each id once, each row there): one
-/// statement writes the rows, one drops their tag names, one indexes the
-/// new ones (per thousand names), whatever their number.
+/// statement writes the rows; then the tags of those in `retagged` (whose
+/// tags changed) are re-indexed: one statement drops their names, one
+/// indexes the new ones (per thousand names), whatever their number.
 pub(crate) async fn write_many(
     conn: &mut AnyConnection,
     pets: &[(i64, &Pet)],
+    retagged: &[(i64, &Pet)],
 ) -> Result<(), StoreError> {
     match pets {
-        [] => return Ok(()),
-        [(id, pet)] => return write(conn, *id, pet).await,
-        _ => {}
+        [] => {}
+        [(id, pet)] => write_keeping_tags(conn, *id, pet).await?,
+        _ => {
+            // The values' columns are column1, column2, ... on both databases.
+            let sql = format!(
+                "UPDATE pets SET name = v.column2, category_id = v.column3, \
+                 category_name = v.column4, photo_urls = v.column5, tags = v.column6, \
+                 status = v.column7 FROM (VALUES {}) AS v WHERE pets.id = v.column1",
+                row_placeholders(pets.len(), 7)
+            );
+            let mut query = sqlx::query(&sql);
+            for (id, pet) in pets {
+                let columns = PetColumns::of(pet)?;
+                query = query
+                    .bind(*id)
+                    .bind(pet.name.as_str())
+                    .bind(columns.category_id)
+                    .bind(columns.category_name)
+                    .bind(columns.photo_urls)
+                    .bind(columns.tags)
+                    .bind(columns.status);
+            }
+            // Not kept prepared: a statement for every number of pets.
+            query.persistent(false).execute(&mut *conn).await?;
+        }
     }
-    // The values' columns are column1, column2, ... on both databases.
-    let sql = format!(
-        "UPDATE pets SET name = v.column2, category_id = v.column3, category_name = v.column4, \
-         photo_urls = v.column5, tags = v.column6, status = v.column7 \
-         FROM (VALUES {}) AS v WHERE pets.id = v.column1",
-        row_placeholders(pets.len(), 7)
-    );
-    let mut query = sqlx::query(&sql);
-    for (id, pet) in pets {
-        let columns = PetColumns::of(pet)?;
-        query = query
-            .bind(*id)
-            .bind(pet.name.as_str())
-            .bind(columns.category_id)
-            .bind(columns.category_name)
-            .bind(columns.photo_urls)
-            .bind(columns.tags)
-            .bind(columns.status);
+    reindex_tags(conn, retagged).await
+}
+
+/// Drops the tag names indexed for `pets` and indexes the ones they have.
+async fn reindex_tags(conn: &mut AnyConnection, pets: &[(i64, &Pet)]) -> Result<(), StoreError> {
+    if pets.is_empty() {
+        return Ok(());
     }
-    // Not kept prepared: a statement for every number of pets.
-    query.persistent(false).execute(&mut *conn).await?;
     let sql = format!(
         "DELETE FROM pet_tags WHERE pet_id IN ({})",
         placeholders(pets.len())
@@ -278,7 +327,12 @@ pub(crate) async fn write_many(
     for (id, _) in pets {
         query = query.bind(*id);
     }
-    query.persistent(false).execute(&mut *conn).await?;
+    // Kept prepared for one pet (the usual case) only: a statement for
+    // every number of pets would push the usual ones out of the cache.
+    query
+        .persistent(pets.len() == 1)
+        .execute(&mut *conn)
+        .await?;
     index_tags_of(conn, pets).await
 }
 
@@ -412,7 +466,7 @@ impl PetColumns {
             category_id: pet.category.as_ref().and_then(|c| c.id),
             category_name: pet.category.as_ref().and_then(|c| c.name.clone()),
             photo_urls: serde_json::to_string(&pet.photo_urls).map_err(StoreError::corrupt)?,
-            tags: serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)?,
+            tags: stored_tags(pet)?,
             status: pet.status.unwrap_or(PetStatus::Available).as_str(),
         })
     }

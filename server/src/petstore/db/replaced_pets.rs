@@ -1,6 +1,8 @@
 //! Pets replaced (`updatePet`) at the same time are replaced together
-//! ([`crate::storage::batches`]): one statement reads the statuses they
-//! had, one writes them all, two re-index their tags, one commit.
+//! ([`crate::storage::batches`]): one statement reads the statuses and tags
+//! they had, one writes them all, two re-index the tags of those whose tags
+//! changed (none when no tags changed, as when a pet is renamed), one
+//! commit.
 //!
 //! One by one, each replacement held the writers' turn for five round
 //! trips; at a few thousand writes a second, the replacements alone kept
@@ -36,13 +38,13 @@ impl WriteInBatches for ReplacedPet {
         // there change nothing.
         tx.changes_nothing_cached();
         let ids: Vec<i64> = replacements.iter().map(|(id, _)| *id).collect();
-        let mut status = pets::statuses(tx.conn(), &ids).await?;
+        let mut stored = pets::statuses_and_tags(tx.conn(), &ids).await?;
         // Several replacements of one pet: each is noted, in the order they
         // came, and the last is what stays.
         let mut last: BTreeMap<i64, &Pet> = BTreeMap::new();
         let mut found = Vec::with_capacity(replacements.len());
         for (id, pet) in &replacements {
-            let Some(before) = status.get_mut(id) else {
+            let Some((before, _)) = stored.get_mut(id) else {
                 found.push(false);
                 continue;
             };
@@ -54,7 +56,14 @@ impl WriteInBatches for ReplacedPet {
             found.push(true);
         }
         let written: Vec<(i64, &Pet)> = last.into_iter().collect();
-        pets::write_many(tx.conn(), &written).await?;
+        let mut retagged = Vec::new();
+        for (id, pet) in &written {
+            let tags_before = stored.get(id).map(|(_, tags)| tags.as_str());
+            if tags_before != Some(pets::stored_tags(pet)?.as_str()) {
+                retagged.push((*id, *pet));
+            }
+        }
+        pets::write_many(tx.conn(), &written, &retagged).await?;
         Ok(replacements
             .into_iter()
             .zip(found)
@@ -114,20 +123,12 @@ mod tests {
             (2, pet("b2", PetStatus::Sold, &["z"])),
             (1, pet("a3", PetStatus::Sold, &["w"])),
         ];
-        let replacing: Vec<_> = asked
-            .iter()
-            .cloned()
-            .map(|(id, pet)| {
-                let replaced = replaced.clone();
-                tokio::spawn(async move { replaced.add((id, pet)).await })
-            })
+        let answers: Vec<_> = replaced
+            .add_while_held(asked.to_vec(), other_writer)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
             .collect();
-        replaced.wait_until_queued(3).await;
-        other_writer.commit().await.unwrap();
-        let mut answers = Vec::new();
-        for replacing in replacing {
-            answers.push(replacing.await.unwrap().unwrap());
-        }
         assert_eq!(replaced.turns(), 1);
         let expected: Vec<Option<Pet>> = asked
             .iter()
@@ -150,5 +151,58 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(tags, [(1, "w".to_owned()), (2, "z".to_owned())]);
+    }
+
+    /// A replacement that keeps the pet's tags leaves their index as it
+    /// is (its rows are not dropped and written again: a row put there
+    /// beside them stays); one that changes them re-indexes them, in the
+    /// same batch.
+    #[tokio::test]
+    async fn only_pets_whose_tags_change_are_re_indexed() {
+        let (_dir, db) = database().await;
+        let mut tx = db.begin_write().await.unwrap();
+        for name in ["a", "b"] {
+            pets::insert(
+                tx.conn(),
+                None,
+                &pet(name, PetStatus::Available, &["old", "kept"]),
+            )
+            .await
+            .unwrap();
+        }
+        // Rows a re-index would drop.
+        sqlx::query("INSERT INTO pet_tags (pet_id, name) VALUES (1, 'marker'), (2, 'marker')")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+
+        let replaced = ReplacedPets::start(db.clone());
+        let other_writer = db.begin_write().await.unwrap();
+        let asked = vec![
+            (1, pet("a2", PetStatus::Sold, &["old", "kept"])),
+            (2, pet("b", PetStatus::Available, &["kept", "new"])),
+        ];
+        let answers = replaced.add_while_held(asked, other_writer).await;
+        assert_eq!(answers[0].as_ref().unwrap().as_ref().unwrap().name, "a2");
+        assert!(answers[1].as_ref().unwrap().is_some());
+        assert_eq!(replaced.turns(), 1);
+
+        let index: Vec<(i64, String)> =
+            sqlx::query_as("SELECT pet_id, name FROM pet_tags ORDER BY pet_id, name")
+                .fetch_all(db.pool())
+                .await
+                .unwrap();
+        let index: Vec<(i64, &str)> = index.iter().map(|(id, n)| (*id, n.as_str())).collect();
+        assert_eq!(
+            index,
+            [
+                (1, "kept"),
+                (1, "marker"),
+                (1, "old"),
+                (2, "kept"),
+                (2, "new")
+            ]
+        );
     }
 }

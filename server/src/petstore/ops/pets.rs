@@ -73,7 +73,7 @@ pub(crate) async fn update_name_or_status(
         pet.status = Some(status);
     }
     db::pets::note_change(&mut tx, id, before, pet.status);
-    db::pets::write(tx.conn(), id, &pet).await?;
+    db::pets::write_keeping_tags(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(pet)
 }
@@ -117,7 +117,7 @@ pub(crate) async fn add_image(
     let image_id = db::images::insert(tx.conn(), id, image, metadata).await?;
     let url = url_of(image_id);
     pet.photo_urls.push(url.clone());
-    db::pets::write(tx.conn(), id, &pet).await?;
+    db::pets::write_keeping_tags(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(url)
 }

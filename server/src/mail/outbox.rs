@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 
 use super::templates::OutgoingEmail;
 use crate::clock::now_ms;
-use crate::storage::{Database, StoreError, row_placeholders};
+use crate::storage::{Database, StoreError, positional, row_placeholders};
 
 /// An email in the outbox, claimed for one delivery attempt.
 #[derive(Debug, Clone, FromRow)]
@@ -67,6 +67,7 @@ async fn insert(
             "INSERT INTO outbox (recipient, subject, body, list_unsubscribe, message_id, status, \
              attempts, next_attempt_at_ms, created_at_ms, holds_secret) VALUES {rows}"
         );
+        let sql = positional(conn, &sql);
         let mut query = sqlx::query(&sql);
         for email in chunk {
             let message_id = format!("<{}@petstore-portfolio>", crate::secret::hex_nonce::<16>());

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::{IdTable, new_id, reserve_ids};
 use crate::clock;
 use crate::petstore::model::{Order, OrderStatus};
-use crate::storage::{Database, StoreError, row_placeholders, time_from_text};
+use crate::storage::{Database, StoreError, positional, row_placeholders, time_from_text};
 
 #[derive(Debug, FromRow)]
 struct OrderRow {
@@ -83,6 +83,7 @@ pub(super) async fn place_new(
          ON CONFLICT (id) DO NOTHING RETURNING id",
         row_placeholders(orders.len(), 5)
     );
+    let sql = positional(conn, &sql);
     let mut query = sqlx::query_scalar(&sql);
     for (order, id) in orders.iter().zip(first..) {
         let columns = OrderColumns::of(order);

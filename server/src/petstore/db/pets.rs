@@ -9,7 +9,8 @@ use sqlx::{AnyConnection, FromRow};
 
 use crate::petstore::model::{Category, Pet, PetStatus};
 use crate::storage::{
-    Database, StoreError, Topic, WriteTx, placeholders, placeholders_from, row_placeholders,
+    Database, StoreError, Topic, WriteTx, placeholders, placeholders_from, positional,
+    row_placeholders,
 };
 
 #[derive(Debug, FromRow)]
@@ -120,6 +121,7 @@ pub(crate) async fn claim_available_many(
         "UPDATE pets SET status = $1 WHERE status = $2 AND id IN ({}) RETURNING id",
         placeholders_from(3, ids.len())
     );
+    let sql = positional(conn, &sql);
     let mut query = sqlx::query_scalar(&sql)
         .bind(to.as_str())
         .bind(PetStatus::Available.as_str());
@@ -171,6 +173,7 @@ where
         "SELECT {columns} FROM pets WHERE id IN ({})",
         placeholders_from(1, ids.len())
     );
+    let sql = positional(conn, &sql);
     let mut query = sqlx::query_as::<_, T>(&sql);
     for id in ids {
         query = query.bind(*id);
@@ -295,6 +298,7 @@ pub(crate) async fn write_many(
                  status = v.column7 FROM (VALUES {}) AS v WHERE pets.id = v.column1",
                 row_placeholders(pets.len(), 7)
             );
+            let sql = positional(conn, &sql);
             let mut query = sqlx::query(&sql);
             for (id, pet) in pets {
                 let columns = PetColumns::of(pet)?;
@@ -323,6 +327,7 @@ async fn reindex_tags(conn: &mut AnyConnection, pets: &[(i64, &Pet)]) -> Result<
         "DELETE FROM pet_tags WHERE pet_id IN ({})",
         placeholders(pets.len())
     );
+    let sql = positional(conn, &sql);
     let mut query = sqlx::query(&sql);
     for (id, _) in pets {
         query = query.bind(*id);
@@ -416,6 +421,7 @@ pub(super) async fn insert_new(
         "INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags, status) \
          VALUES {rows} ON CONFLICT (id) DO NOTHING RETURNING id"
     );
+    let sql = positional(conn, &sql);
     let mut query = sqlx::query_scalar(&sql);
     let mut id = last_id;
     for (pet, columns) in pets.iter().zip(&columns) {
@@ -493,6 +499,7 @@ async fn index_tags_of(conn: &mut AnyConnection, pets: &[(i64, &Pet)]) -> Result
             "INSERT INTO pet_tags (pet_id, name) VALUES {}",
             row_placeholders(chunk.len(), 2)
         );
+        let sql = positional(conn, &sql);
         let mut query = sqlx::query(&sql);
         for (id, name) in chunk {
             query = query.bind(*id).bind(*name);

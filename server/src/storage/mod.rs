@@ -407,18 +407,18 @@ fn numbered_to_positional(sql: &str) -> Option<String> {
     let mut out = String::with_capacity(sql.len());
     let mut next = 1_u64;
     let mut quoted = false;
-    let mut chars = sql.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
         if c == '\'' {
             quoted = !quoted;
         }
-        let starts_number = chars.peek().is_some_and(|(_, d)| d.is_ascii_digit());
+        let starts_number = chars.peek().is_some_and(char::is_ascii_digit);
         if c != '$' || quoted || !starts_number {
             out.push(c);
             continue;
         }
         let mut number = 0_u64;
-        while let Some((_, d)) = chars.next_if(|(_, d)| d.is_ascii_digit()) {
+        while let Some(d) = chars.next_if(char::is_ascii_digit) {
             number = number
                 .checked_mul(10)?
                 .checked_add(u64::from(d) - u64::from('0'))?;

@@ -22,14 +22,17 @@ pub struct Options {
     pub connections: u32,
     /// Run on this database instead of a fresh SQLite file.
     pub database_url: Option<String>,
-    /// Only the rows and scenarios whose name contains this; no targets.
+    /// Only the rows and scenarios whose name contains one of these
+    /// (comma-separated); no targets.
     pub only: Option<String>,
 }
 
 impl Options {
     /// Whether the row `name` is measured in this run.
     pub(crate) fn measures(&self, name: &str) -> bool {
-        self.only.as_deref().is_none_or(|only| name.contains(only))
+        self.only
+            .as_deref()
+            .is_none_or(|only| only.split(',').any(|part| name.contains(part.trim())))
     }
 }
 

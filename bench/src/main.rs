@@ -43,9 +43,11 @@ enum Command {
         /// SQLite file.
         #[arg(long)]
         database_url: Option<String>,
-        /// Measure only the rows and scenarios whose name contains this
-        /// (e.g. `mix`, `pet-json`, `notify`, `find-by-status-scaling`),
-        /// for a quick comparison of two builds; no targets are checked.
+        /// Measure only the rows and scenarios whose name contains this, or
+        /// one of these, comma-separated (e.g. `mix`, `pet-json`,
+        /// `add-pet,place-order`: `place-order` orders the pets `add-pet`
+        /// adds), for a quick comparison of two builds; no targets are
+        /// checked.
         #[arg(long)]
         only: Option<String>,
     },

@@ -498,6 +498,76 @@ pub(crate) async fn temporary_sqlite_with(
     (dir, db)
 }
 
+/// A fresh database of its own on the PostgreSQL server that
+/// `POSTGRES_TEST_URL` names (its maintenance database), for unit tests of
+/// what only PostgreSQL does; dropped with the guard. Without the URL: a
+/// loud note, or under CI (which sets it) a panic.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) async fn temporary_postgres(test: &str) -> Option<(TemporaryPostgres, Database)> {
+    use std::io::Write as _;
+    let Some(server) = std::env::var("POSTGRES_TEST_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+    else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "POSTGRES_TEST_URL is not set under CI: {test}"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED on PostgreSQL: {test} (set POSTGRES_TEST_URL to run it)"
+        );
+        return None;
+    };
+    let name = format!(
+        "pps_unit_{}_{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server)
+        .await
+        .unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}"))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let (base, _) = server
+        .rsplit_once('/')
+        .expect("POSTGRES_TEST_URL names a database");
+    let db = Database::connect(&format!("{base}/{name}")).await.unwrap();
+    Some((TemporaryPostgres { server, name }, db))
+}
+
+/// Drops [`temporary_postgres`]'s database.
+#[cfg(test)]
+pub(crate) struct TemporaryPostgres {
+    server: String,
+    name: String,
+}
+
+#[cfg(test)]
+impl Drop for TemporaryPostgres {
+    fn drop(&mut self) {
+        let (server, name) = (self.server.clone(), self.name.clone());
+        // Drop cannot await: on a thread of its own, with a runtime of its own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async {
+                let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server).await?;
+                sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await?;
+                Ok::<_, sqlx::Error>(())
+            })?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+        })
+        .join();
+    }
+}
+
 /// A time stored as Unix milliseconds (an `*_at_ms` column).
 pub(crate) fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
     chrono::DateTime::from_timestamp_millis(ms)

@@ -117,10 +117,7 @@ pub(crate) async fn claim_available_many(
         }
         _ => {}
     }
-    let sql = format!(
-        "UPDATE pets SET status = $1 WHERE status = $2 AND id IN ({}) RETURNING id",
-        placeholders_from(3, ids.len())
-    );
+    let sql = claim_available_many_sql(ids.len());
     let sql = positional(conn, &sql);
     let mut query = sqlx::query_scalar(&sql)
         .bind(to.as_str())
@@ -131,6 +128,22 @@ pub(crate) async fn claim_available_many(
     // Not kept prepared: a statement for every number of pets.
     let claimed: Vec<i64> = query.persistent(false).fetch_all(conn).await?;
     Ok(claimed.into_iter().collect())
+}
+
+/// [`claim_available_many`]'s statement for `count` pets: `$1` the status
+/// to set, `$2` `available`, then the ids.
+fn claim_available_many_sql(count: usize) -> String {
+    // `status || ''`, not `status`: the pets are found by their ids alone.
+    // Before PostgreSQL has statistics for `pets` (a table filled since
+    // autovacuum last analyzed it), it takes any status to match 0.5 % of
+    // the rows, and intersects the ids with every available pet's entry in
+    // `pets_status`: 6 ms a claim among 400,000 available pets, against
+    // 0.4 ms by the ids (BENCHMARKS.md, change 15). The expression hides
+    // the column from that index; the rows matched are the same.
+    format!(
+        "UPDATE pets SET status = $1 WHERE status || '' = $2 AND id IN ({}) RETURNING id",
+        placeholders_from(3, count)
+    )
 }
 
 /// The statuses of the pets among `ids` that exist.
@@ -554,4 +567,51 @@ pub(crate) fn note_change(
 pub(crate) fn note_status_unknown(tx: &mut WriteTx, id: i64) {
     tx.changed([Topic::Pet(id), Topic::PetCounts]);
     tx.changed(PetStatus::ALL.map(Topic::PetsWithStatus));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    use crate::storage::temporary_postgres;
+
+    /// A batch of orders claims its pets through the primary key even when
+    /// PostgreSQL has no statistics for `pets` yet (never analyzed: it
+    /// guesses that a status matches 0.5 % of the rows): not by reading
+    /// every available pet's entry in `pets_status`.
+    #[tokio::test]
+    async fn a_claim_finds_its_pets_by_id_alone_without_statistics() {
+        let test = "a_claim_finds_its_pets_by_id_alone_without_statistics";
+        let Some((_dropped, db)) = temporary_postgres(test).await else {
+            return;
+        };
+        // Ids from 1,000,000: the sequence's trigger leaves them alone.
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query(
+            "INSERT INTO pets (id, name, photo_urls, tags, status) \
+             SELECT id, 'p', '[]', '[]', 'available' FROM generate_series(1000000, 1199999) AS id",
+        )
+        .execute(tx.conn())
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        let ids: Vec<i64> = (1_000_000..1_000_128).step_by(2).collect();
+        let explain = format!("EXPLAIN {}", claim_available_many_sql(ids.len()));
+        let mut query = sqlx::query_scalar::<_, String>(&explain)
+            .bind(PetStatus::Pending.as_str())
+            .bind(PetStatus::Available.as_str());
+        for id in &ids {
+            query = query.bind(*id);
+        }
+        let plan = query.fetch_all(db.pool()).await.unwrap().join("\n");
+        assert!(plan.contains("pets_pkey"), "{plan}");
+        assert!(!plan.contains("pets_status"), "{plan}");
+        let mut tx = db.begin_write().await.unwrap();
+        let claimed = claim_available_many(tx.conn(), &ids, PetStatus::Pending)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(claimed, ids.iter().copied().collect());
+    }
 }

@@ -78,6 +78,11 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// A pooled connection idle for this long is pinged before it is handed
+/// out: one broken meanwhile (the database restarted) is replaced rather
+/// than failing the statement.
+const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
+
 /// A write transaction. Dropped without [`WriteTx::commit`], its work is
 /// undone.
 pub(crate) struct WriteTx {
@@ -189,6 +194,21 @@ impl Database {
             Backend::Sqlite => pool_options.max_connections(max_connections.unwrap_or(8).max(1)),
             Backend::Postgres => pool_options.max_connections(max_connections.unwrap_or(16).max(1)),
         };
+        // sqlx pings every idle connection as it hands it out (by default):
+        // a round trip to PostgreSQL, or a hop to SQLite's worker thread and
+        // back, before each pooled statement. It pings each one as it comes
+        // back, too (always), so a connection used a moment ago is known to
+        // be alive: only one idle for a while is pinged first.
+        pool_options = pool_options
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PING_IF_IDLE_FOR {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            });
         if backend == Backend::Sqlite {
             pool_options = pool_options.after_connect(|conn, _meta| {
                 Box::pin(async move {
@@ -535,8 +555,9 @@ pub(crate) async fn temporary_postgres(test: &str) -> Option<(TemporaryPostgres,
     let (base, _) = server
         .rsplit_once('/')
         .expect("POSTGRES_TEST_URL names a database");
-    let db = Database::connect(&format!("{base}/{name}")).await.unwrap();
-    Some((TemporaryPostgres { server, name }, db))
+    let url = format!("{base}/{name}");
+    let db = Database::connect(&url).await.unwrap();
+    Some((TemporaryPostgres { server, name, url }, db))
 }
 
 /// Drops [`temporary_postgres`]'s database.
@@ -544,6 +565,8 @@ pub(crate) async fn temporary_postgres(test: &str) -> Option<(TemporaryPostgres,
 pub(crate) struct TemporaryPostgres {
     server: String,
     name: String,
+    /// The database's URL.
+    pub(crate) url: String,
 }
 
 #[cfg(test)]
@@ -585,9 +608,43 @@ pub(crate) fn time_from_text(text: &str) -> Result<chrono::DateTime<chrono::Utc>
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::{
-        StoreError, numbered_to_positional, positional, row_placeholders, temporary_sqlite,
-        temporary_sqlite_with,
+        Database, PING_IF_IDLE_FOR, StoreError, numbered_to_positional, positional,
+        row_placeholders, temporary_postgres, temporary_sqlite, temporary_sqlite_with,
     };
+
+    /// A pooled connection is not pinged before each use (a round trip
+    /// each), but one idle for [`PING_IF_IDLE_FOR`] is: if its server
+    /// process ended meanwhile (the database restarted), the pool replaces
+    /// it and the statement still runs.
+    #[tokio::test]
+    async fn a_connection_that_died_while_idle_is_replaced() {
+        let Some((database, _db)) =
+            temporary_postgres("a_connection_that_died_while_idle_is_replaced").await
+        else {
+            return;
+        };
+        let db = Database::connect_with(&database.url, Some(1))
+            .await
+            .unwrap();
+        let backend_pid = || async {
+            sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()")
+                .fetch_one(db.pool())
+                .await
+        };
+        let first = backend_pid().await.unwrap();
+        let mut other = <sqlx::PgConnection as sqlx::Connection>::connect(&database.url)
+            .await
+            .unwrap();
+        let ended: bool = sqlx::query_scalar("SELECT pg_terminate_backend($1)")
+            .bind(first)
+            .fetch_one(&mut other)
+            .await
+            .unwrap();
+        assert!(ended);
+        tokio::time::sleep(PING_IF_IDLE_FOR + std::time::Duration::from_millis(100)).await;
+        let second = backend_pid().await.unwrap();
+        assert_ne!(first, second);
+    }
 
     #[test]
     fn numbered_parameters_in_order_become_positional() {

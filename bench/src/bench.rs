@@ -30,9 +30,11 @@ pub struct Options {
 impl Options {
     /// Whether the row `name` is measured in this run.
     pub(crate) fn measures(&self, name: &str) -> bool {
-        self.only
-            .as_deref()
-            .is_none_or(|only| only.split(',').any(|part| name.contains(part.trim())))
+        self.only.as_deref().is_none_or(|only| {
+            only.split(',')
+                .map(str::trim)
+                .any(|part| !part.is_empty() && name.contains(part))
+        })
     }
 }
 

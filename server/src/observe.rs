@@ -197,17 +197,16 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
         let _entered = this.span.enter();
         let Ok(response) = ready!(this.answer.poll(cx));
         let (mut parts, body) = response.into_parts();
-        if let Some(note) = this.note.as_ref()
-            && !parts.headers.contains_key(&REQUEST_ID)
-        {
-            parts.headers.insert(REQUEST_ID, note.request_id.clone());
+        if let Some(note) = this.note.as_ref() {
+            parts
+                .headers
+                .entry(REQUEST_ID)
+                .or_insert_with(|| note.request_id.clone());
         }
-        if !parts.headers.contains_key(header::X_CONTENT_TYPE_OPTIONS) {
-            parts.headers.insert(
-                header::X_CONTENT_TYPE_OPTIONS,
-                HeaderValue::from_static("nosniff"),
-            );
-        }
+        parts
+            .headers
+            .entry(header::X_CONTENT_TYPE_OPTIONS)
+            .or_insert(HeaderValue::from_static("nosniff"));
         let answered = this.note.take().map(|note| Answered {
             status: parts.status,
             route: parts.extensions.get::<MatchedPath>().cloned(),

@@ -540,11 +540,7 @@ pub(crate) async fn temporary_postgres(test: &str) -> Option<(TemporaryPostgres,
         );
         return None;
     };
-    let name = format!(
-        "pps_unit_{}_{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    );
+    let name = format!("pps_unit_{}_{:x}", std::process::id(), fastrand::u64(..));
     let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server)
         .await
         .unwrap();
@@ -632,6 +628,15 @@ mod tests {
                 .await
         };
         let first = backend_pid().await.unwrap();
+        // sqlx pings the connection as it comes back to the pool: once it
+        // is back, only the ping before handing it out can find it dead.
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while db.pool().num_idle() < 1 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
         let mut other = <sqlx::PgConnection as sqlx::Connection>::connect(&database.url)
             .await
             .unwrap();

@@ -3,7 +3,7 @@
 //! acknowledged before it began.
 //!
 //! - **Writes** say what they changed in the transaction itself: a
-//!   `pg_notify` on [`CHANNEL`] before the commit ([`notify_changes`]), so
+//!   `pg_notify` on [`CHANNEL`] before the commit ([`send_notice`]), so
 //!   that the notice is sent if and only if the write commits, and before it
 //!   is acknowledged. Every process that writes does this, followers or not
 //!   (the CLI too).
@@ -41,7 +41,7 @@ use super::{Changes, Generations, StoreError, Topic};
 use crate::petstore::model::PetStatus;
 
 /// The channel the notices go on.
-const CHANNEL: &str = "petstore_changes";
+pub(super) const CHANNEL: &str = "petstore_changes";
 
 /// PostgreSQL's limit for a payload is 8,000 bytes: a write that changed
 /// more says it changed everything.
@@ -54,26 +54,27 @@ const FENCE_TIMEOUT: Duration = Duration::from_secs(1);
 const RECONNECT_AFTER: Duration = Duration::from_millis(500);
 
 /// Sends, in the write transaction `conn` is in, what it changed (nothing,
-/// if it changed nothing cached). `replica` is the sender's [`replica_id`].
-pub(super) async fn notify_changes(
-    conn: &mut AnyConnection,
-    replica: u64,
-    changes: &Changes,
-) -> Result<(), StoreError> {
-    let Some(payload) = payload(replica, changes) else {
-        return Ok(());
-    };
-    notify(conn, &payload).await
+/// if it changed nothing cached), without waiting for the answer
+/// ([`super::send_without_waiting`]): the `COMMIT` that follows goes out
+/// behind it and reads its answer first, so a notice that fails fails the
+/// commit. `replica` is the sender's [`replica_id`].
+pub(super) fn send_notice(conn: &mut AnyConnection, replica: u64, changes: &Changes) {
+    if let Some(payload) = payload(replica, changes) {
+        super::send_without_waiting(conn, &notice_statement(&payload));
+    }
 }
 
-async fn notify(conn: &mut AnyConnection, payload: &str) -> Result<(), StoreError> {
-    // `pg_notify` returns `void`, which sqlx's `Any` cannot decode.
-    sqlx::query("SELECT 1 FROM (SELECT pg_notify($1, $2)) AS sent")
-        .bind(CHANNEL)
-        .bind(payload)
-        .execute(conn)
-        .await?;
-    Ok(())
+/// `pg_notify` as a statement with its payload written in: a statement sent
+/// without waiting goes unprepared, and so takes no parameters. A payload
+/// is the sender's number in hex and a word per topic (ids, statuses'
+/// names), with no quote in it; any would be doubled.
+fn notice_statement(payload: &str) -> String {
+    // `pg_notify` returns `void`, which sqlx's `Any` cannot take as a
+    // column, should the answer be read while the statement is polled.
+    format!(
+        "SELECT 1 FROM (SELECT pg_notify('{CHANNEL}', '{}')) AS sent",
+        payload.replace('\'', "''")
+    )
 }
 
 /// A number that names this process among the replicas in the notices.

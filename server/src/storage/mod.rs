@@ -78,6 +78,27 @@ impl std::fmt::Debug for Database {
     }
 }
 
+/// Sends `statement` (no parameters: it goes unprepared) to `conn` without
+/// waiting for its answer; the connection's next statement goes behind it
+/// and is answered after it.
+///
+/// Waiting costs a round trip for every statement: on SQLite between
+/// threads (sqlx runs a connection's statements on a thread of its own, one
+/// after another in the order they are sent), on PostgreSQL over the
+/// socket. Its future is polled once, which sends it (sqlx writes a
+/// statement out the first time its future is polled, once the connection
+/// has no answer left to read, as here: every statement before it was
+/// waited for), and dropped. Its outcome is not lost: on PostgreSQL the
+/// next statement first reads the answers still due, and an error among
+/// them is that statement's error; on SQLite the callers check (see
+/// [`group_commit`]).
+pub(crate) fn send_without_waiting(conn: &mut AnyConnection, statement: &str) {
+    use futures::FutureExt as _;
+    if let Some(Err(err)) = conn.execute(statement).now_or_never() {
+        tracing::warn!(error = %err, statement, "a statement sent without waiting failed at once");
+    }
+}
+
 /// A pooled connection idle for this long is pinged before it is handed
 /// out: one broken meanwhile (the database restarted) is replaced rather
 /// than failing the statement.
@@ -139,8 +160,10 @@ impl WriteTx {
                 replica,
             } => {
                 // In the transaction: the other replicas hear of it if and
-                // only if it commits, and before it is acknowledged.
-                change_feed::notify_changes(&mut tx, replica, &self.changes).await?;
+                // only if it commits, and before it is acknowledged. The
+                // notice goes out with the `COMMIT`, in its round trip; if
+                // it fails, so does the commit.
+                change_feed::send_notice(&mut tx, replica, &self.changes);
                 tx.commit().await?;
                 commits.fetch_add(1, Ordering::AcqRel);
                 generations.advance(&self.changes);
@@ -649,6 +672,83 @@ mod tests {
         tokio::time::sleep(PING_IF_IDLE_FOR + std::time::Duration::from_millis(100)).await;
         let second = backend_pid().await.unwrap();
         assert_ne!(first, second);
+    }
+
+    /// On PostgreSQL a write's notice is sent without waiting, to go out
+    /// with its `COMMIT`: it does go out, once, and only then is the write
+    /// acknowledged.
+    #[tokio::test]
+    async fn a_write_sends_its_notice_with_its_commit() {
+        let Some((database, db)) =
+            temporary_postgres("a_write_sends_its_notice_with_its_commit").await
+        else {
+            return;
+        };
+        let mut listener = sqlx::postgres::PgListener::connect(&database.url)
+            .await
+            .unwrap();
+        listener.listen(super::change_feed::CHANNEL).await.unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ('w1', 0)")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        tx.changed([super::Topic::Pet(5)]);
+        tx.commit().await.unwrap();
+        let notice = tokio::time::timeout(std::time::Duration::from_secs(10), listener.recv())
+            .await
+            .expect("the notice never came")
+            .unwrap();
+        assert!(
+            notice.payload().ends_with(" p5"),
+            "the notice says what changed: {}",
+            notice.payload()
+        );
+        let written: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM id_sequences WHERE name = 'w1'")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+        assert_eq!(written, 1);
+    }
+
+    /// A statement sent without waiting is not forgotten: on PostgreSQL,
+    /// if it fails, the `COMMIT` after it fails too and nothing of the
+    /// transaction stays (as a notice that PostgreSQL refused would).
+    #[tokio::test]
+    async fn a_statement_sent_without_waiting_that_fails_fails_the_commit() {
+        let Some((_database, db)) =
+            temporary_postgres("a_statement_sent_without_waiting_that_fails_fails_the_commit")
+                .await
+        else {
+            return;
+        };
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ('w1', 0)")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        // PostgreSQL refuses a payload over 8,000 bytes.
+        super::send_without_waiting(
+            tx.conn(),
+            &format!(
+                "SELECT 1 FROM (SELECT pg_notify('other', '{}')) AS sent",
+                "x".repeat(9_000)
+            ),
+        );
+        assert!(tx.commit().await.is_err());
+        let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM id_sequences WHERE name = 'w1'")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+        assert_eq!(kept, 0);
+        // The connection it used went back to the pool in working order.
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ('w2', 0)")
+            .execute(tx.conn())
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
     }
 
     #[test]

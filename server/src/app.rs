@@ -373,6 +373,9 @@ impl Services {
                 .await
                 .context("cannot load the API keys")?,
         );
+        // One writer, one transaction a turn, for every kind of write in
+        // batches.
+        let writer = crate::storage::batches::Writer::start(db.clone());
         let petstore = PetstoreState::new(petstore::Shared {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
@@ -385,9 +388,9 @@ impl Services {
             // Every set of statuses, in each format.
             pet_lists: ReadCache::new(db, "pet_lists", 14, petstore::cached::pet_list),
             inventory: ReadCache::new(db, "inventory", 1, petstore::cached::inventory),
-            new_pets: petstore::db::new_pets::NewPets::start(db.clone()),
-            new_orders: petstore::db::new_orders::NewOrders::start(db.clone()),
-            replaced_pets: petstore::db::replaced_pets::ReplacedPets::start(db.clone()),
+            new_pets: petstore::db::new_pets::NewPets::on(&writer),
+            new_orders: petstore::db::new_orders::NewOrders::on(&writer),
+            replaced_pets: petstore::db::replaced_pets::ReplacedPets::on(&writer),
         });
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         let mail_worker = (mailer.clone(), mailer.spawn_worker());

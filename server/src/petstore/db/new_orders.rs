@@ -196,6 +196,85 @@ mod tests {
         assert_eq!(count, 3);
     }
 
+    /// Writes of every kind that wait together go in at one turn, in one
+    /// transaction: a new pet, an order and a replacement.
+    #[tokio::test]
+    async fn writes_of_every_kind_that_wait_together_share_one_turn() {
+        use crate::petstore::db::new_pets::NewPets;
+        use crate::petstore::db::replaced_pets::ReplacedPets;
+        use crate::storage::batches::Writer;
+
+        let (_dir, db) = database().await;
+        let mut holder = db.begin_write().await.unwrap();
+        for name in ["a", "b"] {
+            pets::insert(holder.conn(), None, &pet(name, PetStatus::Available))
+                .await
+                .unwrap();
+        }
+        let writer = Writer::start(db.clone());
+        let (new_pets, new_orders, replaced) = (
+            NewPets::on(&writer),
+            NewOrders::on(&writer),
+            ReplacedPets::on(&writer),
+        );
+        let added = tokio::spawn(async move { new_pets.add(pet("c", PetStatus::Sold)).await });
+        let ordered =
+            tokio::spawn(async move { new_orders.add(order(1, OrderStatus::Placed)).await });
+        let renamed =
+            tokio::spawn(async move { replaced.add((2, pet("b2", PetStatus::Sold))).await });
+        // The writer holds the first and waits for the turn; the other two
+        // wait in its queue.
+        writer.wait_until_queued(2).await;
+        holder.commit().await.unwrap();
+        let added = added.await.unwrap().unwrap();
+        let ordered = ordered.await.unwrap().unwrap().unwrap();
+        let renamed = renamed.await.unwrap().unwrap().unwrap();
+        assert_eq!(writer.turns(), 1, "one turn for the three kinds");
+        assert_eq!(added.id, Some(3));
+        assert_eq!((ordered.id, ordered.pet_id), (Some(1), 1));
+        assert_eq!(renamed.name, "b2");
+        let mut conn = db.pool().acquire().await.unwrap();
+        let statuses = pets::statuses(&mut conn, &[1, 2, 3]).await.unwrap();
+        assert_eq!(
+            statuses.into_values().collect::<Vec<_>>(),
+            [PetStatus::Pending, PetStatus::Sold, PetStatus::Sold]
+        );
+    }
+
+    /// A kind's write that fails undoes the whole turn: the new pet written
+    /// before the orders failed is not kept, and both writers are told.
+    #[tokio::test]
+    async fn a_kind_that_fails_undoes_the_whole_turn() {
+        use crate::petstore::db::new_pets::NewPets;
+        use crate::storage::batches::Writer;
+
+        let (_dir, db) = database().await;
+        let mut holder = db.begin_write().await.unwrap();
+        pets::insert(holder.conn(), None, &pet("a", PetStatus::Available))
+            .await
+            .unwrap();
+        // Orders cannot be written any more.
+        sqlx::query("ALTER TABLE orders RENAME TO orders_gone")
+            .execute(holder.conn())
+            .await
+            .unwrap();
+        let writer = Writer::start(db.clone());
+        let (new_pets, new_orders) = (NewPets::on(&writer), NewOrders::on(&writer));
+        let added = tokio::spawn(async move { new_pets.add(pet("b", PetStatus::Sold)).await });
+        let ordered =
+            tokio::spawn(async move { new_orders.add(order(1, OrderStatus::Placed)).await });
+        writer.wait_until_queued(1).await;
+        holder.commit().await.unwrap();
+        assert!(added.await.unwrap().is_err(), "the pet is told it failed");
+        assert!(ordered.await.unwrap().is_err());
+        assert_eq!(writer.turns(), 1);
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pets")
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
+        assert_eq!(count, 1, "only the holder's pet");
+    }
+
     /// A batch whose orders are all refused empties no cache.
     #[tokio::test]
     async fn refused_orders_change_nothing_cached() {

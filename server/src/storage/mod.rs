@@ -387,7 +387,7 @@ impl Database {
             None => WriteTxKind::Own {
                 tx: {
                     note_wait(&self.pool);
-                    self.pool.begin().await?
+                    begin_in_a_task(&self.pool).await?
                 },
                 commits: self.commits.clone(),
                 generations: self.generations.clone(),
@@ -411,6 +411,23 @@ impl Database {
     pub(crate) fn commits(&self) -> u64 {
         self.commits.load(Ordering::Acquire)
     }
+}
+
+/// Begins a PostgreSQL transaction in a task of its own, so that it always
+/// ends whoever asked for it (a request dropped when its client left).
+/// sqlx sends `BEGIN` and counts the transaction open only once the answer
+/// is read; dropped in between, it left the connection inside a transaction
+/// that it did not know of and so never rolled back. Back in the pool, that
+/// connection ran the next statements in it (PostgreSQL warned "there is
+/// already a transaction in progress" at the next `BEGIN`, seen at the end
+/// of load runs, when wrk's clients go). A transaction begun here that
+/// nobody takes is dropped, and so rolled back.
+async fn begin_in_a_task(pool: &AnyPool) -> Result<Transaction<'static, Any>, StoreError> {
+    let pool = pool.clone();
+    tokio::spawn(async move { pool.begin().await })
+        .await
+        .map_err(|e| StoreError::Database(format!("beginning a transaction failed: {e}")))?
+        .map_err(StoreError::from)
 }
 
 /// `$1, $2, ...` for a list of `count` values: sqlx's `QueryBuilder` writes
@@ -749,6 +766,57 @@ mod tests {
             .await
             .unwrap();
         tx.commit().await.unwrap();
+    }
+
+    /// A PostgreSQL write dropped at any point of its `BEGIN` (its request
+    /// gone) leaves no transaction open on the pooled connection: the next
+    /// statement there runs in a transaction of its own.
+    // Worker threads drive the socket while the test polls the `BEGIN`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_dropped_while_it_begins_leaves_no_transaction_open_on_postgres() {
+        const CUTS: u64 = 1000;
+        let Some((database, _db)) = temporary_postgres(
+            "a_write_dropped_while_it_begins_leaves_no_transaction_open_on_postgres",
+        )
+        .await
+        else {
+            return;
+        };
+        // One connection: each cut and each check use the same one.
+        let db = Database::connect_with(&database.url, Some(1))
+            .await
+            .unwrap();
+        let waker = futures::task::noop_waker();
+        // Cut short after 0, 1, 2, ... microseconds of polling: the cuts
+        // fall before, while and after the `BEGIN` is answered.
+        for cut in (0..CUTS).step_by(2) {
+            {
+                let started = std::time::Instant::now();
+                let mut begun = std::pin::pin!(db.begin_write());
+                let mut cx = std::task::Context::from_waker(&waker);
+                while started.elapsed() < std::time::Duration::from_micros(cut) {
+                    if begun.as_mut().poll(&mut cx).is_ready() {
+                        break;
+                    }
+                }
+            }
+            // Two statements on the pool (its one connection) run in a
+            // transaction each, unless one was left open on it.
+            let transaction = || async {
+                tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    sqlx::query_scalar::<_, i64>("SELECT txid_current()").fetch_one(db.pool()),
+                )
+                .await
+                .unwrap_or_else(|_| panic!("after a cut at {cut} us, no statement runs"))
+                .unwrap()
+            };
+            let (first, second) = (transaction().await, transaction().await);
+            assert_ne!(
+                first, second,
+                "after a cut at {cut} us the connection was left in a transaction"
+            );
+        }
     }
 
     #[test]

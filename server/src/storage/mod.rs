@@ -159,15 +159,24 @@ impl WriteTx {
                 generations,
                 replica,
             } => {
-                // In the transaction: the other replicas hear of it if and
-                // only if it commits, and before it is acknowledged. The
-                // notice goes out with the `COMMIT`, in its round trip; if
-                // it fails, so does the commit.
-                change_feed::send_notice(&mut tx, replica, &self.changes);
-                tx.commit().await?;
-                commits.fetch_add(1, Ordering::AcqRel);
-                generations.advance(&self.changes);
-                Ok(())
+                let changes = self.changes;
+                // In a task of its own: once the `COMMIT` may have gone
+                // out, what it changed must reach this replica's caches
+                // even if the writer is dropped (its client gone); this
+                // replica does not apply its own notices.
+                tokio::spawn(async move {
+                    // In the transaction: the other replicas hear of it if
+                    // and only if it commits, and before it is
+                    // acknowledged. The notice goes out with the `COMMIT`,
+                    // in its round trip; if it fails, so does the commit.
+                    change_feed::send_notice(&mut tx, replica, &changes);
+                    tx.commit().await?;
+                    commits.fetch_add(1, Ordering::AcqRel);
+                    generations.advance(&changes);
+                    Ok(())
+                })
+                .await
+                .map_err(|e| StoreError::Database(format!("a commit failed: {e}")))?
             }
         }
     }
@@ -816,6 +825,74 @@ mod tests {
                 first, second,
                 "after a cut at {cut} us the connection was left in a transaction"
             );
+        }
+    }
+
+    /// A PostgreSQL write dropped at any point of its commit (its request
+    /// gone) either leaves nothing or is committed and has moved on what it
+    /// changed in this replica's caches (which do not apply their own
+    /// replica's notices).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_dropped_while_it_commits_still_reaches_the_caches_on_postgres() {
+        const CUTS: u64 = 600;
+        let Some((database, _db)) = temporary_postgres(
+            "a_write_dropped_while_it_commits_still_reaches_the_caches_on_postgres",
+        )
+        .await
+        else {
+            return;
+        };
+        let db = Database::connect_with(&database.url, Some(1))
+            .await
+            .unwrap();
+        let waker = futures::task::noop_waker();
+        for cut in (0..CUTS).step_by(3) {
+            let topic = super::Topic::Pet(i64::try_from(cut).unwrap());
+            let before = db.generations().ticket([topic]);
+            let name = format!("c{cut}");
+            let mut tx = db.begin_write().await.unwrap();
+            sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ($1, 0)")
+                .bind(&name)
+                .execute(tx.conn())
+                .await
+                .unwrap();
+            tx.changed([topic]);
+            {
+                let started = std::time::Instant::now();
+                let mut committing = std::pin::pin!(tx.commit());
+                let mut cx = std::task::Context::from_waker(&waker);
+                while started.elapsed() < std::time::Duration::from_micros(cut) {
+                    if committing.as_mut().poll(&mut cx).is_ready() {
+                        break;
+                    }
+                }
+            }
+            // Settled once the one connection is back in the pool.
+            tokio::time::timeout(std::time::Duration::from_secs(10), async {
+                while db.pool().num_idle() < 1 {
+                    tokio::task::yield_now().await;
+                }
+            })
+            .await
+            .unwrap();
+            let committed: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM id_sequences WHERE name = $1")
+                    .bind(&name)
+                    .fetch_one(db.pool())
+                    .await
+                    .unwrap();
+            if committed == 1 {
+                let moved = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+                    while db.generations().ticket([topic]) == before {
+                        tokio::task::yield_now().await;
+                    }
+                })
+                .await;
+                assert!(
+                    moved.is_ok(),
+                    "after a cut at {cut} us the write was committed but the caches never heard of it"
+                );
+            }
         }
     }
 

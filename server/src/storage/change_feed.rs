@@ -57,10 +57,16 @@ const RECONNECT_AFTER: Duration = Duration::from_millis(500);
 /// if it changed nothing cached), without waiting for the answer
 /// ([`super::send_without_waiting`]): the `COMMIT` that follows goes out
 /// behind it and reads its answer first, so a notice that fails fails the
-/// commit. `replica` is the sender's [`replica_id`].
-pub(super) fn send_notice(conn: &mut AnyConnection, replica: u64, changes: &Changes) {
-    if let Some(payload) = payload(replica, changes) {
-        super::send_without_waiting(conn, &notice_statement(&payload));
+/// commit (or fails here, if its answer came at once). `replica` is the
+/// sender's [`replica_id`].
+pub(super) fn send_notice(
+    conn: &mut AnyConnection,
+    replica: u64,
+    changes: &Changes,
+) -> Result<(), StoreError> {
+    match payload(replica, changes) {
+        Some(payload) => super::send_without_waiting(conn, &notice_statement(&payload)),
+        None => Ok(()),
     }
 }
 

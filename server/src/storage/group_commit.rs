@@ -113,7 +113,11 @@ impl GroupCommit {
         // SQLite ended the transaction meanwhile, the batch's own savepoint
         // says so at the commit). A `SAVEPOINT` waited for cost a third of
         // the writers' rate.
-        super::send_without_waiting(&mut batch.tx, &format!("SAVEPOINT {savepoint}"));
+        if let Err(err) =
+            super::send_without_waiting(&mut batch.tx, &format!("SAVEPOINT {savepoint}"))
+        {
+            tracing::warn!(error = %err, savepoint, "a savepoint failed at once");
+        }
         Ok(Member {
             batch,
             committer: self.committer.clone(),

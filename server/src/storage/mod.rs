@@ -85,17 +85,28 @@ impl std::fmt::Debug for Database {
 /// Waiting costs a round trip for every statement: on SQLite between
 /// threads (sqlx runs a connection's statements on a thread of its own, one
 /// after another in the order they are sent), on PostgreSQL over the
-/// socket. Its future is polled once, which sends it (sqlx writes a
-/// statement out the first time its future is polled, once the connection
-/// has no answer left to read, as here: every statement before it was
-/// waited for), and dropped. Its outcome is not lost: on PostgreSQL the
+/// socket. Its future is polled once, which sends it, and dropped. On
+/// PostgreSQL only after every statement before it on `conn` was waited
+/// for, as at both callers: sqlx writes a statement out at its first poll
+/// only once the connection has no answer left to read, and one sent
+/// behind another that was not waited for would never go out. Its outcome
+/// is not lost: on PostgreSQL the
 /// next statement first reads the answers still due, and an error among
 /// them is that statement's error; on SQLite the callers check (see
 /// [`group_commit`]).
-pub(crate) fn send_without_waiting(conn: &mut AnyConnection, statement: &str) {
+///
+/// Its answer may have come within that one poll: an error there is
+/// returned, for it would be lost otherwise (on PostgreSQL the `COMMIT` of
+/// a transaction a statement failed in rolls it back and says so only in
+/// its command tag, which sqlx does not read).
+pub(crate) fn send_without_waiting(
+    conn: &mut AnyConnection,
+    statement: &str,
+) -> Result<(), StoreError> {
     use futures::FutureExt as _;
-    if let Some(Err(err)) = conn.execute(statement).now_or_never() {
-        tracing::warn!(error = %err, statement, "a statement sent without waiting failed at once");
+    match conn.execute(statement).now_or_never() {
+        Some(Err(err)) => Err(err.into()),
+        Some(Ok(_)) | None => Ok(()),
     }
 }
 
@@ -169,7 +180,7 @@ impl WriteTx {
                     // and only if it commits, and before it is
                     // acknowledged. The notice goes out with the `COMMIT`,
                     // in its round trip; if it fails, so does the commit.
-                    change_feed::send_notice(&mut tx, replica, &changes);
+                    change_feed::send_notice(&mut tx, replica, &changes)?;
                     tx.commit().await?;
                     commits.fetch_add(1, Ordering::AcqRel);
                     generations.advance(&changes);
@@ -657,6 +668,18 @@ mod tests {
         row_placeholders, temporary_postgres, temporary_sqlite, temporary_sqlite_with,
     };
 
+    /// Waits (at most 10 s, then panics) until a connection is back in
+    /// `db`'s pool.
+    async fn until_a_connection_is_idle(db: &Database) {
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while db.pool().num_idle() < 1 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("no connection came back to the pool");
+    }
+
     /// A pooled connection is not pinged before each use (a round trip
     /// each), but one idle for [`PING_IF_IDLE_FOR`] is: if its server
     /// process ended meanwhile (the database restarted), the pool replaces
@@ -679,13 +702,7 @@ mod tests {
         let first = backend_pid().await.unwrap();
         // sqlx pings the connection as it comes back to the pool: once it
         // is back, only the ping before handing it out can find it dead.
-        tokio::time::timeout(std::time::Duration::from_secs(10), async {
-            while db.pool().num_idle() < 1 {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .unwrap();
+        until_a_connection_is_idle(&db).await;
         let mut other = <sqlx::PgConnection as sqlx::Connection>::connect(&database.url)
             .await
             .unwrap();
@@ -749,20 +766,30 @@ mod tests {
         else {
             return;
         };
-        let mut tx = db.begin_write().await.unwrap();
+        // The transaction itself, as a write's commit has it once its
+        // notice is sent (a second statement sent without waiting would
+        // wait for the first's answer, and never be sent).
+        let super::WriteTxKind::Own { mut tx, .. } = db.begin_write().await.unwrap().kind else {
+            panic!("on PostgreSQL a write has a transaction of its own");
+        };
         sqlx::query("INSERT INTO id_sequences (name, last_id) VALUES ('w1', 0)")
-            .execute(tx.conn())
+            .execute(&mut *tx)
             .await
             .unwrap();
         // PostgreSQL refuses a payload over 8,000 bytes.
-        super::send_without_waiting(
-            tx.conn(),
+        let sent = super::send_without_waiting(
+            &mut tx,
             &format!(
                 "SELECT 1 FROM (SELECT pg_notify('other', '{}')) AS sent",
                 "x".repeat(9_000)
             ),
         );
-        assert!(tx.commit().await.is_err());
+        // Refused at once if the answer came within the one poll, else at
+        // the commit.
+        match sent {
+            Err(_) => drop(tx),
+            Ok(()) => assert!(tx.commit().await.is_err()),
+        }
         let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM id_sequences WHERE name = 'w1'")
             .fetch_one(db.pool())
             .await
@@ -868,13 +895,7 @@ mod tests {
                 }
             }
             // Settled once the one connection is back in the pool.
-            tokio::time::timeout(std::time::Duration::from_secs(10), async {
-                while db.pool().num_idle() < 1 {
-                    tokio::task::yield_now().await;
-                }
-            })
-            .await
-            .unwrap();
+            until_a_connection_is_idle(&db).await;
             let committed: i64 =
                 sqlx::query_scalar("SELECT COUNT(*) FROM id_sequences WHERE name = $1")
                     .bind(&name)

@@ -89,16 +89,14 @@ impl std::fmt::Debug for Database {
 /// PostgreSQL only after every statement before it on `conn` was waited
 /// for, as at both callers: sqlx writes a statement out at its first poll
 /// only once the connection has no answer left to read, and one sent
-/// behind another that was not waited for would never go out. Its outcome
-/// is not lost: on PostgreSQL the
-/// next statement first reads the answers still due, and an error among
-/// them is that statement's error; on SQLite the callers check (see
-/// [`group_commit`]).
+/// behind another that was not waited for would never go out.
 ///
-/// Its answer may have come within that one poll: an error there is
-/// returned, for it would be lost otherwise (on PostgreSQL the `COMMIT` of
-/// a transaction a statement failed in rolls it back and says so only in
-/// its command tag, which sqlx does not read).
+/// Its outcome is not lost. Its answer may have come within that one poll:
+/// an error there is returned (on PostgreSQL the `COMMIT` of a transaction
+/// a statement failed in rolls it back and says so only in its command tag,
+/// which sqlx does not read). Otherwise, on PostgreSQL, the next statement
+/// first reads the answers still due, and an error among them is that
+/// statement's error; on SQLite the callers check (see [`group_commit`]).
 pub(crate) fn send_without_waiting(
     conn: &mut AnyConnection,
     statement: &str,

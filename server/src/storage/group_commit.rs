@@ -384,18 +384,8 @@ mod tests {
         // Cut short after 0, 1, 2, ... microseconds of polling: the cuts
         // fall before, during and after the `BEGIN IMMEDIATE` and its
         // acknowledgement (sqlx runs it on a thread of its own meanwhile).
-        let waker = futures::task::noop_waker();
         for cut in 0..CUTS {
-            {
-                let started = std::time::Instant::now();
-                let mut begun = pin!(db.begin_write());
-                let mut cx = std::task::Context::from_waker(&waker);
-                while started.elapsed() < Duration::from_micros(cut) {
-                    if begun.as_mut().poll(&mut cx).is_ready() {
-                        break;
-                    }
-                }
-            }
+            crate::storage::poll_then_drop(db.begin_write(), cut);
             let mut tx = tokio::time::timeout(Duration::from_secs(10), db.begin_write())
                 .await
                 .unwrap_or_else(|_| panic!("after a cut at {cut} us, no write can begin"))

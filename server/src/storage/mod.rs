@@ -555,6 +555,22 @@ pub(crate) fn row_placeholders(rows: usize, columns: usize) -> String {
         .join(", ")
 }
 
+/// Polls `future` (waking nobody) for `micros` microseconds, or until it
+/// is done, then drops it: a request cut off at that point of its work,
+/// for unit tests.
+#[cfg(test)]
+pub(crate) fn poll_then_drop(future: impl Future, micros: u64) {
+    let started = std::time::Instant::now();
+    let mut future = std::pin::pin!(future);
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    while started.elapsed() < Duration::from_micros(micros) {
+        if future.as_mut().poll(&mut cx).is_ready() {
+            return;
+        }
+    }
+}
+
 /// A fresh SQLite database in a folder of its own, for unit tests.
 #[cfg(test)]
 pub(crate) async fn temporary_sqlite() -> (tempfile::TempDir, Database) {
@@ -820,20 +836,10 @@ mod tests {
         let db = Database::connect_with(&database.url, Some(1))
             .await
             .unwrap();
-        let waker = futures::task::noop_waker();
-        // Cut short after 0, 1, 2, ... microseconds of polling: the cuts
+        // Cut short after 0, 2, 4, ... microseconds of polling: the cuts
         // fall before, while and after the `BEGIN` is answered.
         for cut in (0..CUTS).step_by(2) {
-            {
-                let started = std::time::Instant::now();
-                let mut begun = std::pin::pin!(db.begin_write());
-                let mut cx = std::task::Context::from_waker(&waker);
-                while started.elapsed() < std::time::Duration::from_micros(cut) {
-                    if begun.as_mut().poll(&mut cx).is_ready() {
-                        break;
-                    }
-                }
-            }
+            super::poll_then_drop(db.begin_write(), cut);
             // Two statements on the pool (its one connection) run in a
             // transaction each, unless one was left open on it.
             let transaction = || async {
@@ -870,7 +876,6 @@ mod tests {
         let db = Database::connect_with(&database.url, Some(1))
             .await
             .unwrap();
-        let waker = futures::task::noop_waker();
         for cut in (0..CUTS).step_by(3) {
             let topic = super::Topic::Pet(i64::try_from(cut).unwrap());
             let before = db.generations().ticket([topic]);
@@ -882,16 +887,7 @@ mod tests {
                 .await
                 .unwrap();
             tx.changed([topic]);
-            {
-                let started = std::time::Instant::now();
-                let mut committing = std::pin::pin!(tx.commit());
-                let mut cx = std::task::Context::from_waker(&waker);
-                while started.elapsed() < std::time::Duration::from_micros(cut) {
-                    if committing.as_mut().poll(&mut cx).is_ready() {
-                        break;
-                    }
-                }
-            }
+            super::poll_then_drop(tx.commit(), cut);
             // Settled once the one connection is back in the pool.
             until_a_connection_is_idle(&db).await;
             let committed: i64 =

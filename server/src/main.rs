@@ -8,12 +8,17 @@ use clap::{Parser, Subcommand};
 use petstore_portfolio_server::config::{Config, Overrides};
 use petstore_portfolio_server::{Server, cli, docs, telemetry};
 
-/// mimalloc instead of the system's allocator: every request allocates and
-/// frees many small buffers (headers, bodies, futures), which glibc's malloc
-/// spends a fifth of the time on under load (`cargo xtask bench`,
-/// BENCHMARKS.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// mimalloc instead of glibc's malloc, for the whole process: its
+// `override` feature defines `malloc` and `free` themselves, so SQLite's
+// allocations go to it too (glibc's per-thread arenas kept 15-20 MiB after a
+// burst of writes), and so do Rust's through the system allocator. Not as
+// `#[global_allocator]`: mimalloc's Rust allocator asks for every block
+// with `mi_malloc_aligned`, whose fast path only serves blocks of up to
+// 1 KiB; a larger one (a request's boxed futures are) was over-allocated on
+// the slow path, 10 allocations and 4,500 instructions of a cached `GET
+// /v2/pet/1`'s 49,000 (callgrind, BENCHMARKS.md). The system allocator
+// calls plain `malloc` for the alignments `malloc` already gives.
+use mimalloc as _;
 
 #[derive(Debug, Parser)]
 #[command(version, about = "Pet Store (/v2) and Portfolio (/api) services")]

@@ -524,23 +524,26 @@ pub(crate) fn build_router(
             .max_body_bytes
             .max(petstore::max_upload_body(&config.petstore)),
     );
-    let petstore_routes = petstore_routes
-        // Once the route is known, and inside the edge: keys are checked
-        // after the credentials and the rate limit.
-        .route_layer(middleware::from_fn_with_state(
-            petstore_keys,
-            idempotency::replay_or_run,
-        ))
-        .fallback(petstore_no_route)
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn_with_state(
-            PetstoreEdge {
-                state: petstore_state,
-                limit: request_limit,
-                timeout,
-            },
-            petstore_edge,
-        ));
+    // The edge, the panic catcher and the idempotency keys as one layer, not
+    // three: axum boxes each layer of a router around each of its routes,
+    // and calling a route clones every box beneath it (a cached `GET
+    // /v2/pet/1` cloned and freed 20 boxes; BENCHMARKS.md, issue 20).
+    // Keys are checked once the route is known, inside the edge: after the
+    // credentials and the rate limit. On the fallback (no route matched)
+    // they do nothing.
+    let petstore_routes = petstore_routes.fallback(petstore_no_route).layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn_with_state(
+                PetstoreEdge {
+                    state: petstore_state,
+                    limit: request_limit,
+                    timeout,
+                },
+                petstore_edge,
+            ))
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(petstore_keys),
+    );
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::new(Limiter::default().shared_as(shared_counters, "portfolio-requests")),
@@ -562,25 +565,27 @@ pub(crate) fn build_router(
         kept,
         config.http.max_body_bytes,
     );
-    let portfolio_routes = portfolio_routes
-        .route_layer(middleware::from_fn_with_state(
-            portfolio_keys,
-            idempotency::replay_or_run,
-        ))
-        // A route layer: it runs once the route is known (MatchedPath).
-        .route_layer(middleware::from_fn_with_state(
-            counting,
-            portfolio::analytics::record_requests,
-        ))
-        .layer(CatchPanicLayer::custom(panic_response))
-        .layer(middleware::from_fn_with_state(
-            PortfolioEdge {
-                authentication,
-                limit: limits,
-                timeout,
-            },
-            portfolio_edge,
-        ));
+    // One layer, as the pet store's: the edge, the panic catcher, the
+    // analytics (by route template) and the idempotency keys. A router's
+    // layer wraps only its routes here: the portfolio's router has no
+    // fallback of its own, and the merged router keeps `no_route`.
+    let portfolio_routes = portfolio_routes.layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn_with_state(
+                PortfolioEdge {
+                    authentication,
+                    limit: limits,
+                    timeout,
+                },
+                portfolio_edge,
+            ))
+            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(middleware::from_fn_with_state(
+                counting,
+                portfolio::analytics::record_requests,
+            ))
+            .layer(portfolio_keys),
+    );
 
     let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
     let portfolio_doc =

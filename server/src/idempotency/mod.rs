@@ -26,19 +26,22 @@
 pub(crate) mod db;
 
 use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chacha20poly1305::aead::{Aead as _, KeyInit as _};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use futures::FutureExt as _;
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
+use tower::ServiceExt as _;
 use utoipa::IntoParams;
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::{OpenApi, RefOr};
@@ -178,34 +181,89 @@ fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashMap<Method, HashSe
 }
 
 /// The layer: replays a kept answer, refuses a key in use or reused, or
-/// runs the request and keeps its answer.
-pub(crate) async fn replay_or_run(
-    State(idempotency): State<Idempotency>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let inner = &idempotency.inner;
-    // Most requests carry no key: one header lookup, and on.
-    if !request.headers().contains_key(IDEMPOTENCY_KEY) {
-        return next.run(request).await;
+/// runs the request and keeps its answer. A tower layer rather than
+/// `from_fn`: most requests carry no key and go straight on, with no box,
+/// no clone of the routes inside and no future of its own (`from_fn`
+/// costs each request all three).
+impl<S> tower::Layer<S> for Idempotency {
+    type Service = ReplayOrRun<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ReplayOrRun {
+            idempotency: self.clone(),
+            inner,
+        }
     }
-    let takes_keys = request
-        .extensions()
-        .get::<MatchedPath>()
-        .zip(inner.operations.get(request.method()))
-        .is_some_and(|(route, templates)| templates.contains(route.as_str()));
-    if !takes_keys {
-        return next.run(request).await;
-    }
-    let key = match key_of(request.headers()) {
-        Ok(Some(key)) => key,
-        Ok(None) => return next.run(request).await,
-        Err(error) => return error.into_response(),
-    };
-    run_once(inner, key, request, next).await
 }
 
-async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> Response {
+/// [`Idempotency`] around the routes `S`.
+#[derive(Clone)]
+pub(crate) struct ReplayOrRun<S> {
+    idempotency: Idempotency,
+    inner: S,
+}
+
+impl<S> std::fmt::Debug for ReplayOrRun<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.idempotency.fmt(f)
+    }
+}
+
+impl<S> tower::Service<Request> for ReplayOrRun<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future =
+        futures::future::Either<S::Future, BoxFuture<'static, Result<Response, Infallible>>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if !self.idempotency.takes_key(&request) {
+            return futures::future::Either::Left(self.inner.call(request));
+        }
+        // The routes made ready are the ones that run; a clone stays.
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        let inner = self.idempotency.inner.clone();
+        futures::future::Either::Right(Box::pin(async move {
+            let response = match key_of(request.headers()) {
+                Ok(Some(key)) => run_once(&inner, key, request, ready).await,
+                Ok(None) => ready
+                    .oneshot(request)
+                    .await
+                    .unwrap_or_else(|never| match never {}),
+                Err(error) => error.into_response(),
+            };
+            Ok(response)
+        }))
+    }
+}
+
+impl Idempotency {
+    /// Whether `request` carries a key for an operation that takes one
+    /// (once the route is known; on a request no route matched, never).
+    fn takes_key(&self, request: &Request) -> bool {
+        // Most requests carry no key: one header lookup, and on.
+        request.headers().contains_key(IDEMPOTENCY_KEY)
+            && request
+                .extensions()
+                .get::<MatchedPath>()
+                .zip(self.inner.operations.get(request.method()))
+                .is_some_and(|(route, templates)| templates.contains(route.as_str()))
+    }
+}
+
+async fn run_once<S>(inner: &Inner, key: String, request: Request, routes: S) -> Response
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
     // A failure answers at once, in the service's error format.
     macro_rules! or_answer {
         ($result:expr) => {
@@ -273,9 +331,10 @@ async fn run_once(inner: &Inner, key: String, request: Request, next: Next) -> R
     };
     let run_for = inner.run_for;
     let task = tokio::spawn(crate::telemetry::within_request(async move {
-        let handled = std::panic::AssertUnwindSafe(next.run(request)).catch_unwind();
+        let handled = std::panic::AssertUnwindSafe(routes.oneshot(request)).catch_unwind();
         match tokio::time::timeout(run_for, handled).await {
-            Ok(Ok(response)) => held.keep(response).await,
+            Ok(Ok(Ok(response))) => held.keep(response).await,
+            Ok(Ok(Err(never))) => match never {},
             Ok(Err(_panic)) => {
                 held.release().await;
                 Error::internal("an idempotent request", "its handler panicked").into_response()
@@ -646,7 +705,9 @@ mod tests {
         params(IdempotencyKeyHeader),
         responses((status = 201, description = "Made"))
     )]
-    async fn make_thing(State(gate): State<Gate>) -> (StatusCode, &'static str) {
+    async fn make_thing(
+        axum::extract::State(gate): axum::extract::State<Gate>,
+    ) -> (StatusCode, &'static str) {
         gate.entered.notify_one();
         gate.open.notified().await;
         gate.made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -679,7 +740,7 @@ mod tests {
             1024,
         );
         assert_eq!(keys.operations(), 1);
-        let router = router.route_layer(axum::middleware::from_fn_with_state(keys, replay_or_run));
+        let router = router.route_layer(keys);
 
         let first = tokio::spawn(router.clone().oneshot(post("a")));
         gate.entered.notified().await;

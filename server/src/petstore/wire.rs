@@ -97,18 +97,19 @@ fn accept_weights(headers: &HeaderMap) -> (f32, f32) {
     let mut xml_q = 0.0_f32;
     for range in accept.split(',') {
         let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = parts.next().unwrap_or("").trim();
         let q = parts
             .filter_map(|p| p.trim().strip_prefix("q="))
             .find_map(|q| q.trim().parse::<f32>().ok())
             .unwrap_or(1.0)
             .clamp(0.0, 1.0);
-        match media.as_str() {
-            "application/json" => json_q = json_q.max(q),
-            "application/xml" | "text/xml" => xml_q = xml_q.max(q),
-            "*/*" | "application/*" => json_q = json_q.max(q),
-            "text/*" => xml_q = xml_q.max(q),
-            _ => {}
+        // Compared without case, without a lower-cased copy: every request
+        // reads this header twice (its answer's format, its error's).
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        if is("application/json") || is("*/*") || is("application/*") {
+            json_q = json_q.max(q);
+        } else if is("application/xml") || is("text/xml") || is("text/*") {
+            xml_q = xml_q.max(q);
         }
     }
     (json_q, xml_q)

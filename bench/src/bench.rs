@@ -175,7 +175,7 @@ pub(crate) struct Figures {
 }
 
 pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
-    let wrk = find_or_install_wrk()?;
+    let wrk = find_or_install("wrk", "wrk")?;
     let binary = build_release(root)?;
     let ceiling_binary = build_ceiling(root)?;
     let scripts = tempfile::tempdir()?;
@@ -436,6 +436,21 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         "peak resident memory of the server: {:.1} MiB",
         server.peak_rss_mib()?
     );
+    if options.database_url.is_none() && options.measures("instructions") {
+        let (ours, top) = crate::instructions::per_cached_read(
+            &http,
+            &binary,
+            &env,
+            &ceiling_binary,
+            answers.path(),
+        )
+        .await?;
+        println!(
+            "instructions per cached GET /v2/pet/1 (callgrind, inside the connection): \
+             {ours:.0}, ceiling {top:.0} ({:.2} x)",
+            ours / top
+        );
+    }
     if options.measures("find-by-status-scaling") {
         find_by_status_scaling(&server, &http).await?;
     }
@@ -978,8 +993,9 @@ fn duration_ms(text: &str) -> anyhow::Result<f64> {
     Ok(number.parse::<f64>()? * factor)
 }
 
-/// wrk from PATH, or Debian's, installed now (as root, non-interactively).
-fn find_or_install_wrk() -> anyhow::Result<PathBuf> {
+/// `command` from PATH, or Debian's `package`, installed now (as root,
+/// non-interactively).
+pub(crate) fn find_or_install(command: &str, package: &str) -> anyhow::Result<PathBuf> {
     let found = |name: &str| {
         std::env::var_os("PATH").and_then(|paths| {
             std::env::split_paths(&paths)
@@ -987,11 +1003,11 @@ fn find_or_install_wrk() -> anyhow::Result<PathBuf> {
                 .find(|path| path.is_file())
         })
     };
-    if let Some(path) = found("wrk") {
+    if let Some(path) = found(command) {
         return Ok(path);
     }
-    apt_install("wrk")?;
-    found("wrk").context("wrk is still not on PATH")
+    apt_install(package)?;
+    found(command).with_context(|| format!("{command} is still not on PATH"))
 }
 
 /// Installs a Debian package (as root, non-interactively).

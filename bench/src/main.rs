@@ -5,6 +5,7 @@
 //! `cargo run -p petstore-portfolio-bench -- <command>`.
 
 mod bench;
+mod instructions;
 mod mix;
 mod postgres;
 mod stress;

@@ -91,25 +91,12 @@ impl Server {
             command.env(name, value);
         }
         let mut child = command.spawn().context("cannot start the server")?;
-        let stdout = child.stdout.take().context("no stdout")?;
-        let (lines, received) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = lines.send(line);
-            }
-        });
-        loop {
-            let line = received
-                .recv_timeout(Duration::from_secs(30))
-                .context("the server did not say where it listens")?;
-            if let Some((_, url)) = line.split_once(" listening on ") {
-                return Ok(Server {
-                    child,
-                    url: url.trim().to_owned(),
-                    _data: data,
-                });
-            }
-        }
+        let url = listening_on(&mut child, Duration::from_secs(30))?;
+        Ok(Server {
+            child,
+            url,
+            _data: data,
+        })
     }
 
     /// The server's peak resident memory so far (VmHWM), in MiB.
@@ -137,6 +124,26 @@ impl Server {
             .and_then(|v| v.parse().ok())
             .with_context(|| format!("no {field} in /proc status"))?;
         Ok(kib / 1024.0)
+    }
+}
+
+/// The address a server prints on its standard output (`... listening on
+/// http://...`), within `timeout`.
+pub(crate) fn listening_on(child: &mut Child, timeout: Duration) -> anyhow::Result<String> {
+    let stdout = child.stdout.take().context("no stdout")?;
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    loop {
+        let line = received
+            .recv_timeout(timeout)
+            .context("the server did not say where it listens")?;
+        if let Some((_, url)) = line.split_once("listening on ") {
+            return Ok(url.trim().to_owned());
+        }
     }
 }
 

@@ -14,10 +14,10 @@ use petstore_portfolio_server::{Server, cli, docs, telemetry};
 // burst of writes), and so do Rust's through the system allocator. Not as
 // `#[global_allocator]`: mimalloc's Rust allocator asks for every block
 // with `mi_malloc_aligned`, whose fast path only serves blocks of up to
-// 1 KiB; a larger one (a request's boxed futures are) was over-allocated on
-// the slow path, 10 allocations and 4,500 instructions of a cached `GET
-// /v2/pet/1`'s 49,000 (callgrind, BENCHMARKS.md). The system allocator
-// calls plain `malloc` for the alignments `malloc` already gives.
+// 1 KiB; a larger one (a request's boxed futures are) went the slow path,
+// about 1,000 of a cached `GET /v2/pet/1`'s 49,000 instructions
+// (callgrind, BENCHMARKS.md change 21). The system allocator calls plain
+// `malloc` for the alignments `malloc` already gives.
 use mimalloc as _;
 
 #[derive(Debug, Parser)]

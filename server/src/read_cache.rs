@@ -28,6 +28,14 @@ use crate::storage::{Database, Generations};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ReadBegun(Option<u64>);
 
+impl ReadBegun {
+    /// The cache is on and this process has caught up with the other
+    /// replicas' writes: what is read now may be kept.
+    pub(crate) fn tracked(self) -> bool {
+        self.0.is_some()
+    }
+}
+
 /// The ticket of what a key's value depends on.
 pub(crate) type TicketOf<K> = fn(&Generations, &K) -> u64;
 
@@ -91,6 +99,17 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     /// what it read.
     pub(crate) async fn lookup(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
         if !self.enabled || db.catch_up().await.is_err() {
+            return (None, ReadBegun(None));
+        }
+        self.lookup_caught_up(db, key)
+    }
+
+    /// [`ReadCache::lookup`] for a read that has just caught up with the
+    /// other replicas (a lookup of its own returned a [`ReadBegun::tracked`]
+    /// mark): the values a list is made of, looked up one by one without
+    /// waiting for the replicas again each time.
+    pub(crate) fn lookup_caught_up(&self, db: &Database, key: &K) -> (Option<Arc<V>>, ReadBegun) {
+        if !self.enabled {
             return (None, ReadBegun(None));
         }
         // Taken before the database is read: a write that commits meanwhile

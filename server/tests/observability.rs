@@ -171,6 +171,56 @@ async fn metrics_label_requests_by_route_template_and_count_our_own_events() {
     drop(server);
 }
 
+/// A list of pets by status, emptied from its cache when one of its pets
+/// is renamed, is made again from the pets' own cached answers: of its
+/// pets, only the renamed one is read from the database again (the cache's
+/// counters say so), and the list shows the new name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_emptied_by_a_renamed_pet_reads_only_that_pet_again() {
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let log = database.data_dir().join("server.log");
+    let (server, metrics) = start(&database, &log, &[]);
+    let client = http();
+    for n in 1..=3 {
+        let pet = serde_json::json!({
+            "id": 5000 + n, "name": format!("sold {n}"), "photoUrls": [], "status": "sold"
+        });
+        let added = client.post(server.at("/v2/pet")).json(&pet).send().await.unwrap();
+        assert_eq!(added.status(), 200);
+    }
+    let list = || async {
+        let answer = client
+            .get(server.at("/v2/pet/findByStatus?status=sold"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        answer.json::<Vec<serde_json::Value>>().await.unwrap()
+    };
+    let pets = |scraped: &str| {
+        let hits = value(scraped, "petstore_portfolio_read_cache_hits_total{cache=\"pets\"}");
+        let misses = value(scraped, "petstore_portfolio_read_cache_misses_total{cache=\"pets\"}");
+        (hits.unwrap_or(0.0), misses.unwrap_or(0.0))
+    };
+    let sold = list().await.len();
+    assert!(sold >= 3, "{sold} sold pets");
+    let (hits_before, misses_before) = pets(&scrape(&metrics).await);
+
+    let renamed = serde_json::json!({
+        "id": 5002, "name": "renamed", "photoUrls": [], "status": "sold"
+    });
+    let put = client.put(server.at("/v2/pet")).json(&renamed).send().await.unwrap();
+    assert_eq!(put.status(), 200);
+    let listed = list().await;
+    let (hits, misses) = pets(&scrape(&metrics).await);
+
+    assert_eq!(listed.len(), sold);
+    let names: Vec<&str> = listed.iter().filter_map(|pet| pet["name"].as_str()).collect();
+    assert!(names.contains(&"renamed") && !names.contains(&"sold 2"), "{names:?}");
+    assert_eq!(misses - misses_before, 1.0, "only the renamed pet is read again");
+    assert_eq!(hits - hits_before, (sold - 1) as f64, "the others come from the cache");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scanner_of_10000_random_paths_and_methods_adds_no_series() {
     let database = FreshDatabase::create(Db::Sqlite).await;

@@ -75,8 +75,9 @@ pub(crate) struct Shared {
     pub(crate) public_url: Arc<str>,
     /// The API keys (the pet store's are made by the operator's CLI).
     pub(crate) access: Arc<crate::access::Access>,
-    /// Single pets as `getPetById` last answered them, in each format.
-    pub(crate) pets: ReadCache<(i64, wire::Format), bytes::Bytes>,
+    /// Single pets as `getPetById` last answered them, in each format; the
+    /// lists of `findPetsByStatus` are made of them too.
+    pub(crate) pets: ReadCache<(i64, wire::Format), cached::Pet>,
     /// `findPetsByStatus`'s short answers, as the bytes sent.
     pub(crate) pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
     /// The inventory, as the bytes sent.
@@ -97,6 +98,26 @@ pub(crate) mod cached {
     use crate::petstore::model::PetStatus;
     use crate::petstore::wire::Format;
     use crate::storage::{Generations, Topic};
+
+    /// A pet as `getPetById` answers it, and its status (a list of pets by
+    /// status made of cached pets checks that each still has one of them).
+    #[derive(Debug)]
+    pub(crate) struct Pet {
+        pub(crate) body: bytes::Bytes,
+        pub(crate) status: Option<PetStatus>,
+    }
+
+    impl Pet {
+        pub(crate) fn of(
+            format: Format,
+            pet: &crate::petstore::model::Pet,
+        ) -> Result<Self, crate::error::Error> {
+            Ok(Pet {
+                body: crate::petstore::wire::to_bytes(format, pet)?,
+                status: pet.status,
+            })
+        }
+    }
 
     pub(crate) fn pet(generations: &Generations, (id, _): &(i64, Format)) -> u64 {
         generations.ticket([Topic::Pet(*id)])

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::PetstoreState;
+use super::{PetstoreState, cached};
 use super::auth::{Authorized, Pets, PetsOrKey};
 use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name};
@@ -21,7 +21,7 @@ use super::pet_list::{self, Listing};
 use super::pet_xml::PetXml;
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, WireBody, bytes_response,
-    parse_form, parse_xml, positive_id, to_bytes,
+    parse_form, parse_xml, positive_id,
 };
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
@@ -191,11 +191,20 @@ pub(crate) async fn find_pets_by_status(
         statuses.insert(PetStatus::Available);
     }
     // A short list is kept, as the bytes sent, until a pet of its statuses
-    // changes (read_cache.rs); a long one is streamed (pet_list.rs).
+    // changes (read_cache.rs), and then made again from the cached pets; a
+    // long one is streamed (pet_list.rs).
     let key = (statuses, format);
     let (held, begun) = state.pet_lists.lookup(&state.db, &key).await;
     if let Some(bytes) = held {
         return Ok(bytes_response(format, Bytes::clone(&bytes)));
+    }
+    if begun.tracked()
+        && let Some(bytes) = pet_list::from_cached_pets(&state, &key.0, format).await?
+    {
+        if pet_list::short(&bytes) {
+            state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
+        }
+        return Ok(bytes_response(format, bytes));
     }
     let listing = pet_list::read(
         state.db.clone(),
@@ -264,11 +273,11 @@ pub(crate) async fn get_pet_by_id(
         .pets
         .get(&state.db, (id, format), async || {
             let pet = db::pets::get(&mut *state.db.conn().await?, id).await?;
-            pet.map(|pet| to_bytes(format, &pet)).transpose()
+            pet.map(|pet| cached::Pet::of(format, &pet)).transpose()
         })
         .await?
         .ok_or_else(|| not_found(id))?;
-    Ok(bytes_response(format, Bytes::clone(&body)))
+    Ok(bytes_response(format, Bytes::clone(&body.body)))
 }
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name

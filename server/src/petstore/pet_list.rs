@@ -13,6 +13,8 @@
 //! take the piece it has for a whole list) rather than keep a connection
 //! from everyone else.
 
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -24,7 +26,8 @@ use futures::{SinkExt as _, StreamExt as _};
 use serde::Serialize as _;
 
 use super::db::pets::PetSelect;
-use super::model::Pet;
+use super::model::{Pet, PetStatus};
+use super::{PetstoreState, cached, db};
 use super::pet_xml::PetXml;
 use super::wire::{Format, bytes_response};
 use crate::error::Error;
@@ -55,6 +58,122 @@ impl Listing {
             }
         }
     }
+}
+
+/// Most pets in a list made of cached pets ([`from_cached_pets`]), so that
+/// making one keeps a bounded number of pets in memory; a longer one is
+/// read and streamed.
+const MOST_CACHED_PETS: usize = 256;
+
+/// Whether a list of this many bytes is kept in its cache: one that fits in
+/// a piece, as [`read`] answers whole.
+pub(crate) fn short(list: &Bytes) -> bool {
+    list.len() <= PIECE
+}
+
+/// `findPetsByStatus`'s list made of the pets' own cached answers
+/// (`getPetById`'s), reading from the database only the list's ids and the
+/// pets that are not cached; `None` when it cannot be (the list is longer
+/// than [`MOST_CACHED_PETS`], or a write moved a pet in or out of it while
+/// it was being made), for the caller to read the list whole.
+///
+/// A list is emptied from its cache whenever one of its pets changes, and in
+/// a mixed load (a few pets renamed among many reads) it was read again,
+/// every pet of it decoded and serialised, about as often as its pets
+/// changed; made of cached pets, it costs one pet read instead.
+///
+/// The caller has looked the list up in its cache and so caught up with
+/// the other replicas' writes (`begun.tracked()`): every pet is then at
+/// least as new as every write acknowledged before the request came.
+/// Each pet, cached or read, must still have one of `statuses`: the ids
+/// and the pets are read at different moments, and a write in between
+/// (not yet acknowledged) could otherwise show a pet in a list it has just
+/// left, or with what it was before it came in.
+pub(crate) async fn from_cached_pets(
+    state: &PetstoreState,
+    statuses: &BTreeSet<PetStatus>,
+    format: Format,
+) -> Result<Option<Bytes>, Error> {
+    let ids = db::pets::ids_with_statuses(
+        &mut *state.db.conn().await?,
+        statuses,
+        MOST_CACHED_PETS + 1,
+    )
+    .await?;
+    if ids.len() > MOST_CACHED_PETS {
+        return Ok(None);
+    }
+    let mut pets = Vec::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for (at, &id) in ids.iter().enumerate() {
+        let (held, begun) = state.pets.lookup_caught_up(&state.db, &(id, format));
+        if held.is_none() {
+            missing.push((at, id, begun));
+        }
+        pets.push(held);
+    }
+    if !missing.is_empty() {
+        let missing_ids: Vec<i64> = missing.iter().map(|&(_, id, _)| id).collect();
+        let read = db::pets::get_many(&mut *state.db.conn().await?, &missing_ids).await?;
+        let read: HashMap<i64, Pet> = read
+            .into_iter()
+            .filter_map(|pet| Some((pet.id?, pet)))
+            .collect();
+        for (at, id, begun) in missing {
+            // Deleted since the ids were read.
+            let Some(pet) = read.get(&id) else {
+                return Ok(None);
+            };
+            let cached = Arc::new(cached::Pet::of(format, pet)?);
+            state.pets.keep(begun, (id, format), cached.clone());
+            pets[at] = Some(cached);
+        }
+    }
+    let mut bodies = Vec::with_capacity(pets.len());
+    for pet in &pets {
+        match pet {
+            Some(pet) if pet.status.is_some_and(|status| statuses.contains(&status)) => {
+                bodies.push(&pet.body);
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(join(format, &bodies)))
+}
+
+/// The list of pets whose answers (as `getPetById` writes them) are
+/// `bodies`, as [`ListWriter`] writes it.
+fn join(format: Format, bodies: &[&Bytes]) -> Bytes {
+    let size: usize = bodies.iter().map(|body| body.len() + 1).sum();
+    let mut list = Vec::with_capacity(size + XML_DECLARATION.len() + 16);
+    match format {
+        Format::Json => {
+            list.push(b'[');
+            for (n, body) in bodies.iter().enumerate() {
+                if n > 0 {
+                    list.push(b',');
+                }
+                list.extend_from_slice(body);
+            }
+            list.push(b']');
+        }
+        Format::Xml if bodies.is_empty() => {
+            list.extend_from_slice(XML_DECLARATION.as_bytes());
+            list.extend_from_slice(b"<pets/>");
+        }
+        Format::Xml => {
+            list.extend_from_slice(XML_DECLARATION.as_bytes());
+            list.extend_from_slice(b"<pets>");
+            for body in bodies {
+                list.extend_from_slice(
+                    body.strip_prefix(XML_DECLARATION.as_bytes())
+                        .unwrap_or(body),
+                );
+            }
+            list.extend_from_slice(b"</pets>");
+        }
+    }
+    Bytes::from(list)
 }
 
 /// A piece of the serialised list; `last` on the final one. A channel that
@@ -246,6 +365,31 @@ mod tests {
                 status: Some(PetStatus::Available),
             })
             .collect()
+    }
+
+    /// Joined from the pets' single answers, the bytes are those of the
+    /// list written whole.
+    #[test]
+    fn a_list_joined_from_single_pets_is_the_list_written_whole() {
+        for count in [0, 1, 3] {
+            let pets = pets(count);
+            for format in [Format::Json, Format::Xml] {
+                let bodies: Vec<Bytes> = pets
+                    .iter()
+                    .map(|pet| crate::petstore::wire::to_bytes(format, pet).unwrap())
+                    .collect();
+                let joined = join(format, &bodies.iter().collect::<Vec<_>>());
+                let whole = match format {
+                    Format::Json => serde_json::to_vec(&pets).unwrap(),
+                    Format::Xml => pets.to_xml().unwrap().into_bytes(),
+                };
+                assert_eq!(
+                    String::from_utf8(joined.to_vec()).unwrap(),
+                    String::from_utf8(whole).unwrap(),
+                    "{count} pets as {format:?}"
+                );
+            }
+        }
     }
 
     /// Piece by piece, the bytes are those of the whole list written at once.

@@ -170,6 +170,31 @@ pub(crate) async fn statuses_and_tags(
         .collect()
 }
 
+/// The pets among `ids` that exist, in one statement (in no order).
+pub(crate) async fn get_many(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<Pet>, StoreError> {
+    let rows: Vec<PetRow> = rows_by_id(conn, PET_COLUMNS, ids).await?;
+    rows.into_iter().map(Pet::try_from).collect()
+}
+
+/// The ids of the pets with any of these statuses, in order; at most
+/// `limit` of them. On SQLite the index on status, which holds each row's
+/// id, answers it alone.
+pub(crate) async fn ids_with_statuses(
+    conn: &mut AnyConnection,
+    statuses: &BTreeSet<PetStatus>,
+    limit: usize,
+) -> Result<Vec<i64>, StoreError> {
+    let sql = format!(
+        "SELECT id FROM pets WHERE status IN ({}) ORDER BY id LIMIT {limit}",
+        placeholders(statuses.len())
+    );
+    let mut query = sqlx::query_scalar(&sql);
+    for status in statuses {
+        query = query.bind(status.as_str());
+    }
+    Ok(query.fetch_all(conn).await?)
+}
+
 /// `columns` of the pets among `ids` that exist, in one statement.
 async fn rows_by_id<T>(
     conn: &mut AnyConnection,

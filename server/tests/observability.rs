@@ -185,7 +185,12 @@ async fn a_list_emptied_by_a_renamed_pet_reads_only_that_pet_again() {
         let pet = serde_json::json!({
             "id": 5000 + n, "name": format!("sold {n}"), "photoUrls": [], "status": "sold"
         });
-        let added = client.post(server.at("/v2/pet")).json(&pet).send().await.unwrap();
+        let added = client
+            .post(server.at("/v2/pet"))
+            .json(&pet)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(added.status(), 200);
     }
     let list = || async {
@@ -198,8 +203,14 @@ async fn a_list_emptied_by_a_renamed_pet_reads_only_that_pet_again() {
         answer.json::<Vec<serde_json::Value>>().await.unwrap()
     };
     let pets = |scraped: &str| {
-        let hits = value(scraped, "petstore_portfolio_read_cache_hits_total{cache=\"pets\"}");
-        let misses = value(scraped, "petstore_portfolio_read_cache_misses_total{cache=\"pets\"}");
+        let hits = value(
+            scraped,
+            "petstore_portfolio_read_cache_hits_total{cache=\"pets\"}",
+        );
+        let misses = value(
+            scraped,
+            "petstore_portfolio_read_cache_misses_total{cache=\"pets\"}",
+        );
         (hits.unwrap_or(0.0), misses.unwrap_or(0.0))
     };
     let sold = list().await.len();
@@ -209,16 +220,35 @@ async fn a_list_emptied_by_a_renamed_pet_reads_only_that_pet_again() {
     let renamed = serde_json::json!({
         "id": 5002, "name": "renamed", "photoUrls": [], "status": "sold"
     });
-    let put = client.put(server.at("/v2/pet")).json(&renamed).send().await.unwrap();
+    let put = client
+        .put(server.at("/v2/pet"))
+        .json(&renamed)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(put.status(), 200);
     let listed = list().await;
     let (hits, misses) = pets(&scrape(&metrics).await);
 
     assert_eq!(listed.len(), sold);
-    let names: Vec<&str> = listed.iter().filter_map(|pet| pet["name"].as_str()).collect();
-    assert!(names.contains(&"renamed") && !names.contains(&"sold 2"), "{names:?}");
-    assert_eq!(misses - misses_before, 1.0, "only the renamed pet is read again");
-    assert_eq!(hits - hits_before, (sold - 1) as f64, "the others come from the cache");
+    let names: Vec<&str> = listed
+        .iter()
+        .filter_map(|pet| pet["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"renamed") && !names.contains(&"sold 2"),
+        "{names:?}"
+    );
+    assert_eq!(
+        misses - misses_before,
+        1.0,
+        "only the renamed pet is read again"
+    );
+    assert_eq!(
+        hits - hits_before,
+        (sold - 1) as f64,
+        "the others come from the cache"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,6 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{PetstoreState, cached};
 use super::auth::{Authorized, Pets, PetsOrKey};
 use super::db;
 use super::model::{Category, Pet, PetStatus, Tag, check_pet_name};
@@ -23,6 +22,7 @@ use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, WireBody, bytes_response,
     parse_form, parse_xml, positive_id,
 };
+use super::{PetstoreState, cached};
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
 

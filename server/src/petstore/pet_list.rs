@@ -27,9 +27,9 @@ use serde::Serialize as _;
 
 use super::db::pets::PetSelect;
 use super::model::{Pet, PetStatus};
-use super::{PetstoreState, cached, db};
 use super::pet_xml::PetXml;
 use super::wire::{Format, bytes_response};
+use super::{PetstoreState, cached, db};
 use crate::error::Error;
 use crate::storage::Database;
 
@@ -94,12 +94,9 @@ pub(crate) async fn from_cached_pets(
     statuses: &BTreeSet<PetStatus>,
     format: Format,
 ) -> Result<Option<Bytes>, Error> {
-    let ids = db::pets::ids_with_statuses(
-        &mut *state.db.conn().await?,
-        statuses,
-        MOST_CACHED_PETS + 1,
-    )
-    .await?;
+    let ids =
+        db::pets::ids_with_statuses(&mut *state.db.conn().await?, statuses, MOST_CACHED_PETS + 1)
+            .await?;
     if ids.len() > MOST_CACHED_PETS {
         return Ok(None);
     }

@@ -171,7 +171,10 @@ pub(crate) async fn statuses_and_tags(
 }
 
 /// The pets among `ids` that exist, in one statement (in no order).
-pub(crate) async fn get_many(conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<Pet>, StoreError> {
+pub(crate) async fn get_many(
+    conn: &mut AnyConnection,
+    ids: &[i64],
+) -> Result<Vec<Pet>, StoreError> {
     let rows: Vec<PetRow> = rows_by_id(conn, PET_COLUMNS, ids).await?;
     rows.into_iter().map(Pet::try_from).collect()
 }

@@ -201,9 +201,7 @@ pub(crate) async fn find_pets_by_status(
     if begun.tracked()
         && let Some(bytes) = pet_list::from_cached_pets(&state, &key.0, format).await?
     {
-        if pet_list::short(&bytes) {
-            state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
-        }
+        state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
         return Ok(bytes_response(format, bytes));
     }
     let listing = pet_list::read(

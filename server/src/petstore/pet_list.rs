@@ -65,22 +65,18 @@ impl Listing {
 /// read and streamed.
 const MOST_CACHED_PETS: usize = 256;
 
-/// Whether a list of this many bytes is kept in its cache: one that fits in
-/// a piece, as [`read`] answers whole.
-pub(crate) fn short(list: &Bytes) -> bool {
-    list.len() <= PIECE
-}
-
 /// `findPetsByStatus`'s list made of the pets' own cached answers
 /// (`getPetById`'s), reading from the database only the list's ids and the
 /// pets that are not cached; `None` when it cannot be (the list is longer
-/// than [`MOST_CACHED_PETS`], or a write moved a pet in or out of it while
-/// it was being made), for the caller to read the list whole.
+/// than [`MOST_CACHED_PETS`] or than a [`PIECE`], which [`read`] streams,
+/// or a write moved a pet in or out of it while it was being made), for
+/// the caller to read the list whole.
 ///
 /// A list is emptied from its cache whenever one of its pets changes, and in
 /// a mixed load (a few pets renamed among many reads) it was read again,
 /// every pet of it decoded and serialised, about as often as its pets
-/// changed; made of cached pets, it costs one pet read instead.
+/// changed; made of cached pets, it costs a read of its ids and of the
+/// pet that changed.
 ///
 /// The caller has looked the list up in its cache and so caught up with
 /// the other replicas' writes (`begun.tracked()`): every pet is then at
@@ -127,13 +123,18 @@ pub(crate) async fn from_cached_pets(
         }
     }
     let mut bodies = Vec::with_capacity(pets.len());
+    let mut size = 0;
     for pet in &pets {
         match pet {
             Some(pet) if pet.status.is_some_and(|status| statuses.contains(&status)) => {
+                size += pet.body.len();
                 bodies.push(&pet.body);
             }
             _ => return Ok(None),
         }
+    }
+    if size > PIECE {
+        return Ok(None);
     }
     Ok(Some(join(format, &bodies)))
 }

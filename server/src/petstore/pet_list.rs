@@ -365,6 +365,20 @@ mod tests {
             .collect()
     }
 
+    /// `bytes` are `pets` written whole in `format`, as one `Vec<Pet>`.
+    fn assert_written_whole(bytes: Vec<u8>, pets: &Vec<Pet>, format: Format) {
+        let whole = match format {
+            Format::Json => serde_json::to_vec(pets).unwrap(),
+            Format::Xml => pets.to_xml().unwrap().into_bytes(),
+        };
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(whole).unwrap(),
+            "{} pets as {format:?}",
+            pets.len()
+        );
+    }
+
     /// Joined from the pets' single answers, the bytes are those of the
     /// list written whole.
     #[test]
@@ -377,15 +391,7 @@ mod tests {
                     .map(|pet| crate::petstore::wire::to_bytes(format, pet).unwrap())
                     .collect();
                 let joined = join(format, &bodies.iter().collect::<Vec<_>>());
-                let whole = match format {
-                    Format::Json => serde_json::to_vec(&pets).unwrap(),
-                    Format::Xml => pets.to_xml().unwrap().into_bytes(),
-                };
-                assert_eq!(
-                    String::from_utf8(joined.to_vec()).unwrap(),
-                    String::from_utf8(whole).unwrap(),
-                    "{count} pets as {format:?}"
-                );
+                assert_written_whole(joined.to_vec(), &pets, format);
             }
         }
     }
@@ -405,15 +411,7 @@ mod tests {
                     }
                 }
                 bytes.extend_from_slice(&list.finish());
-                let whole = match format {
-                    Format::Json => serde_json::to_vec(&pets).unwrap(),
-                    Format::Xml => pets.to_xml().unwrap().into_bytes(),
-                };
-                assert_eq!(
-                    String::from_utf8(bytes).unwrap(),
-                    String::from_utf8(whole).unwrap(),
-                    "{count} pets as {format:?}"
-                );
+                assert_written_whole(bytes, &pets, format);
             }
         }
     }

@@ -90,9 +90,10 @@ pub(crate) async fn from_cached_pets(
     statuses: &BTreeSet<PetStatus>,
     format: Format,
 ) -> Result<Option<Bytes>, Error> {
-    let ids =
-        db::pets::ids_with_statuses(&mut *state.db.conn().await?, statuses, MOST_CACHED_PETS + 1)
-            .await?;
+    // One connection for both reads: each pooled connection given back is
+    // pinged by sqlx on its way into the pool.
+    let mut conn = state.db.conn().await?;
+    let ids = db::pets::ids_with_statuses(&mut conn, statuses, MOST_CACHED_PETS + 1).await?;
     if ids.len() > MOST_CACHED_PETS {
         return Ok(None);
     }
@@ -107,7 +108,7 @@ pub(crate) async fn from_cached_pets(
     }
     if !missing.is_empty() {
         let missing_ids: Vec<i64> = missing.iter().map(|&(_, id, _)| id).collect();
-        let read = db::pets::get_many(&mut *state.db.conn().await?, &missing_ids).await?;
+        let read = db::pets::get_many(&mut conn, &missing_ids).await?;
         let read: HashMap<i64, Pet> = read
             .into_iter()
             .filter_map(|pet| Some((pet.id?, pet)))
@@ -122,6 +123,7 @@ pub(crate) async fn from_cached_pets(
             pets[at] = Some(cached);
         }
     }
+    drop(conn);
     let mut bodies = Vec::with_capacity(pets.len());
     let mut size = 0;
     for pet in &pets {

@@ -20,12 +20,12 @@ use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
-use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::access::Access;
 use crate::config::{Config, redact_url};
+use crate::cors::CorsLayer;
 use crate::docs;
 use crate::error::{Error, panic_response, render_errors_around, render_now};
 use crate::extract::{self, refuse_malformed};
@@ -509,9 +509,9 @@ pub(crate) fn build_router(
         .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
     let kept = config.http.idempotency_keys_kept();
     let db = petstore_state.db.clone();
-    let (petstore_routes, petstore_api) = petstore::router(&petstore_state.config)
-        .with_state(petstore_state.clone())
-        .split_for_parts();
+    let petstore_api = petstore::router(&petstore_state.config).into_openapi();
+    let petstore_routes =
+        petstore::routes_at("/v2", &petstore_state.config).with_state(petstore_state.clone());
     let petstore_keys = Idempotency::new(
         db.clone(),
         &petstore_api,
@@ -531,19 +531,24 @@ pub(crate) fn build_router(
     // Keys are checked once the route is known, inside the edge: after the
     // credentials and the rate limit. On the fallback (no route matched)
     // they do nothing.
-    let petstore_routes = petstore_routes.fallback(petstore_no_route).layer(
-        ServiceBuilder::new()
-            .layer(middleware::from_fn_with_state(
-                PetstoreEdge {
-                    state: petstore_state,
-                    limit: request_limit,
-                    timeout,
-                },
-                petstore_edge,
-            ))
-            .layer(CatchPanicLayer::custom(panic_response))
-            .layer(petstore_keys),
-    );
+    let petstore_layers = ServiceBuilder::new()
+        .layer(middleware::from_fn_with_state(
+            PetstoreEdge {
+                state: petstore_state,
+                limit: request_limit,
+                timeout,
+            },
+            petstore_edge,
+        ))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(petstore_keys);
+    // The routes sit at their full paths (`petstore::routes_at`); what no
+    // route matches under `/v2` goes to the pet store's fallback, through
+    // the same layers.
+    let petstore_routes = petstore_routes.layer(petstore_layers.clone());
+    let petstore_fallback = Router::new()
+        .fallback(petstore_no_route)
+        .layer(petstore_layers);
     let counting = portfolio_state.analytics.clone();
     let limits = portfolio::rate_limit::RateLimits {
         limiter: Arc::new(Limiter::default().shared_as(shared_counters, "portfolio-requests")),
@@ -594,7 +599,8 @@ pub(crate) fn build_router(
         .layer(middleware::from_fn(pages_edge::<PortfolioErrors>));
 
     let router = Router::new()
-        .nest("/v2", petstore_routes)
+        .nest("/v2", petstore_fallback)
+        .merge(petstore_routes)
         .merge(portfolio_routes)
         .merge(docs_routes)
         .merge(authorize_routes)
@@ -626,7 +632,7 @@ pub(crate) fn build_router(
                 HeaderValue::from_static(tls::HSTS),
             )
         }))
-        .layer(cors_layer(&config.http.cors_allowed_origins))
+        .layer(CorsLayer::new(&config.http.cors_allowed_origins))
         .layer(CompressionLayer::new())
         // The next part of a body must come within this, or the request is
         // answered 408 (where the body is read).
@@ -735,17 +741,4 @@ async fn no_route(headers: HeaderMap) -> Response {
         ),
         &headers,
     )
-}
-
-fn cors_layer(origins: &[String]) -> CorsLayer {
-    let layer = CorsLayer::new().allow_methods(Any).allow_headers(Any);
-    if origins.iter().any(|o| o == "*") {
-        layer.allow_origin(Any)
-    } else {
-        let origins = origins
-            .iter()
-            .filter_map(|o| o.parse().ok())
-            .collect::<Vec<_>>();
-        layer.allow_origin(AllowOrigin::list(origins))
-    }
 }

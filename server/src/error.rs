@@ -456,12 +456,9 @@ pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output =
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
     let negotiated = F::negotiate(request.headers());
-    let request_id = request
-        .headers()
-        .get(crate::telemetry::REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("-")
-        .to_owned();
+    // Kept as the header (a count taken, not a copy): read only to log a
+    // fault.
+    let request_id = request.headers().get(crate::telemetry::REQUEST_ID).cloned();
     // The route template, for the metrics and the access log outside.
     let route = request
         .extensions()
@@ -482,7 +479,14 @@ pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output =
         .extensions
         .remove::<Error>()
         .unwrap_or_else(|| Error::for_status(status));
-    log(&error, status, &request_id);
+    log(
+        &error,
+        status,
+        request_id
+            .as_ref()
+            .and_then(|id| id.to_str().ok())
+            .unwrap_or("-"),
+    );
     if let Some(seconds) = error.retry_after {
         parts
             .headers

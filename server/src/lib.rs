@@ -27,6 +27,7 @@ pub use portfolio::openapi as portfolio_openapi;
 mod access;
 mod app;
 mod clock;
+mod cors;
 mod deadline;
 mod document_rules;
 mod error;

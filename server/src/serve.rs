@@ -47,8 +47,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_rustls::TlsAcceptor;
-use tower::ServiceExt as _;
 use tower::util::BoxCloneSyncService;
+use tower::{Service, ServiceExt as _};
 
 use crate::lifecycle::Draining;
 use crate::telemetry::metrics;
@@ -203,13 +203,19 @@ impl Served {
             limits,
         } = self;
         let in_flight = connection.clone();
+        // The connection's own copy of the stack, called for each of its
+        // requests: cloning the whole stack for each request (as `oneshot`
+        // needs) cost a box and every layer's clone (BENCHMARKS.md, issue
+        // 20). hyper calls a connection's service from that connection's
+        // task, one request at a time, so the lock is never contended.
+        let router = std::sync::Mutex::new(router);
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
             let busy = Busy::start(in_flight.clone());
-            let router = router.clone();
             let close = draining.is_on() && request.version() <= Version::HTTP_11;
+            let answer = call_when_ready(&router, request.map(Body::new));
             async move {
-                let response = router.oneshot(request.map(Body::new)).await;
+                let response = answer.await;
                 // Busy until the answer's body is taken, not only started.
                 Ok::<_, Infallible>(response.map_or_else(
                     |never| match never {},
@@ -250,6 +256,29 @@ impl Served {
                 }
             }
         }
+    }
+}
+
+/// Calls `router` at once when it is ready (the router and every layer
+/// around it always are), else a clone of it once it is ready.
+fn call_when_ready(
+    router: &std::sync::Mutex<HttpService>,
+    request: Request<Body>,
+) -> futures::future::Either<
+    <HttpService as Service<Request<Body>>>::Future,
+    tower::util::Oneshot<HttpService, Request<Body>>,
+> {
+    use futures::future::Either;
+    // A poisoned lock still holds a usable service: its calls cannot leave
+    // it half changed.
+    let mut router = router
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut context = Context::from_waker(std::task::Waker::noop());
+    match router.poll_ready(&mut context) {
+        Poll::Ready(Ok(())) => Either::Left(router.call(request)),
+        Poll::Ready(Err(never)) => match never {},
+        Poll::Pending => Either::Right(router.clone().oneshot(request)),
     }
 }
 

@@ -169,6 +169,7 @@ pub const LAYERS: [Layer; 7] = [
             "limit_headers.rs",
             "deadline.rs",
             "observe.rs",
+            "cors.rs",
             "idempotency/mod.rs",
             "access/{credentials,challenges}.rs",
         ],

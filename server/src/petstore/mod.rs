@@ -32,7 +32,7 @@ use utoipa::openapi::security::{
     SecurityScheme,
 };
 use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
-use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt as _};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
@@ -357,32 +357,53 @@ pub(crate) fn max_upload_body(config: &PetstoreConfig) -> usize {
     config.max_upload_bytes.saturating_add(64 * 1024)
 }
 
-/// The pet store's routes and their documentation, before state is given.
-pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
+/// The pet store's operations: each route's documented path(s) and
+/// handlers.
+fn operations(config: &PetstoreConfig) -> Vec<UtoipaMethodRouter<PetstoreState>> {
     let upload_limit = max_upload_body(config);
-    OpenApiRouter::with_openapi(PetstoreDoc::openapi())
-        .routes(routes!(pet::update_pet, pet::add_pet))
-        .routes(routes!(pet::find_pets_by_status))
-        .routes(routes!(pet::find_pets_by_tags))
-        .routes(routes!(
+    vec![
+        routes!(pet::update_pet, pet::add_pet),
+        routes!(pet::find_pets_by_status),
+        routes!(pet::find_pets_by_tags),
+        routes!(
             pet::get_pet_by_id,
             pet::update_pet_with_form,
             pet::delete_pet
-        ))
-        .routes(routes!(pet_image::upload_file).layer(DefaultBodyLimit::max(upload_limit)))
-        .routes(routes!(pet_image::get_pet_image))
-        .routes(routes!(store::get_inventory))
-        .routes(routes!(store::place_order))
-        .routes(routes!(store::get_order_by_id, store::delete_order))
-        .routes(routes!(user::create_user))
-        .routes(routes!(user::create_users_with_list_input))
-        .routes(routes!(user::login_user))
-        .routes(routes!(user::logout_user))
-        .routes(routes!(
-            user::get_user_by_name,
-            user::update_user,
-            user::delete_user
-        ))
+        ),
+        routes!(pet_image::upload_file).layer(DefaultBodyLimit::max(upload_limit)),
+        routes!(pet_image::get_pet_image),
+        routes!(store::get_inventory),
+        routes!(store::place_order),
+        routes!(store::get_order_by_id, store::delete_order),
+        routes!(user::create_user),
+        routes!(user::create_users_with_list_input),
+        routes!(user::login_user),
+        routes!(user::logout_user),
+        routes!(user::get_user_by_name, user::update_user, user::delete_user),
+    ]
+}
+
+/// The pet store's routes and their documentation, before state is given.
+pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
+    operations(config).into_iter().fold(
+        OpenApiRouter::with_openapi(PetstoreDoc::openapi()),
+        OpenApiRouter::routes,
+    )
+}
+
+/// The pet store's routes as served: each at `prefix` (`/v2`) and its
+/// documented path, rather than nested under `prefix` (axum's `nest`
+/// rewrites every request's URI on its way in: some 2,000 instructions of
+/// a cached `GET /v2/pet/1`; BENCHMARKS.md, issue 20). The route
+/// templates are the same either way (`/v2/pet/{petId}`).
+pub(crate) fn routes_at(prefix: &str, config: &PetstoreConfig) -> axum::Router<PetstoreState> {
+    operations(config)
+        .into_iter()
+        .fold(axum::Router::new(), |router, (_, paths, handlers)| {
+            paths.paths.keys().fold(router, |router, path| {
+                router.route(&format!("{prefix}{path}"), handlers.clone())
+            })
+        })
 }
 
 /// The pet store's document as the handlers' annotations describe it.

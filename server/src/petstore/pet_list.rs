@@ -54,7 +54,7 @@ impl Listing {
         match self {
             Listing::Whole(bytes) => bytes_response(format, bytes),
             Listing::Streamed(body) => {
-                ([(header::CONTENT_TYPE, format.media_type())], body).into_response()
+                ([(header::CONTENT_TYPE, format.content_type())], body).into_response()
             }
         }
     }

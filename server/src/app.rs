@@ -509,9 +509,8 @@ pub(crate) fn build_router(
         .layer(middleware::from_fn(pages_edge::<PetstoreErrors>));
     let kept = config.http.idempotency_keys_kept();
     let db = petstore_state.db.clone();
-    let petstore_api = petstore::router(&petstore_state.config).into_openapi();
-    let petstore_routes =
-        petstore::routes_at("/v2", &petstore_state.config).with_state(petstore_state.clone());
+    let (petstore_routes, petstore_api) = petstore::routes_at("/v2", &petstore_state.config);
+    let petstore_routes = petstore_routes.with_state(petstore_state.clone());
     let petstore_keys = Idempotency::new(
         db.clone(),
         &petstore_api,

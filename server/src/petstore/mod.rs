@@ -391,19 +391,30 @@ pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
     )
 }
 
-/// The pet store's routes as served: each at `prefix` (`/v2`) and its
-/// documented path, rather than nested under `prefix` (axum's `nest`
-/// rewrites every request's URI on its way in: some 2,000 instructions of
-/// a cached `GET /v2/pet/1`; BENCHMARKS.md, issue 20). The route
-/// templates are the same either way (`/v2/pet/{petId}`).
-pub(crate) fn routes_at(prefix: &str, config: &PetstoreConfig) -> axum::Router<PetstoreState> {
-    operations(config)
-        .into_iter()
-        .fold(axum::Router::new(), |router, (_, paths, handlers)| {
-            paths.paths.keys().fold(router, |router, path| {
-                router.route(&format!("{prefix}{path}"), handlers.clone())
-            })
-        })
+/// The pet store's routes as served, and their documentation: each route
+/// at `prefix` (`/v2`) and its documented path, rather than nested under
+/// `prefix` (axum's `nest` rewrites every request's URI on its way in:
+/// some 2,000 instructions of a cached `GET /v2/pet/1`; BENCHMARKS.md,
+/// issue 20). The route templates are the same either way
+/// (`/v2/pet/{petId}`).
+pub(crate) fn routes_at(
+    prefix: &str,
+    config: &PetstoreConfig,
+) -> (axum::Router<PetstoreState>, OpenApiDoc) {
+    let (served, documented) = operations(config).into_iter().fold(
+        (
+            axum::Router::new(),
+            OpenApiRouter::with_openapi(PetstoreDoc::openapi()),
+        ),
+        |(served, documented), operation| {
+            let (_, paths, handlers) = &operation;
+            let served = paths.paths.keys().fold(served, |served, path| {
+                served.route(&format!("{prefix}{path}"), handlers.clone())
+            });
+            (served, documented.routes(operation))
+        },
+    );
+    (served, documented.into_openapi())
 }
 
 /// The pet store's document as the handlers' annotations describe it.

@@ -462,6 +462,12 @@ pub(crate) fn placeholders_from(first: usize, count: usize) -> String {
         .join(", ")
 }
 
+/// Whether `conn` is a SQLite connection (else PostgreSQL's), for the few
+/// statements the two write differently.
+pub(crate) fn on_sqlite(conn: &AnyConnection) -> bool {
+    conn.backend_name() == "SQLite"
+}
+
 /// `sql` as the connection's database reads it fastest: on SQLite, its
 /// `$1, $2, ...` become plain `?`s when they appear once each, in order
 /// (the statements built with [`placeholders`] and [`row_placeholders`]);
@@ -473,7 +479,7 @@ pub(crate) fn placeholders_from(first: usize, count: usize) -> String {
 /// twice. At a batch of new pets with tags (a few hundred values) that was
 /// a tenth of the server's time; plain `?`s are bound by position.
 pub(crate) fn positional<'a>(conn: &AnyConnection, sql: &'a str) -> Cow<'a, str> {
-    if conn.backend_name() != "SQLite" {
+    if !on_sqlite(conn) {
         return Cow::Borrowed(sql);
     }
     numbered_to_positional(sql).map_or(Cow::Borrowed(sql), Cow::Owned)

@@ -194,7 +194,7 @@ pub(crate) async fn ids_with_statuses(
 ) -> Result<Vec<i64>, StoreError> {
     // Both aggregate in the order asked for (SQLite since 3.44); `::text`
     // because sqlx's `Any` driver reads no `json` column.
-    let array = if conn.backend_name() == "SQLite" {
+    let array = if crate::storage::on_sqlite(conn) {
         "json_group_array(id ORDER BY id)"
     } else {
         "COALESCE(json_agg(id ORDER BY id)::text, '[]')"

@@ -9,7 +9,6 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
-use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -18,16 +17,16 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::access::Access;
+use crate::compression::CompressionLayer;
 use crate::config::{Config, redact_url};
 use crate::cors::CorsLayer;
 use crate::docs;
-use crate::error::{Error, panic_response, render_errors_around, render_now};
+use crate::edge::{Check, Checked, EdgeChecks, EdgeLayer};
+use crate::error::{Error, render_errors_around, render_now};
 use crate::extract::{self, refuse_malformed};
 use crate::idempotency::{self, Idempotency};
 use crate::lifecycle::Draining;
@@ -43,7 +42,7 @@ use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
 use crate::storage::backup::DataDirLock;
 use crate::telemetry::metrics::{self as metrics, Sampler};
-use crate::{deadline, serve, tls};
+use crate::{serve, tls};
 
 /// A server bound to its address, ready to run.
 pub struct Server {
@@ -523,23 +522,19 @@ pub(crate) fn build_router(
             .max_body_bytes
             .max(petstore::max_upload_body(&config.petstore)),
     );
-    // The edge, the panic catcher and the idempotency keys as one layer, not
-    // three: axum boxes each layer of a router around each of its routes,
+    // The edge (which catches panics) and the idempotency keys as one layer,
+    // not two: axum boxes each layer of a router around each of its routes,
     // and calling a route clones every box beneath it (a cached `GET
     // /v2/pet/1` cloned and freed 20 boxes; BENCHMARKS.md, issue 20).
     // Keys are checked once the route is known, inside the edge: after the
     // credentials and the rate limit. On the fallback (no route matched)
     // they do nothing.
     let petstore_layers = ServiceBuilder::new()
-        .layer(middleware::from_fn_with_state(
-            PetstoreEdge {
-                state: petstore_state,
-                limit: request_limit,
-                timeout,
-            },
-            petstore_edge,
-        ))
-        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(EdgeLayer::new(PetstoreEdge {
+            state: petstore_state,
+            limit: request_limit,
+            timeout,
+        }))
         .layer(petstore_keys);
     // The routes sit at their full paths (`petstore::routes_at`); what no
     // route matches under `/v2` goes to the pet store's fallback, through
@@ -569,21 +564,17 @@ pub(crate) fn build_router(
         kept,
         config.http.max_body_bytes,
     );
-    // One layer, as the pet store's: the edge, the panic catcher, the
-    // analytics (by route template) and the idempotency keys. A router's
-    // layer wraps only its routes here: the portfolio's router has no
-    // fallback of its own, and the merged router keeps `no_route`.
+    // One layer, as the pet store's: the edge, the analytics (by route
+    // template) and the idempotency keys. A router's layer wraps only its
+    // routes here: the portfolio's router has no fallback of its own, and
+    // the merged router keeps `no_route`.
     let portfolio_routes = portfolio_routes.layer(
         ServiceBuilder::new()
-            .layer(middleware::from_fn_with_state(
-                PortfolioEdge {
-                    authentication,
-                    limit: limits,
-                    timeout,
-                },
-                portfolio_edge,
-            ))
-            .layer(CatchPanicLayer::custom(panic_response))
+            .layer(EdgeLayer::new(PortfolioEdge {
+                authentication,
+                limit: limits,
+                timeout,
+            }))
             .layer(middleware::from_fn_with_state(
                 counting,
                 portfolio::analytics::record_requests,
@@ -632,7 +623,7 @@ pub(crate) fn build_router(
             )
         }))
         .layer(CorsLayer::new(&config.http.cors_allowed_origins))
-        .layer(CompressionLayer::new())
+        .layer(CompressionLayer)
         // The next part of a body must come within this, or the request is
         // answered 408 (where the body is read).
         .layer(RequestBodyTimeoutLayer::new(Duration::from_secs(
@@ -659,27 +650,26 @@ struct PetstoreEdge {
     timeout: Duration,
 }
 
-/// What every pet store request passes before its route and after its
-/// answer, outermost first: its errors rendered as `ApiResponse`;
-/// authentication (what the request presents, checked once, in `enforce`
-/// mode); the rate limit (outside the timeout, so that every answer carries
-/// its headers); a malformed request (its host named wrongly, a NUL byte in
-/// the URI) refused; the request timeout ([`deadline`]). One middleware
-/// rather than five: each `from_fn` layer costs every request a clone of
-/// the whole stack inside it and two allocations.
-async fn petstore_edge(
-    State(edge): State<PetstoreEdge>,
-    request: Request<Body>,
-    next: Next,
-) -> Response {
-    render_errors_around::<PetstoreErrors, _>(request, |request| {
-        petstore::auth::authenticate(&edge.state, request, |request| {
-            petstore::rate_limit::limit_requests(&edge.limit, request, |request| {
-                checked_in_time(edge.timeout, request, next)
-            })
-        })
-    })
-    .await
+/// The pet store's checks at its edge (`edge.rs`): authentication (what
+/// the request presents, checked once, in `enforce` mode), then the rate
+/// limit (when configured). With neither (the default), nothing waits.
+impl EdgeChecks for PetstoreEdge {
+    type Errors = PetstoreErrors;
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn check(&self, request: Request<Body>) -> Check {
+        if !petstore::auth::checks_credentials(&self.state) && self.limit.per_minute.is_none() {
+            return Check::Done(Checked::passed(request));
+        }
+        let edge = self.clone();
+        Check::Waiting(Box::pin(async move {
+            let request = petstore::auth::authenticate(&edge.state, request).await;
+            petstore::rate_limit::limit_requests(&edge.limit, request).await
+        }))
+    }
 }
 
 /// What the portfolio's edge needs: the authentication step's, its rate
@@ -691,32 +681,22 @@ struct PortfolioEdge {
     timeout: Duration,
 }
 
-/// [`petstore_edge`]'s counterpart: the portfolio's envelope; authentication
-/// (what the request presents, checked once), which the rate limit after it
-/// counts by; the rest as the pet store's.
-async fn portfolio_edge(
-    State(edge): State<PortfolioEdge>,
-    request: Request<Body>,
-    next: Next,
-) -> Response {
-    render_errors_around::<PortfolioErrors, _>(request, |request| {
-        portfolio::auth::authenticate(&edge.authentication, request, |request| {
-            portfolio::rate_limit::limit_requests(&edge.limit, request, |request| {
-                checked_in_time(edge.timeout, request, next)
-            })
-        })
-    })
-    .await
-}
+/// The portfolio's checks at its edge: authentication (what the request
+/// presents, checked once), which the rate limit after it counts by.
+impl EdgeChecks for PortfolioEdge {
+    type Errors = PortfolioErrors;
 
-/// The innermost steps of both services' edges: a malformed request (its
-/// host named wrongly, a NUL byte in the URI) refused, then the request
-/// timeout kept around the route.
-async fn checked_in_time(timeout: Duration, request: Request<Body>, next: Next) -> Response {
-    refuse_malformed(request, |request| {
-        deadline::answer_within(timeout, request, |request| next.run(request))
-    })
-    .await
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn check(&self, request: Request<Body>) -> Check {
+        let edge = self.clone();
+        Check::Waiting(Box::pin(async move {
+            let request = portfolio::auth::authenticate(&edge.authentication, request).await;
+            portfolio::rate_limit::limit_requests(&edge.limit, request).await
+        }))
+    }
 }
 
 /// The edge of the pages outside both services (Swagger UI, the documents,

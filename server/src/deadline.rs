@@ -23,39 +23,47 @@ const NOT_READ: u8 = 0;
 const READING: u8 = 1;
 const READ: u8 = 2;
 
-/// Answers `request` with `next` within `limit`: past it, 408 if its body
-/// was still being read, else 503.
-pub(crate) async fn answer_within<Answer: Future<Output = Response>>(
-    limit: Duration,
-    request: Request,
-    next: impl FnOnce(Request) -> Answer,
-) -> Response {
-    // No body (most reads): nothing can still be arriving, and nothing to
-    // watch.
-    if http_body::Body::is_end_stream(request.body()) {
-        return match tokio::time::timeout(limit, next(request)).await {
-            Ok(response) => response,
-            Err(_) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+/// A request's body watched for the request timeout: past the time, whether
+/// it was still arriving tells the answer ([`Watch::late_answer`]).
+pub(crate) struct Watch {
+    /// None: the request has no body (most reads), so nothing can still be
+    /// arriving, and nothing is watched.
+    reading: Option<Arc<AtomicU8>>,
+}
+
+impl Watch {
+    /// `request`, its body watched.
+    pub(crate) fn body_of(request: Request) -> (Request, Watch) {
+        if http_body::Body::is_end_stream(request.body()) {
+            return (request, Watch { reading: None });
+        }
+        let reading = Arc::new(AtomicU8::new(NOT_READ));
+        let request = request.map(|body| {
+            Body::new(WatchedBody {
+                inner: body,
+                reading: reading.clone(),
+            })
+        });
+        let watch = Watch {
+            reading: Some(reading),
         };
+        (request, watch)
     }
-    let reading = Arc::new(AtomicU8::new(NOT_READ));
-    let request = request.map(|body| {
-        Body::new(WatchedBody {
-            inner: body,
-            reading: reading.clone(),
-        })
-    });
-    match tokio::time::timeout(limit, next(request)).await {
-        Ok(response) => response,
-        Err(_) if reading.load(Ordering::Relaxed) == READING => Error::new(
-            ErrorCode::RequestTimeout,
-            format!(
-                "the request body was still arriving after {} s; send it faster",
-                limit.as_secs()
-            ),
-        )
-        .into_response(),
-        Err(_) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+
+    /// The answer when `limit` passed first: 408 if the body was still being
+    /// read, else 503.
+    pub(crate) fn late_answer(&self, limit: Duration) -> Response {
+        match &self.reading {
+            Some(reading) if reading.load(Ordering::Relaxed) == READING => Error::new(
+                ErrorCode::RequestTimeout,
+                format!(
+                    "the request body was still arriving after {} s; send it faster",
+                    limit.as_secs()
+                ),
+            )
+            .into_response(),
+            _ => StatusCode::SERVICE_UNAVAILABLE.into_response(),
+        }
     }
 }
 

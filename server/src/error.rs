@@ -6,7 +6,8 @@
 //! portfolio's `{"error": {...}}` envelope.
 //!
 //! Handlers, extractors and middleware return [`Error`]; its response carries
-//! the error in its extensions and no body. [`render_errors_around`],
+//! the error in its extensions and no body. [`ErrorRenderer`] (each
+//! service's edge, `edge.rs`; [`render_errors_around`] elsewhere),
 //! wrapped around each service, writes the body in the service's format,
 //! including for the bare error statuses that axum and tower-http produce by
 //! themselves (no route, wrong method, timeouts), and logs internal errors
@@ -447,59 +448,78 @@ pub(crate) async fn render_errors<F: ErrorFormat>(
 
 /// Renders the errors of the answer `next` gives: every 4xx and 5xx answer
 /// leaves with the body of format `F`, and server faults are logged here,
-/// once, with the request id. It runs around any continuation, for a
-/// middleware that does more than render (one `from_fn` layer costs every
-/// request a clone of the stack inside it and two allocations; see
-/// `app::petstore_edge`).
+/// once, with the request id ([`ErrorRenderer`], for a middleware that does
+/// more than render: each service's edge, `edge.rs`).
 pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
-    let negotiated = F::negotiate(request.headers());
-    // Kept as the header (a count taken, not a copy): read only to log a
-    // fault.
-    let request_id = request.headers().get(crate::telemetry::REQUEST_ID).cloned();
-    // The route template, for the metrics and the access log outside.
-    let route = request
-        .extensions()
-        .get::<axum::extract::MatchedPath>()
-        .cloned();
-    let mut response = next(request).await;
-    if let Some(route) = route {
-        response.extensions_mut().insert(route);
+    let renderer = ErrorRenderer::<F>::of(&request);
+    renderer.render(next(request).await)
+}
+
+/// What the error renderer reads of a request before handing it on (the
+/// format it asked for, its id, its route), and renders its answer with.
+pub(crate) struct ErrorRenderer<F: ErrorFormat> {
+    negotiated: F::Negotiated,
+    /// Kept as the header (a count taken, not a copy): read only to log a
+    /// fault.
+    request_id: Option<HeaderValue>,
+    /// The route template, for the metrics and the access log outside.
+    route: Option<axum::extract::MatchedPath>,
+}
+
+impl<F: ErrorFormat> ErrorRenderer<F> {
+    pub(crate) fn of(request: &Request) -> Self {
+        ErrorRenderer {
+            negotiated: F::negotiate(request.headers()),
+            request_id: request.headers().get(crate::telemetry::REQUEST_ID).cloned(),
+            route: request
+                .extensions()
+                .get::<axum::extract::MatchedPath>()
+                .cloned(),
+        }
     }
-    let status = response.status();
-    if !(status.is_client_error() || status.is_server_error())
-        || response.extensions().get::<Rendered>().is_some()
-    {
-        return response;
-    }
-    let (mut parts, _) = response.into_parts();
-    let error = parts
-        .extensions
-        .remove::<Error>()
-        .unwrap_or_else(|| Error::for_status(status));
-    log(
-        &error,
-        status,
-        request_id
-            .as_ref()
-            .and_then(|id| id.to_str().ok())
-            .unwrap_or("-"),
-    );
-    if let Some(seconds) = error.retry_after {
+
+    /// `response` as it leaves the service: a 4xx or 5xx with the body of
+    /// format `F` (a fault logged), anything else as it is.
+    pub(crate) fn render(self, mut response: Response) -> Response {
+        if let Some(route) = self.route {
+            response.extensions_mut().insert(route);
+        }
+        let status = response.status();
+        if !(status.is_client_error() || status.is_server_error())
+            || response.extensions().get::<Rendered>().is_some()
+        {
+            return response;
+        }
+        let (mut parts, _) = response.into_parts();
+        let error = parts
+            .extensions
+            .remove::<Error>()
+            .unwrap_or_else(|| Error::for_status(status));
+        log(
+            &error,
+            status,
+            self.request_id
+                .as_ref()
+                .and_then(|id| id.to_str().ok())
+                .unwrap_or("-"),
+        );
+        if let Some(seconds) = error.retry_after {
+            parts
+                .headers
+                .entry(header::RETRY_AFTER)
+                .or_insert_with(|| HeaderValue::from(seconds));
+        }
+        let (content_type, body) = F::render(&error, status, &self.negotiated);
+        parts.headers.remove(header::CONTENT_LENGTH);
         parts
             .headers
-            .entry(header::RETRY_AFTER)
-            .or_insert_with(|| HeaderValue::from(seconds));
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        parts.extensions.insert(Rendered);
+        Response::from_parts(parts, axum::body::Body::from(body))
     }
-    let (content_type, body) = F::render(&error, status, &negotiated);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    parts
-        .headers
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    parts.extensions.insert(Rendered);
-    Response::from_parts(parts, axum::body::Body::from(body))
 }
 
 /// Marks a response whose error body is written in a format of its own
@@ -540,8 +560,9 @@ fn log(error: &Error, status: StatusCode, request_id: &str) {
     }
 }
 
-/// A panic in a handler: logged (by [`render_errors_around`]) and answered 500
-/// without internals. For tower-http's `CatchPanicLayer`.
+/// A panic in a handler: logged (by [`ErrorRenderer`]) and answered 500
+/// without internals. For each service's edge (`edge.rs`), which catches
+/// it.
 pub(crate) fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     let message = panic
         .downcast_ref::<&str>()

@@ -196,42 +196,62 @@ pub(crate) fn host_problem(request: &Request) -> Option<&'static str> {
 }
 
 /// What every request of a service passes before its route: a request that
-/// names its host wrongly ([`host_problem`]) or has a NUL byte in its URI
-/// ([`refuse_nul_in_uri`]) is a 400; others go on to `next`. The answer to
-/// a request with a credential is kept from shared caches
-/// ([`credentials::keep_private`]).
+/// names its host wrongly ([`host_problem`]) or has a NUL byte in its URI is
+/// a 400 ([`screen`]); others go on to `next`. The answer to a request with a
+/// credential is kept from shared caches ([`credentials::keep_private`]).
 pub(crate) async fn refuse_malformed<Answer: Future<Output = Response>>(
     request: Request,
     next: impl FnOnce(Request) -> Answer,
 ) -> Response {
-    if let Some(problem) = host_problem(&request) {
-        return Error::bad_request(problem).into_response();
-    }
-    let private = credentials::carries_credential(request.headers());
-    let mut response = refuse_nul_in_uri(request, next).await;
-    if private {
-        credentials::keep_private(&mut response);
-    }
-    response
+    let mut screened = screen(&request);
+    let response = match screened.refused.take() {
+        Some(refused) => refused.into_response(),
+        None => next(request).await,
+    };
+    screened.finish(response)
 }
 
-/// A path or query with a NUL byte (`%00`) is a 400, before any handler reads
-/// it (neither database can store the byte in text); other requests go on to
-/// `next`.
-pub(crate) async fn refuse_nul_in_uri<Answer: Future<Output = Response>>(
-    request: Request,
-    next: impl FnOnce(Request) -> Answer,
-) -> Response {
+/// What [`screen`] found in a request before its route.
+pub(crate) struct Screened {
+    /// A 400 for a malformed request.
+    pub(crate) refused: Option<Error>,
+    /// Whether the request carries a credential, whose answer is kept from
+    /// shared caches.
+    private: bool,
+}
+
+impl Screened {
+    /// The answer to the screened request, kept private if it must be.
+    pub(crate) fn finish(&self, mut response: Response) -> Response {
+        if self.private {
+            credentials::keep_private(&mut response);
+        }
+        response
+    }
+}
+
+/// Screens a request before its route ([`refuse_malformed`]): a wrong host
+/// ([`host_problem`]) is refused before anything else is read; a path or
+/// query with a NUL byte (`%00`) is refused before any handler reads it
+/// (neither database can store the byte in text).
+pub(crate) fn screen(request: &Request) -> Screened {
+    if let Some(problem) = host_problem(request) {
+        return Screened {
+            refused: Some(Error::bad_request(problem)),
+            private: false,
+        };
+    }
     let uri = request.uri();
     let has_nul = |text: &str| {
         text.as_bytes()
             .windows(3)
             .any(|w| w[0] == b'%' && w[1] == b'0' && w[2] == b'0')
     };
-    if has_nul(uri.path()) || uri.query().is_some_and(has_nul) {
-        return Error::bad_request(crate::strict_json::NUL_MESSAGE).into_response();
+    let nul = has_nul(uri.path()) || uri.query().is_some_and(has_nul);
+    Screened {
+        refused: nul.then(|| Error::bad_request(crate::strict_json::NUL_MESSAGE)),
+        private: credentials::carries_credential(request.headers()),
     }
-    next(request).await
 }
 
 /// Whether a script of a web page sent the request: browsers mark fetch and

@@ -15,7 +15,7 @@
 //!   path or query as sent, which can hold ids, emails and link tokens.
 //!
 //! The route template is left on the answer by each service's edge
-//! ([`crate::error::render_errors_around`]); an answer without one (no route
+//! ([`crate::error::ErrorRenderer`]); an answer without one (no route
 //! matched) is `unmatched`.
 //!
 //! Every answer also gets `X-Content-Type-Options: nosniff` here, unless it

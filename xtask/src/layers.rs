@@ -170,6 +170,8 @@ pub const LAYERS: [Layer; 7] = [
             "deadline.rs",
             "observe.rs",
             "cors.rs",
+            "compression.rs",
+            "edge.rs",
             "idempotency/mod.rs",
             "access/{credentials,challenges}.rs",
         ],

@@ -3,7 +3,7 @@
 //! query parameters that would carry a secret into logs and browser
 //! histories (refused wherever a credential is checked).
 
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri, header};
 use axum::response::Response;
 use base64::Engine as _;
 
@@ -18,13 +18,18 @@ pub(crate) const REFUSED_IN_QUERY: [&str; 6] = [
 ];
 
 /// The headers that carry a credential, in either service.
-const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "x-api-key", "api_key"];
+/// Names, not text: a lookup by text parses the name each time.
+static CREDENTIAL_HEADERS: [HeaderName; 3] = [
+    header::AUTHORIZATION,
+    HeaderName::from_static("x-api-key"),
+    HeaderName::from_static("api_key"),
+];
 
 /// Whether a request carries a credential (any of them, valid or not).
 pub(crate) fn carries_credential(headers: &HeaderMap) -> bool {
     CREDENTIAL_HEADERS
         .iter()
-        .any(|name| headers.contains_key(*name))
+        .any(|name| headers.contains_key(name))
 }
 
 /// Makes an answer to a request that carried a credential the caller's

@@ -250,24 +250,29 @@ impl Presented {
     }
 }
 
+/// Whether the pet store's authentication step looks at a request at all
+/// (`enforce` mode): in `open` mode credentials are not looked at.
+pub(crate) fn checks_credentials(state: &PetstoreState) -> bool {
+    state.config.auth_mode != AuthMode::Open
+}
+
 /// The pet store's authentication step, at the service's edge before the
-/// rate limit: in `enforce` mode, checks what `request` presents, once, and
-/// leaves it ([`Presented`]) in its extensions for the extractors. It
-/// refuses nothing: each operation's extractor decides what it needs. In
-/// `open` mode credentials are not looked at.
-pub(crate) async fn authenticate<Answer: Future<Output = axum::response::Response>>(
+/// rate limit (`app::PetstoreEdge`): in `enforce` mode, checks what
+/// `request` presents, once, and leaves it ([`Presented`]) in its
+/// extensions for the extractors. It refuses nothing: each operation's
+/// extractor decides what it needs.
+pub(crate) async fn authenticate(
     state: &PetstoreState,
     request: axum::extract::Request,
-    next: impl FnOnce(axum::extract::Request) -> Answer,
-) -> axum::response::Response {
-    if state.config.auth_mode == AuthMode::Open {
-        return next(request).await;
+) -> axum::extract::Request {
+    if !checks_credentials(state) {
+        return request;
     }
     let (parts, body) = request.into_parts();
     let presented = Presented::check(&parts, state).await;
     let mut request = axum::extract::Request::from_parts(parts, body);
     request.extensions_mut().insert(presented);
-    next(request).await
+    request
 }
 
 /// The principal of a request's credential that `S` takes: from what the

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::response::{IntoResponse, Response};
 
+use crate::edge::Checked;
 use crate::limit_headers;
 use crate::limits::Limiter;
 use crate::telemetry::metrics::Limit;
@@ -21,15 +21,12 @@ pub(crate) struct RequestLimit {
     pub(crate) per_minute: Option<u32>,
 }
 
-/// Counts `request` against its client's quota: over it, a 429; within it,
-/// `next`'s answer; the limit's headers on both.
-pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
-    limit: &RequestLimit,
-    request: Request,
-    next: impl FnOnce(Request) -> Answer,
-) -> Response {
+/// Counts `request` against its client's quota, at the service's edge
+/// (`edge.rs`, which puts the limit's headers on the answer): over it, a
+/// 429.
+pub(crate) async fn limit_requests(limit: &RequestLimit, request: Request) -> Checked {
     let Some(per_minute) = limit.per_minute else {
-        return next(request).await;
+        return Checked::passed(request);
     };
     let now = chrono::Utc::now().timestamp();
     let address = crate::extract::client_address(request.extensions())
@@ -38,12 +35,14 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
         .limiter
         .hit(&format!("address:{address}"), per_minute, now)
         .await;
-    let mut response = if quota.allowed {
-        next(request).await
+    let verdict = if quota.allowed {
+        Ok(request)
     } else {
         crate::telemetry::metrics::rate_limited(Limit::PetstoreRequests);
-        limit_headers::over_limit(quota, now).into_response()
+        Err(limit_headers::over_limit(quota, now))
     };
-    limit_headers::add_headers(response.headers_mut(), quota, now);
-    response
+    Checked {
+        verdict,
+        quota: Some((quota, now)),
+    }
 }

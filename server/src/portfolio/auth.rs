@@ -25,7 +25,6 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::response::Response;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -124,13 +123,9 @@ pub(crate) struct Authentication {
 
 /// The portfolio's authentication step: checks what `request` presents,
 /// once, and leaves it ([`Presented`], [`KeyName`]) in its extensions for
-/// the rate limit, the extractors and analytics; then `next`. It refuses
-/// nothing: each operation's extractor decides what it needs.
-pub(crate) async fn authenticate<Answer: Future<Output = Response>>(
-    authentication: &Authentication,
-    mut request: Request,
-    next: impl FnOnce(Request) -> Answer,
-) -> Response {
+/// the rate limit, the extractors and analytics. It refuses nothing: each
+/// operation's extractor decides what it needs.
+pub(crate) async fn authenticate(authentication: &Authentication, mut request: Request) -> Request {
     let presented = Presented::check(
         &authentication.access,
         &authentication.db,
@@ -141,7 +136,7 @@ pub(crate) async fn authenticate<Answer: Future<Output = Response>>(
     let key_name = KeyName(presented.identity());
     request.extensions_mut().insert(presented);
     request.extensions_mut().insert(key_name);
-    next(request).await
+    request
 }
 
 /// Which credentials an operation takes.

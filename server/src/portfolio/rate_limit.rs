@@ -12,10 +12,10 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::response::{IntoResponse, Response};
 
 use super::auth::KeyName;
 use crate::config::RateLimitConfig;
+use crate::edge::Checked;
 use crate::limit_headers;
 use crate::limits::Limiter;
 use crate::telemetry::metrics::Limit;
@@ -29,15 +29,12 @@ pub(crate) struct RateLimits {
 
 /// Counts `request` against its caller's quota (its API key's or token's,
 /// as [`super::auth::authenticate`] found it before, or its address's):
-/// over it, a 429; within it, `next`'s answer; the limit's headers on both. The health checks count but are never refused: a load
+/// over it, a 429 (the edge, `edge.rs`, puts the limit's headers on every
+/// answer). The health checks count but are never refused: a load
 /// balancer checking N replicas spends its address's budget N times as fast
 /// (the counters are shared), and a 429 there would take every replica out
 /// of service at once.
-pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
-    limits: &RateLimits,
-    request: Request,
-    next: impl FnOnce(Request) -> Answer,
-) -> Response {
+pub(crate) async fn limit_requests(limits: &RateLimits, request: Request) -> Checked {
     let now = chrono::Utc::now().timestamp();
     let key_name = request
         .extensions()
@@ -61,12 +58,14 @@ pub(crate) async fn limit_requests<Answer: Future<Output = Response>>(
     };
     let quota = limits.limiter.hit(&caller, limit, now).await;
     let health_check = matches!(request.uri().path(), "/api/health" | "/api/health/ready");
-    let mut response = if quota.allowed || health_check {
-        next(request).await
+    let verdict = if quota.allowed || health_check {
+        Ok(request)
     } else {
         crate::telemetry::metrics::rate_limited(counted_as);
-        limit_headers::over_limit(quota, now).into_response()
+        Err(limit_headers::over_limit(quota, now))
     };
-    limit_headers::add_headers(response.headers_mut(), quota, now);
-    response
+    Checked {
+        verdict,
+        quota: Some((quota, now)),
+    }
 }

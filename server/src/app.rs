@@ -18,12 +18,12 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::access::Access;
 use crate::compression::CompressionLayer;
 use crate::config::{Config, redact_url};
 use crate::cors::CorsLayer;
+use crate::deadline::BodyReadTimeoutLayer;
 use crate::docs;
 use crate::edge::{Check, Checked, EdgeChecks, EdgeLayer};
 use crate::error::{Error, render_errors_around, render_now};
@@ -626,9 +626,9 @@ pub(crate) fn build_router(
         .layer(CompressionLayer)
         // The next part of a body must come within this, or the request is
         // answered 408 (where the body is read).
-        .layer(RequestBodyTimeoutLayer::new(Duration::from_secs(
-            config.http.body_read_timeout_secs.max(1),
-        )))
+        .layer(BodyReadTimeoutLayer {
+            timeout: Duration::from_secs(config.http.body_read_timeout_secs.max(1)),
+        })
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
         .service(router);
     Ok(HttpService::new(service))

@@ -47,8 +47,11 @@ pub(crate) struct ReadCache<K, V> {
     enabled: bool,
     max_entries: usize,
     ticket_of: TicketOf<K>,
-    /// Each value with the ticket it was read under.
-    entries: RwLock<HashMap<K, (u64, Arc<V>)>>,
+    /// Each value with the ticket it was read under. Hashed with foldhash
+    /// (seeded per process) rather than SipHash: a cached read's lookup
+    /// hashed its key in some 600 instructions, a fiftieth of the request
+    /// (BENCHMARKS.md, issue 20); the entries are bounded.
+    entries: RwLock<HashMap<K, (u64, Arc<V>), foldhash::fast::RandomState>>,
 }
 
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
@@ -68,7 +71,7 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
             enabled: db.caches_possible(),
             max_entries,
             ticket_of,
-            entries: RwLock::new(HashMap::new()),
+            entries: RwLock::new(HashMap::default()),
         }
     }
 

@@ -74,7 +74,9 @@ const STRIPES: usize = 65_536;
 pub(crate) struct Generations {
     everything: AtomicU64,
     stripes: Box<[AtomicU64]>,
-    hasher: std::hash::RandomState,
+    /// foldhash (seeded per process) rather than SipHash: each cached read
+    /// hashes its topics (some 200 instructions each with SipHash).
+    hasher: foldhash::fast::RandomState,
 }
 
 impl std::fmt::Debug for Generations {
@@ -88,7 +90,7 @@ impl Default for Generations {
         Generations {
             everything: AtomicU64::new(0),
             stripes: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
-            hasher: std::hash::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 }

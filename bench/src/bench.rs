@@ -446,7 +446,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         )
         .await?;
         println!(
-            "instructions per cached GET /v2/pet/1 (callgrind, inside the connection): \
+            "instructions per cached GET /v2/pet/1 (callgrind, inside the runtime's tasks): \
              {ours:.0}, ceiling {top:.0} ({:.2} x)",
             ours / top
         );

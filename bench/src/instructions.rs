@@ -3,9 +3,10 @@
 //! a shared machine; callgrind counts the instructions a process runs, the
 //! same for the same binary and the same requests, so a change to the
 //! server's own work shows here even when the rates cannot tell it from
-//! the noise (BENCHMARKS.md, issue 20). It counts inside each connection's
-//! future (hyper's parsing and writing, the middleware, the handler), not
-//! the kernel's share, nor the start.
+//! the noise (BENCHMARKS.md, issue 20). It counts inside the runtime's
+//! tasks (each connection's: hyper's parsing and writing, the middleware,
+//! the handler; and the runtime's own work around them), from after a
+//! warm-up to the last request: not the kernel's share, nor the start.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -15,6 +16,10 @@ use anyhow::Context as _;
 
 /// Requests counted on each server, one after another on one connection.
 const REQUESTS: u32 = 2_000;
+
+/// Requests sent before the count starts (the caches filled, the
+/// connection's buffers grown).
+const WARM_UP: u32 = 200;
 
 /// Instructions per request of the server (`binary`, run with `env` on a
 /// fresh SQLite file) and of the ceiling (answering from `answers`), on the
@@ -48,14 +53,16 @@ pub(crate) async fn per_cached_read(
     Ok((server, top))
 }
 
-/// Callgrind counting only inside hyper's connection futures: not the start,
-/// nor the runtime's idle polling.
+/// Callgrind counting only inside the runtime's tasks, not the threads'
+/// idle waits. (Counted inside hyper's connection future before, whose
+/// `poll` the compiler may inline into the task's: it did, once the
+/// application reached hyper unboxed, and nothing was counted.)
 fn callgrind_args(out: &Path) -> Vec<String> {
     vec![
         "--tool=callgrind".to_owned(),
         format!("--callgrind-out-file={}", out.display()),
         "--collect-atstart=no".to_owned(),
-        "--toggle-collect=*UpgradeableConnection*".to_owned(),
+        "--toggle-collect=*tokio::runtime::task::raw::poll*".to_owned(),
     ]
 }
 
@@ -77,23 +84,52 @@ async fn count(
     );
     // Under callgrind a server starts some 50 times slower.
     let url = crate::stress::listening_on(&mut child.0, Duration::from_secs(60))?;
-    for _ in 0..REQUESTS {
-        let response = http.get(format!("{url}{path}")).send().await?;
-        anyhow::ensure!(
-            response.status().is_success(),
-            "{path} answered {} under callgrind",
-            response.status()
-        );
-        response.bytes().await?;
-    }
+    let ask = async |times: u32| -> anyhow::Result<()> {
+        for _ in 0..times {
+            let response = http.get(format!("{url}{path}")).send().await?;
+            anyhow::ensure!(
+                response.status().is_success(),
+                "{path} answered {} under callgrind",
+                response.status()
+            );
+            response.bytes().await?;
+        }
+        Ok(())
+    };
+    // Counted from after the warm-up (and the start, in tasks too) to the
+    // last request: zeroed, then dumped (`<out>.1`) by callgrind_control.
+    ask(WARM_UP).await?;
+    let pid = child.0.id().to_string();
+    control(&["-z", &pid])?;
+    ask(REQUESTS).await?;
+    control(&["-d", &pid])?;
     child.stop()?;
-    let counted = std::fs::read_to_string(out).context("callgrind wrote no counts")?;
+    let dumped = out.with_extension(format!(
+        "{}.1",
+        out.extension().and_then(|e| e.to_str()).unwrap_or_default()
+    ));
+    let counted = std::fs::read_to_string(&dumped).context("callgrind dumped no counts")?;
     let total: f64 = counted
         .lines()
-        .find_map(|line| line.strip_prefix("totals:"))
+        .find_map(|line| {
+            line.strip_prefix("totals:")
+                .or_else(|| line.strip_prefix("summary:"))
+        })
         .and_then(|total| total.trim().parse().ok())
         .context("no totals in callgrind's counts")?;
     Ok(total / f64::from(REQUESTS))
+}
+
+/// Runs `callgrind_control` (Debian's valgrind has it) with `args`.
+fn control(args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("callgrind_control")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("cannot run callgrind_control")?;
+    anyhow::ensure!(status.success(), "callgrind_control {args:?} failed");
+    Ok(())
 }
 
 /// A process under callgrind: stopped with SIGTERM, so that callgrind

@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Request, header};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -37,7 +37,7 @@ use crate::password::Hasher;
 use crate::petstore::{self, PetstoreState, demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, error::PortfolioErrors};
 use crate::read_cache::ReadCache;
-use crate::serve::HttpService;
+use crate::serve::Serving;
 use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
 use crate::storage::backup::DataDirLock;
@@ -47,7 +47,8 @@ use crate::{serve, tls};
 /// A server bound to its address, ready to run.
 pub struct Server {
     listener: TcpListener,
-    router: HttpService,
+    /// The whole application, to be served on `listener`.
+    serving: Serving,
     tls: Option<TlsAcceptor>,
     limits: serve::Limits,
     local_addr: SocketAddr,
@@ -122,7 +123,7 @@ impl Server {
             .zip(recorder)
             .map(|(listener, handle)| (listener, handle, services.metrics_sampler(&storage)));
         let draining = services.portfolio.draining.clone();
-        let router = build_router(
+        let serving = build_router(
             &config,
             endpoint.tls.is_some(),
             services.petstore,
@@ -130,7 +131,7 @@ impl Server {
         )?;
         Ok(Self {
             listener: endpoint.listener,
-            router,
+            serving,
             tls: endpoint.tls,
             limits: endpoint.limits,
             local_addr: endpoint.local_addr,
@@ -168,7 +169,7 @@ impl Server {
     ) -> anyhow::Result<()> {
         let Server {
             listener,
-            router,
+            serving,
             tls,
             limits,
             background,
@@ -203,7 +204,7 @@ impl Server {
                 tracing::info!("no longer accepting connections; finishing requests in flight");
             }
         };
-        serve::serve(listener, router, tls, limits, draining, stop_accepting).await;
+        serving(listener, tls, limits, draining, Box::pin(stop_accepting)).await;
         // Let the mail worker finish the email in hand, so that no email stays
         // leased, and the analytics writer write what it holds (both bounded);
         // the other tasks hold nothing.
@@ -494,7 +495,7 @@ pub(crate) fn build_router(
     tls: bool,
     petstore_state: PetstoreState,
     portfolio_state: PortfolioState,
-) -> anyhow::Result<HttpService> {
+) -> anyhow::Result<Serving> {
     let timeout = Duration::from_secs(config.http.request_timeout_secs);
     // Each service renders its own errors, including axum's (no route, wrong
     // method, body limits), a caught panic and the timeout: those layers sit
@@ -601,8 +602,9 @@ pub(crate) fn build_router(
     // request would clone that copy (CORS's lists included) on its way in.
     let trusted_proxies: Arc<[IpNet]> =
         extract::parse_trusted_proxies(&config.http.trusted_proxies)?.into();
+    // Its answers' bodies keep their types to hyper (`serve::serving`): no
+    // box for any of them.
     let service = ServiceBuilder::new()
-        .map_response(IntoResponse::into_response)
         // Behind trusted proxies, the client they forward is the client.
         .option_layer((!trusted_proxies.is_empty()).then(|| {
             MapRequestLayer::new(move |request| {
@@ -631,7 +633,7 @@ pub(crate) fn build_router(
         })
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
         .service(router);
-    Ok(HttpService::new(service))
+    Ok(serve::serving(service))
 }
 
 /// The headers that carry each service's credentials: who a caller is, for

@@ -97,7 +97,9 @@ where
         match self.project() {
             CompressFutureProjection::Negotiated { answer } => {
                 let response = ready!(answer.poll(cx))?;
-                Poll::Ready(Ok(response.map(|body| MaybeCompressed::Negotiated { body })))
+                Poll::Ready(Ok(response.map(|body| MaybeCompressed::Negotiated {
+                    body: Box::pin(body),
+                })))
             }
             CompressFutureProjection::Identity { answer } => {
                 let mut response = ready!(answer.poll(cx))?;
@@ -167,12 +169,13 @@ fn compressible_by_default<B: Body>(response: &Response<B>) -> bool {
 }
 
 pin_project! {
-    /// An answer's body, compressed or as it was.
+    /// An answer's body, compressed or as it was. The compressed one is boxed:
+    /// an encoder's state is large, and the answer (its body with it) is
+    /// moved several times on its way to the socket.
     #[project = MaybeCompressedProjection]
     pub(crate) enum MaybeCompressed<B: Body> {
         Negotiated {
-            #[pin]
-            body: CompressionBody<B>,
+            body: Pin<Box<CompressionBody<B>>>,
         },
         Identity {
             #[pin]
@@ -202,7 +205,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.project() {
-            MaybeCompressedProjection::Negotiated { body } => body.poll_frame(cx),
+            MaybeCompressedProjection::Negotiated { body } => body.as_mut().poll_frame(cx),
             MaybeCompressedProjection::Identity { body } => match ready!(body.poll_frame(cx)) {
                 Some(Ok(frame)) => Poll::Ready(Some(Ok(
                     frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))

@@ -459,34 +459,34 @@ pub(crate) async fn render_errors_around<F: ErrorFormat, Answer: Future<Output =
 }
 
 /// What the error renderer reads of a request before handing it on (the
-/// format it asked for, its id, its route), and renders its answer with.
+/// format it asked for, its id), and renders its answer with. It also
+/// leaves the request's route template, for the metrics and the access log
+/// outside, where the observing layer asked for it
+/// ([`crate::telemetry::RouteSlot`]).
 pub(crate) struct ErrorRenderer<F: ErrorFormat> {
     negotiated: F::Negotiated,
     /// Kept as the header (a count taken, not a copy): read only to log a
     /// fault.
     request_id: Option<HeaderValue>,
-    /// The route template, for the metrics and the access log outside.
-    route: Option<axum::extract::MatchedPath>,
 }
 
 impl<F: ErrorFormat> ErrorRenderer<F> {
     pub(crate) fn of(request: &Request) -> Self {
+        let extensions = request.extensions();
+        if let Some(slot) = extensions.get::<crate::telemetry::RouteSlot>()
+            && let Some(route) = extensions.get::<axum::extract::MatchedPath>()
+        {
+            slot.fill(route);
+        }
         ErrorRenderer {
             negotiated: F::negotiate(request.headers()),
             request_id: request.headers().get(crate::telemetry::REQUEST_ID).cloned(),
-            route: request
-                .extensions()
-                .get::<axum::extract::MatchedPath>()
-                .cloned(),
         }
     }
 
     /// `response` as it leaves the service: a 4xx or 5xx with the body of
     /// format `F` (a fault logged), anything else as it is.
-    pub(crate) fn render(self, mut response: Response) -> Response {
-        if let Some(route) = self.route {
-            response.extensions_mut().insert(route);
-        }
+    pub(crate) fn render(self, response: Response) -> Response {
         let status = response.status();
         if !(status.is_client_error() || status.is_server_error())
             || response.extensions().get::<Rendered>().is_some()

@@ -14,9 +14,12 @@
 //!   duration, bytes, request id, trace id and client address. Never the
 //!   path or query as sent, which can hold ids, emails and link tokens.
 //!
-//! The route template is left on the answer by each service's edge
-//! ([`crate::error::ErrorRenderer`]); an answer without one (no route
-//! matched) is `unmatched`.
+//! The route template is left by each service's edge
+//! ([`crate::error::ErrorRenderer`]) in a [`RouteSlot`] this layer puts in
+//! the request's extensions when something will read it (the metrics, the
+//! access log, exported traces): for an answer no one notes, the slot and
+//! the route cost nothing. A request without one (no route matched) is
+//! `unmatched`.
 //!
 //! Every answer also gets `X-Content-Type-Options: nosniff` here, unless it
 //! has it: no answer is to be read as another type than it says (a JSON
@@ -50,7 +53,7 @@ use crate::extract::client_address;
 use crate::telemetry::metrics::{self, method_label, service_of};
 use crate::telemetry::otlp;
 use crate::telemetry::trace_context::{self, TraceContext};
-use crate::telemetry::{REQUEST_ID, new_request_id};
+use crate::telemetry::{REQUEST_ID, RouteSlot, new_request_id};
 
 /// The route label of a request no route matched.
 pub(crate) const UNMATCHED: &str = "unmatched";
@@ -84,7 +87,7 @@ impl<S, B> Service<Request<Body>> for Observe<S>
 where
     S: Service<Request<Body>, Response = Response<B>, Error = Infallible>,
 {
-    type Response = Response<Counted<B, Answered>>;
+    type Response = Response<Counted<B, Box<Answered>>>;
     type Error = Infallible;
     type Future = Observed<S::Future>;
 
@@ -144,8 +147,14 @@ where
                 RequestBytes::Read(read)
             }
         };
+        let route = self.notes_routes().then(|| {
+            let slot = RouteSlot::default();
+            request.extensions_mut().insert(slot.clone());
+            slot
+        });
         let note = Note {
             start: Instant::now(),
+            route,
             access_log: self.settings.access_log,
             in_flight,
             method,
@@ -165,6 +174,17 @@ where
             span,
             note: Some(note),
         }
+    }
+}
+
+impl<S> Observe<S> {
+    /// Whether the answers' route templates are read: by the metrics, the
+    /// access log (on, and its target enabled) or exported traces.
+    fn notes_routes(&self) -> bool {
+        self.settings.metrics
+            || otlp::on()
+            || (self.settings.access_log
+                && tracing::enabled!(target: "access", tracing::Level::INFO))
     }
 }
 
@@ -190,7 +210,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed<F> {
-    type Output = Result<Response<Counted<B, Answered>>, Infallible>;
+    type Output = Result<Response<Counted<B, Box<Answered>>>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -209,7 +229,7 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
             .or_insert(HeaderValue::from_static("nosniff"));
         let answered = this.note.take().map(|note| Answered {
             status: parts.status,
-            route: parts.extensions.get::<MatchedPath>().cloned(),
+            route: note.route.as_ref().and_then(RouteSlot::route),
             note,
         });
         Poll::Ready(Ok(Response::from_parts(
@@ -217,7 +237,7 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
             Counted {
                 body,
                 bytes: 0,
-                tally: answered,
+                tally: answered.map(Box::new),
             },
         )))
     }
@@ -226,6 +246,8 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
 /// What is noted of a request, once its answer's body ends.
 pub(crate) struct Note {
     start: Instant,
+    /// Where its route template is left, when anything notes it.
+    route: Option<RouteSlot>,
     access_log: bool,
     /// The requests-in-flight gauge this request counts in, when metrics
     /// are on.
@@ -282,7 +304,7 @@ impl Tally for Arc<AtomicU64> {
 }
 
 /// An answer's: the request is noted once its body ends.
-impl Tally for Answered {
+impl Tally for Box<Answered> {
     fn end(self, bytes: u64) {
         self.record(bytes);
     }

@@ -21,8 +21,13 @@
 //! service counts the requests in flight until their answers are sent.
 //!
 //! The body-read timeout (408) is a layer of the router
-//! (`tower_http::timeout::RequestBodyTimeoutLayer`), and the request timeout
-//! (503) one of each service.
+//! (`deadline::BodyReadTimeoutLayer`), and the request timeout (503) one of
+//! each service.
+//!
+//! The application reaches [`serve`] as the service it is, its type known to
+//! the compiler, and is erased once, at start ([`Serving`]): boxed as a
+//! `BoxCloneSyncService`, each request paid a box for the whole stack's
+//! future (and its copy into it), and each answer's body two boxes more.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -35,10 +40,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::ConnectInfo;
 use axum::http::{HeaderValue, Request, Version, header};
 use axum::response::Response;
+use futures::future::BoxFuture;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
@@ -47,8 +53,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio_rustls::TlsAcceptor;
-use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceExt as _};
+use tower_http::BoxError;
 
 use crate::lifecycle::Draining;
 use crate::telemetry::metrics;
@@ -65,9 +71,36 @@ pub(crate) struct Limits {
     pub(crate) finish_timeout: Duration,
 }
 
-/// The whole application as one service: the router inside the plumbing
-/// every answer shares.
-pub(crate) type HttpService = BoxCloneSyncService<Request<Body>, Response, Infallible>;
+/// The whole application, served ([`serving`]): what [`crate::app::Server`]
+/// keeps, its type erased once rather than for each request.
+pub(crate) type Serving = Box<
+    dyn FnOnce(
+            TcpListener,
+            Option<TlsAcceptor>,
+            Limits,
+            Draining,
+            BoxFuture<'static, ()>,
+        ) -> BoxFuture<'static, ()>
+        + Send,
+>;
+
+/// `router` (the whole application as one service: the router inside the
+/// plumbing every answer shares) to be served by [`serve`].
+pub(crate) fn serving<S, B>(router: S) -> Serving
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    Box::new(move |listener, tls, limits, draining, shutdown| {
+        Box::pin(serve(listener, router, tls, limits, draining, shutdown))
+    })
+}
 
 /// For a newcomer, a connection quiet this long is closed rather than one
 /// that was active more recently (which may be about to send a request).
@@ -83,14 +116,23 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 /// `draining`, HTTP/1 answers say `Connection: close`, so that clients and
 /// proxies open their next connection elsewhere rather than find this one
 /// closed under them.
-pub(crate) async fn serve(
+pub(crate) async fn serve<S, B>(
     listener: TcpListener,
-    router: HttpService,
+    router: S,
     tls: Option<TlsAcceptor>,
     limits: Limits,
     draining: Draining,
     shutdown: impl Future<Output = ()>,
-) {
+) where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
     let registry = Arc::new(Registry::default());
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
@@ -173,9 +215,9 @@ pub(crate) async fn serve(
 }
 
 /// One accepted connection and what serving it needs.
-struct Served {
+struct Served<S> {
     draining: Draining,
-    router: HttpService,
+    router: S,
     builder: Builder<TokioExecutor>,
     watcher: Watcher,
     registry: Arc<Registry>,
@@ -184,7 +226,17 @@ struct Served {
     limits: Limits,
 }
 
-impl Served {
+impl<S, B> Served<S>
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
     /// Serves requests on `io` until the client leaves, the connection is
     /// closed for a newcomer, stays quiet too long, or its client stops
     /// taking its answer.
@@ -224,7 +276,7 @@ impl Served {
                             r.headers_mut()
                                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
                         }
-                        r.map(|body| Body::new(WhileSending { body, _busy: busy }))
+                        r.map(|body| WhileSending { body, _busy: busy })
                     },
                 ))
             }
@@ -261,13 +313,13 @@ impl Served {
 
 /// Calls `router` at once when it is ready (the router and every layer
 /// around it always are), else a clone of it once it is ready.
-fn call_when_ready(
-    router: &std::sync::Mutex<HttpService>,
+fn call_when_ready<S>(
+    router: &std::sync::Mutex<S>,
     request: Request<Body>,
-) -> futures::future::Either<
-    <HttpService as Service<Request<Body>>>::Future,
-    tower::util::Oneshot<HttpService, Request<Body>>,
-> {
+) -> futures::future::Either<S::Future, tower::util::Oneshot<S, Request<Body>>>
+where
+    S: Service<Request<Body>, Error = Infallible> + Clone,
+{
     use futures::future::Either;
     // A poisoned lock still holds a usable service: its calls cannot leave
     // it half changed.
@@ -410,22 +462,25 @@ impl Drop for Busy {
     }
 }
 
-/// An answer's body, keeping its request counted as in flight until it is
-/// taken (or dropped).
-struct WhileSending {
-    body: Body,
-    _busy: Busy,
+pin_project_lite::pin_project! {
+    /// An answer's body, keeping its request counted as in flight until it
+    /// is taken (or dropped).
+    struct WhileSending<B> {
+        #[pin]
+        body: B,
+        _busy: Busy,
+    }
 }
 
-impl hyper::body::Body for WhileSending {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
+impl<B: hyper::body::Body> hyper::body::Body for WhileSending<B> {
+    type Data = B::Data;
+    type Error = B::Error;
 
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        self.project().body.poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {

@@ -103,6 +103,24 @@ pub fn init(config: &LogConfig, otlp_endpoint: Option<&str>) -> anyhow::Result<T
     })
 }
 
+/// Where each service's edge leaves a request's route template
+/// (`error::ErrorRenderer`) for the observing layer (`observe.rs`), which
+/// puts it in the request's extensions when it will read it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RouteSlot(std::sync::Arc<std::sync::OnceLock<axum::extract::MatchedPath>>);
+
+impl RouteSlot {
+    /// Leaves `route` here (the first one left stays).
+    pub(crate) fn fill(&self, route: &axum::extract::MatchedPath) {
+        let _ = self.0.set(route.clone());
+    }
+
+    /// The route left here, if any.
+    pub(crate) fn route(&self) -> Option<axum::extract::MatchedPath> {
+        self.0.get().cloned()
+    }
+}
+
 /// The id of a request that comes without one: a random version-4
 /// UUID, as tower-http's `MakeRequestUuid` makes it, but drawn from a
 /// generator of each thread's own (fastrand, seeded from the operating

@@ -84,9 +84,24 @@ pub(crate) type Serving = Box<
         + Send,
 >;
 
-/// `router` (the whole application as one service: the router inside the
-/// plumbing every answer shares) to be served by [`serve`].
-pub(crate) fn serving<S, B>(router: S) -> Serving
+/// What [`serve`] serves: the whole application as one service (the router
+/// inside the plumbing every answer shares), of any type whose answers'
+/// bodies hyper can send; a name for the bounds every function here needs.
+pub(crate) trait Application:
+    Service<
+        Request<Body>,
+        Response = Response<Self::AnswerBody>,
+        Error = Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+    type AnswerBody: http_body::Body<Data = Bytes, Error: Into<BoxError>> + Send + 'static;
+}
+
+impl<S, B> Application for S
 where
     S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
         + Clone
@@ -97,6 +112,11 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
+    type AnswerBody = B;
+}
+
+/// `router` to be served by [`serve`].
+pub(crate) fn serving(router: impl Application) -> Serving {
     Box::new(move |listener, tls, limits, draining, shutdown| {
         Box::pin(serve(listener, router, tls, limits, draining, shutdown))
     })
@@ -116,23 +136,14 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 /// `draining`, HTTP/1 answers say `Connection: close`, so that clients and
 /// proxies open their next connection elsewhere rather than find this one
 /// closed under them.
-pub(crate) async fn serve<S, B>(
+pub(crate) async fn serve<S: Application>(
     listener: TcpListener,
     router: S,
     tls: Option<TlsAcceptor>,
     limits: Limits,
     draining: Draining,
     shutdown: impl Future<Output = ()>,
-) where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
+) {
     let registry = Arc::new(Registry::default());
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
@@ -226,17 +237,7 @@ struct Served<S> {
     limits: Limits,
 }
 
-impl<S, B> Served<S>
-where
-    S: Service<Request<Body>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<BoxError>,
-{
+impl<S: Application> Served<S> {
     /// Serves requests on `io` until the client leaves, the connection is
     /// closed for a newcomer, stays quiet too long, or its client stops
     /// taking its answer.
@@ -472,23 +473,23 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<B: hyper::body::Body> hyper::body::Body for WhileSending<B> {
-    type Data = B::Data;
+impl<B: hyper::body::Body<Data = Bytes>> hyper::body::Body for WhileSending<B> {
+    type Data = Bytes;
     type Error = B::Error;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         self.project().body.poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
     }
 }
 

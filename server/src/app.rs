@@ -531,11 +531,13 @@ pub(crate) fn build_router(
     // credentials and the rate limit. On the fallback (no route matched)
     // they do nothing.
     let petstore_layers = ServiceBuilder::new()
-        .layer(EdgeLayer::new(PetstoreEdge {
-            state: petstore_state,
-            limit: request_limit,
+        .layer(EdgeLayer::new(
+            PetstoreEdge {
+                state: petstore_state,
+                limit: request_limit,
+            },
             timeout,
-        }))
+        ))
         .layer(petstore_keys);
     // The routes sit at their full paths (`petstore::routes_at`); what no
     // route matches under `/v2` goes to the pet store's fallback, through
@@ -571,11 +573,13 @@ pub(crate) fn build_router(
     // the merged router keeps `no_route`.
     let portfolio_routes = portfolio_routes.layer(
         ServiceBuilder::new()
-            .layer(EdgeLayer::new(PortfolioEdge {
-                authentication,
-                limit: limits,
+            .layer(EdgeLayer::new(
+                PortfolioEdge {
+                    authentication,
+                    limit: limits,
+                },
                 timeout,
-            }))
+            ))
             .layer(middleware::from_fn_with_state(
                 counting,
                 portfolio::analytics::record_requests,
@@ -643,13 +647,12 @@ static PETSTORE_CREDENTIALS: [HeaderName; 2] =
 static PORTFOLIO_CREDENTIALS: [HeaderName; 2] =
     [header::AUTHORIZATION, HeaderName::from_static("x-api-key")];
 
-/// What the pet store's edge needs: the service (for authentication), its
-/// rate limit, and the request timeout.
+/// What the pet store's edge checks with: the service (for
+/// authentication) and its rate limit.
 #[derive(Debug, Clone)]
 struct PetstoreEdge {
     state: PetstoreState,
     limit: petstore::rate_limit::RequestLimit,
-    timeout: Duration,
 }
 
 /// The pet store's checks at its edge (`edge.rs`): authentication (what
@@ -657,10 +660,6 @@ struct PetstoreEdge {
 /// limit (when configured). With neither (the default), nothing waits.
 impl EdgeChecks for PetstoreEdge {
     type Errors = PetstoreErrors;
-
-    fn timeout(&self) -> Duration {
-        self.timeout
-    }
 
     fn check(&self, request: Request<Body>) -> Check {
         if !petstore::auth::checks_credentials(&self.state) && self.limit.per_minute.is_none() {
@@ -674,23 +673,18 @@ impl EdgeChecks for PetstoreEdge {
     }
 }
 
-/// What the portfolio's edge needs: the authentication step's, its rate
-/// limit, and the request timeout.
+/// What the portfolio's edge checks with: the authentication step's, and
+/// its rate limit.
 #[derive(Debug, Clone)]
 struct PortfolioEdge {
     authentication: portfolio::auth::Authentication,
     limit: portfolio::rate_limit::RateLimits,
-    timeout: Duration,
 }
 
 /// The portfolio's checks at its edge: authentication (what the request
 /// presents, checked once), which the rate limit after it counts by.
 impl EdgeChecks for PortfolioEdge {
     type Errors = PortfolioErrors;
-
-    fn timeout(&self) -> Duration {
-        self.timeout
-    }
 
     fn check(&self, request: Request<Body>) -> Check {
         let edge = self.clone();

@@ -45,9 +45,6 @@ pub(crate) trait EdgeChecks: Clone + Send + Sync + 'static {
     /// The format the service's errors are written in.
     type Errors: ErrorFormat;
 
-    /// The request timeout (`http.request_timeout_secs`).
-    fn timeout(&self) -> Duration;
-
     /// Checks `request` before its route.
     fn check(&self, request: Request) -> Check;
 }
@@ -83,15 +80,17 @@ impl Checked {
     }
 }
 
-/// The edge around each of a service's routes.
+/// The edge around each of a service's routes: its checks, and the request
+/// timeout (`http.request_timeout_secs`).
 #[derive(Debug, Clone)]
 pub(crate) struct EdgeLayer<C> {
     checks: C,
+    timeout: Duration,
 }
 
 impl<C> EdgeLayer<C> {
-    pub(crate) fn new(checks: C) -> Self {
-        EdgeLayer { checks }
+    pub(crate) fn new(checks: C, timeout: Duration) -> Self {
+        EdgeLayer { checks, timeout }
     }
 }
 
@@ -101,6 +100,7 @@ impl<C: Clone, S> Layer<S> for EdgeLayer<C> {
     fn layer(&self, inner: S) -> Edge<C, S> {
         Edge {
             checks: self.checks.clone(),
+            timeout: self.timeout,
             inner,
         }
     }
@@ -110,6 +110,7 @@ impl<C: Clone, S> Layer<S> for EdgeLayer<C> {
 #[derive(Debug, Clone)]
 pub(crate) struct Edge<C, S> {
     checks: C,
+    timeout: Duration,
     inner: S,
 }
 
@@ -128,7 +129,7 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let timeout = self.checks.timeout();
+        let timeout = self.timeout;
         let mut after = After {
             renderer: ErrorRenderer::of(&request),
             quota: None,
@@ -301,15 +302,10 @@ mod tests {
     #[derive(Debug, Clone)]
     struct TestChecks {
         refuse: bool,
-        timeout: Duration,
     }
 
     impl EdgeChecks for TestChecks {
         type Errors = PetstoreErrors;
-
-        fn timeout(&self) -> Duration {
-            self.timeout
-        }
 
         fn check(&self, request: Request) -> Check {
             if !self.refuse {
@@ -354,7 +350,7 @@ mod tests {
                     "late"
                 }),
             )
-            .layer(EdgeLayer::new(TestChecks { refuse, timeout }))
+            .layer(EdgeLayer::new(TestChecks { refuse }, timeout))
     }
 
     async fn get_path(app: Router, path: &str) -> (StatusCode, axum::http::HeaderMap, String) {

@@ -136,7 +136,7 @@ const HTTP2_PING_EVERY: Duration = Duration::from_secs(20);
 /// `draining`, HTTP/1 answers say `Connection: close`, so that clients and
 /// proxies open their next connection elsewhere rather than find this one
 /// closed under them.
-pub(crate) async fn serve<S: Application>(
+async fn serve<S: Application>(
     listener: TcpListener,
     router: S,
     tls: Option<TlsAcceptor>,

@@ -527,9 +527,10 @@ pub(crate) fn build_router(
     // not two: axum boxes each layer of a router around each of its routes,
     // and calling a route clones every box beneath it (a cached `GET
     // /v2/pet/1` cloned and freed 20 boxes; BENCHMARKS.md, issue 20).
-    // Keys are checked once the route is known, inside the edge: after the
-    // credentials and the rate limit. On the fallback (no route matched)
-    // they do nothing.
+    // Keys are looked at once the route is known, inside the edge, and
+    // only when the handler's own extractors (credentials, scope) have
+    // passed (`idempotency::Idempotent`). On the fallback (no route
+    // matched) they do nothing.
     let petstore_layers = ServiceBuilder::new()
         .layer(EdgeLayer::new(
             PetstoreEdge {

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use end_to_end_tests::{Db, TestServer, header, on_every_database, send_json, wait_until};
+use end_to_end_tests::{Db, TestServer, header, http, on_every_database, send_json, wait_until};
+use petstore_portfolio_server::config::AuthMode;
 use serde_json::{Value, json};
 
 on_every_database!(
@@ -13,6 +14,7 @@ on_every_database!(
     another_caller_with_the_same_key_is_another_request,
     kept_answers_outlive_a_restart_and_expire,
     an_error_answer_is_not_kept,
+    in_enforce_mode_an_old_password_gets_401_not_the_kept_answer,
 );
 
 fn pet(name: &str) -> Value {
@@ -185,4 +187,46 @@ async fn an_error_answer_is_not_kept(db: Db) {
     let (status, replayed, placed) =
         post_with_key(&server, "/v2/store/order", "o-9", &order, None).await;
     assert_eq!((status, replayed), (200, false), "{placed}");
+}
+
+/// A pet added with Basic credentials and a key; the user changes their
+/// password; the same request with the old password is refused as it would
+/// be without the key, and the kept answer is not replayed.
+async fn in_enforce_mode_an_old_password_gets_401_not_the_kept_answer(db: Db) {
+    use base64::Engine as _;
+    let server = TestServer::start_with(db, |c| c.petstore.auth_mode = AuthMode::Enforce).await;
+    let user = json!({"username": "carol", "password": "carol-password-1"});
+    let (status, _, body) = send_json(server.post_json("/v2/user", &user)).await;
+    assert_eq!(status, 200, "{body}");
+    let basic = |password: &str| {
+        let pair = format!("carol:{password}");
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    };
+    let add = async |authorization: &str| {
+        let response = server
+            .post_json("/v2/pet", pet("Guarded"))
+            .header("Authorization", authorization)
+            .header("Idempotency-Key", "p-1")
+            .send()
+            .await
+            .expect("an answer");
+        let replayed = header(response.headers(), "idempotency-replayed") == Some("true");
+        (response.status().as_u16(), replayed)
+    };
+    let old = basic("carol-password-1");
+    assert_eq!(add(&old).await, (200, false));
+    assert_eq!(add(&old).await, (200, true), "replayed while the password holds");
+    let (status, _, body) = send_json(
+        http()
+            .put(server.at("/v2/user/carol"))
+            .header("Authorization", &old)
+            .json(&json!({"username": "carol", "password": "carol-password-2"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(add(&old).await, (401, false));
+    assert_eq!(pets_named(&server, "Guarded").await, 1);
 }

@@ -93,7 +93,7 @@ fn holds_sql(line: &str) -> bool {
         .any(|literal| SQL_STARTS.iter().any(|start| literal.starts_with(start)))
 }
 
-fn rust_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn rust_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;

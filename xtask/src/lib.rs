@@ -2,6 +2,7 @@
 
 pub mod codegen;
 pub mod contract;
+pub mod handlers;
 pub mod layers;
 
 use std::path::Path;

@@ -137,6 +137,15 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
     for place in misplaced {
         eprintln!("{place}");
     }
+    let unread = xtask::handlers::idempotency_keys_unread(root)?;
+    if unread.is_empty() {
+        println!("every operation that takes Idempotency-Key reads its body through Idempotent");
+    } else {
+        clean = false;
+        for place in unread {
+            eprintln!("{place}");
+        }
+    }
     let graph = xtask::layers::module_graph(root)?;
     for (promise, check) in xtask::layers::MODULE_CHECKS {
         let findings = check(&graph);

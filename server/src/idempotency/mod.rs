@@ -20,8 +20,12 @@
 //! cannot be read from the table.
 //!
 //! Which operations take a key is what their `#[utoipa::path]` says: those
-//! that declare the [`IdempotencyKeyHeader`] parameter. The layer runs
-//! after authentication and the rate limit, once the route is known.
+//! that declare the [`IdempotencyKeyHeader`] parameter; their handlers read
+//! their bodies through [`Idempotent`]. The key is looked at only once the
+//! request has passed everything its handler checks before its body (its
+//! credentials, above all): a request that would be refused without a key
+//! is refused the same way with one, before anything is read, replayed or
+//! claimed.
 
 pub(crate) mod db;
 
@@ -180,16 +184,17 @@ fn operations_taking_keys(api: &OpenApi, prefix: &str) -> HashMap<Method, HashSe
     operations
 }
 
-/// The layer: replays a kept answer, refuses a key in use or reused, or
-/// runs the request and keeps its answer. A tower layer rather than
-/// `from_fn`: most requests carry no key and go straight on, with no box,
-/// no clone of the routes inside and no future of its own (`from_fn`
-/// costs each request all three).
+/// The layer: a request that carries a key for an operation that takes one
+/// runs in a task of its own, and its answer is kept when its handler
+/// claimed the key ([`Idempotent`]). A tower layer rather than `from_fn`:
+/// most requests carry no key and go straight on, with no box, no clone of
+/// the routes inside and no future of its own (`from_fn` costs each
+/// request all three).
 impl<S> tower::Layer<S> for Idempotency {
-    type Service = ReplayOrRun<S>;
+    type Service = KeepAnswers<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ReplayOrRun {
+        KeepAnswers {
             idempotency: self.clone(),
             inner,
         }
@@ -198,18 +203,18 @@ impl<S> tower::Layer<S> for Idempotency {
 
 /// [`Idempotency`] around the routes `S`.
 #[derive(Clone)]
-pub(crate) struct ReplayOrRun<S> {
+pub(crate) struct KeepAnswers<S> {
     idempotency: Idempotency,
     inner: S,
 }
 
-impl<S> std::fmt::Debug for ReplayOrRun<S> {
+impl<S> std::fmt::Debug for KeepAnswers<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.idempotency.fmt(f)
     }
 }
 
-impl<S> tower::Service<Request> for ReplayOrRun<S>
+impl<S> tower::Service<Request> for KeepAnswers<S>
 where
     S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
@@ -231,17 +236,7 @@ where
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);
         let inner = self.idempotency.inner.clone();
-        futures::future::Either::Right(Box::pin(async move {
-            let response = match key_of(request.headers()) {
-                Ok(Some(key)) => run_once(&inner, key, request, ready).await,
-                Ok(None) => ready
-                    .oneshot(request)
-                    .await
-                    .unwrap_or_else(|never| match never {}),
-                Err(error) => error.into_response(),
-            };
-            Ok(response)
-        }))
+        futures::future::Either::Right(Box::pin(run_keyed(inner, request, ready).map(Ok)))
     }
 }
 
@@ -259,25 +254,157 @@ impl Idempotency {
     }
 }
 
-async fn run_once<S>(inner: &Inner, key: String, request: Request, routes: S) -> Response
+/// Runs a request that carries a key. Its handler's extractors judge its
+/// credentials first, as without a key; only then does its body's
+/// extractor ([`Idempotent`]) read the body and look the key up, answering
+/// with the kept answer or claiming the key. Once the handler has answered,
+/// a claimed key keeps the answer (a success) or is freed (an error).
+///
+/// The request runs in a task of its own: if the client goes away (the
+/// connection dropped after the commit), the answer is still kept for its
+/// retry. It runs no longer than the request timeout, so that it has ended
+/// before its lease does and a retry may take the key over.
+async fn run_keyed<S>(inner: Arc<Inner>, mut request: Request, routes: S) -> Response
 where
     S: tower::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
     S::Future: Send + 'static,
 {
+    let claimed = Claimed::default();
+    request.extensions_mut().insert(KeyedRequest {
+        inner: inner.clone(),
+        claimed: claimed.clone(),
+    });
+    let run_for = inner.run_for;
+    let task = tokio::spawn(crate::telemetry::within_request(async move {
+        let handled = std::panic::AssertUnwindSafe(routes.oneshot(request)).catch_unwind();
+        match tokio::time::timeout(run_for, handled).await {
+            Ok(Ok(Ok(response))) => match claimed.take() {
+                Some(held) => held.keep(response).await,
+                None => {
+                    // Refused before its body was read (credentials, the
+                    // path, `Accept`): the key was never looked at. A
+                    // success here is a handler that forgot its keys.
+                    if response.status().is_success() {
+                        tracing::error!(
+                            "an operation that takes Idempotency-Key answered without \
+                             reading its body through Idempotent: its answer is not kept"
+                        );
+                    }
+                    response
+                }
+            },
+            Ok(Ok(Err(never))) => match never {},
+            Ok(Err(_panic)) => {
+                if let Some(held) = claimed.take() {
+                    held.release().await;
+                }
+                Error::internal("an idempotent request", "its handler panicked").into_response()
+            }
+            // Cut off: what it did is undone unless it committed. The key
+            // stays taken until its lease ends; then a retry runs.
+            Err(_) => Error::new(
+                crate::error::ErrorCode::ServiceUnavailable,
+                "the service could not answer in time",
+            )
+            .into_response(),
+        }
+    }));
+    task.await
+        .unwrap_or_else(|e| Error::internal("an idempotent request", e).into_response())
+}
+
+/// What [`run_keyed`] leaves in a request's extensions for its body's
+/// extractor: where the keys are, and where to leave the key it claims.
+#[derive(Clone)]
+struct KeyedRequest {
+    inner: Arc<Inner>,
+    claimed: Claimed,
+}
+
+/// The key a request's extractor claimed, for [`run_keyed`] to settle once
+/// the handler has answered.
+#[derive(Clone, Default)]
+struct Claimed(Arc<std::sync::Mutex<Option<Held>>>);
+
+impl Claimed {
+    fn put(&self, held: Held) {
+        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
+    }
+
+    fn take(&self) -> Option<Held> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// The body of an operation that takes idempotency keys, read by `B`.
+///
+/// As the last extractor of its handler, it runs after every extractor
+/// that reads the request's parts, its credentials' included: a request
+/// that is refused never reaches the keys and is never waited for, and a
+/// credential no longer valid is refused before anything is replayed to
+/// it. With a key, it reads the body, then answers with the kept answer
+/// (`Idempotency-Replayed: true`), 409 (the first is still running) or
+/// 422 (the key was used with another request), or claims the key and
+/// hands the body to `B`. Without one, it is `B`.
+#[derive(Debug)]
+pub(crate) struct Idempotent<B>(pub(crate) B);
+
+impl<S, B> axum::extract::FromRequest<S> for Idempotent<B>
+where
+    S: Send + Sync,
+    B: axum::extract::FromRequest<S>,
+    B::Rejection: IntoResponse,
+{
+    type Rejection = Response;
+
+    async fn from_request(mut request: Request, state: &S) -> Result<Self, Response> {
+        if let Some(keyed) = request.extensions_mut().remove::<KeyedRequest>() {
+            request = claim_or_answer(keyed, request).await?;
+        }
+        B::from_request(request, state)
+            .await
+            .map(Idempotent)
+            .map_err(IntoResponse::into_response)
+    }
+}
+
+/// The body of an operation that reads none (with [`Idempotent`]).
+#[derive(Debug)]
+pub(crate) struct NoBody;
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for NoBody {
+    type Rejection = Infallible;
+
+    async fn from_request(_: Request, _: &S) -> Result<Self, Infallible> {
+        Ok(NoBody)
+    }
+}
+
+/// Claims the key of `request` (and returns the request, its body read,
+/// for its extractor), or answers it: with the kept answer, 409, 422, or
+/// the error that kept it from being read.
+async fn claim_or_answer(keyed: KeyedRequest, request: Request) -> Result<Request, Response> {
     // A failure answers at once, in the service's error format.
     macro_rules! or_answer {
         ($result:expr) => {
             match $result {
                 Ok(value) => value,
-                Err(error) => return Error::from(error).into_response(),
+                Err(error) => return Err(Error::from(error).into_response()),
             }
         };
     }
+    let inner = &keyed.inner;
+    let Some(key) = or_answer!(key_of(request.headers())) else {
+        return Ok(request);
+    };
     let caller = Caller::of(inner.credential_headers, &request);
     let (parts, body) = request.into_parts();
     // The body is read here to tell a repeat from another request with the
     // same key, within the largest limit of the service's routes; the
-    // route's own limit still applies when its handler reads it.
+    // route's own limit still applies when its extractor reads it.
     let body = or_answer!(read_body(body, inner.max_body).await);
     let fingerprint = fingerprint(&parts.method, &parts.uri, &parts.headers, &body);
 
@@ -286,12 +413,12 @@ where
         && stored.expires_ms > now
     {
         if stored.fingerprint != fingerprint {
-            return reused_for_another_request();
+            return Err(reused_for_another_request());
         }
         match stored.state {
-            db::State::Done(answer) => return replay(&caller, &answer),
+            db::State::Done(answer) => return Err(replay(&caller, &answer)),
             db::State::Running { lease_until_ms } if lease_until_ms > now => {
-                return still_running();
+                return Err(still_running());
             }
             // Its request died with its replica: this one takes it over.
             db::State::Running { .. } => {}
@@ -308,48 +435,24 @@ where
     };
     if !or_answer!(db::claim(&inner.db, &claim, now).await) {
         // Another request took it between the read and the claim.
-        return match or_answer!(db::find(&inner.db, &caller.id, &key).await) {
-            Some(stored) if stored.fingerprint != fingerprint => reused_for_another_request(),
-            Some(db::Stored {
-                state: db::State::Done(answer),
-                ..
-            }) => replay(&caller, &answer),
-            _ => still_running(),
-        };
+        return Err(
+            match or_answer!(db::find(&inner.db, &caller.id, &key).await) {
+                Some(stored) if stored.fingerprint != fingerprint => reused_for_another_request(),
+                Some(db::Stored {
+                    state: db::State::Done(answer),
+                    ..
+                }) => replay(&caller, &answer),
+                _ => still_running(),
+            },
+        );
     }
-
-    // The request runs in a task of its own: if the client goes away (the
-    // connection dropped after the commit), the answer is still kept for
-    // its retry. It runs no longer than the request timeout, so that it
-    // has ended before its lease does and a retry may take the key over.
-    let request = Request::from_parts(parts, Body::from(body));
-    let held = Held {
+    keyed.claimed.put(Held {
         db: inner.db.clone(),
         caller,
         key,
         holder,
-    };
-    let run_for = inner.run_for;
-    let task = tokio::spawn(crate::telemetry::within_request(async move {
-        let handled = std::panic::AssertUnwindSafe(routes.oneshot(request)).catch_unwind();
-        match tokio::time::timeout(run_for, handled).await {
-            Ok(Ok(Ok(response))) => held.keep(response).await,
-            Ok(Ok(Err(never))) => match never {},
-            Ok(Err(_panic)) => {
-                held.release().await;
-                Error::internal("an idempotent request", "its handler panicked").into_response()
-            }
-            // Cut off: what it did is undone unless it committed. The key
-            // stays taken until its lease ends; then a retry runs.
-            Err(_) => Error::new(
-                crate::error::ErrorCode::ServiceUnavailable,
-                "the service could not answer in time",
-            )
-            .into_response(),
-        }
-    }));
-    task.await
-        .unwrap_or_else(|e| Error::internal("an idempotent request", e).into_response())
+    });
+    Ok(Request::from_parts(parts, Body::from(body)))
 }
 
 /// A key this request holds: what it needs to keep its answer or free it.
@@ -707,6 +810,7 @@ mod tests {
     )]
     async fn make_thing(
         axum::extract::State(gate): axum::extract::State<Gate>,
+        _: Idempotent<NoBody>,
     ) -> (StatusCode, &'static str) {
         gate.entered.notify_one();
         gate.open.notified().await;

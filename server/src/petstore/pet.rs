@@ -23,6 +23,7 @@ use super::wire::{
     parse_form, parse_xml, positive_id,
 };
 use super::{PetstoreState, cached};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
 
@@ -111,7 +112,7 @@ pub(crate) async fn add_pet(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
-    Body(pet): Body<Pet>,
+    Idempotent(Body(pet)): Idempotent<Body<Pet>>,
 ) -> Result<Reply<Pet>, Error> {
     let pet = ops::pets::add(state.ops(), pet).await?;
     Ok(Reply::new(format, pet))

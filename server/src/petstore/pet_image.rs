@@ -14,6 +14,7 @@ use super::db;
 use super::model::PetImage;
 use super::ops;
 use super::wire::{ApiResponse, Format, Reply, positive_id};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{Path, Query, media_type};
 
@@ -135,7 +136,7 @@ pub(crate) async fn upload_file(
     format: Format,
     Path(pet_id): Path<i64>,
     Query(query): Query<UploadQuery>,
-    request: Request,
+    Idempotent(request): Idempotent<Request>,
 ) -> Result<Reply<ApiResponse>, Error> {
     let id = positive_id("petId", pet_id)?;
     let upload = read_upload(request, &state).await?;

@@ -21,6 +21,7 @@ use super::ops;
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, positive_id,
 };
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::Path;
 
@@ -87,7 +88,7 @@ pub(crate) async fn get_inventory(
 pub(crate) async fn place_order(
     State(state): State<PetstoreState>,
     format: Format,
-    Body(order): Body<Order>,
+    Idempotent(Body(order)): Idempotent<Body<Order>>,
 ) -> Result<Reply<Order>, Error> {
     let order = ops::orders::place(state.ops(), order).await?;
     Ok(Reply::new(format, order))

@@ -11,6 +11,7 @@ use super::db;
 use super::model::User;
 use super::ops;
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
+use crate::idempotency::Idempotent;
 use crate::clock;
 use crate::config::AuthMode;
 use crate::error::Error;
@@ -60,7 +61,7 @@ impl WireBody for UserList {
 pub(crate) async fn create_user(
     State(state): State<PetstoreState>,
     format: Format,
-    Body(user): Body<User>,
+    Idempotent(Body(user)): Idempotent<Body<User>>,
 ) -> Result<Reply<User>, Error> {
     let user = ops::users::create(state.ops(), vec![user]).await?;
     Ok(Reply::new(format, user))
@@ -80,7 +81,7 @@ pub(crate) async fn create_user(
 pub(crate) async fn create_users_with_list_input(
     State(state): State<PetstoreState>,
     format: Format,
-    Body(UserList(users)): Body<UserList>,
+    Idempotent(Body(UserList(users))): Idempotent<Body<UserList>>,
 ) -> Result<Reply<User>, Error> {
     let last = ops::users::create(state.ops(), users).await?;
     Ok(Reply::new(format, last))

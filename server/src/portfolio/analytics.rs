@@ -26,6 +26,7 @@ use super::auth::{AnalyticsRead, Protected};
 use super::db;
 use super::fields::Fields;
 use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query, keep_empty};
 use crate::storage::Database;
@@ -194,7 +195,7 @@ pub(crate) struct PageView {
 )]
 pub(crate) async fn record_page_view(
     State(state): State<PortfolioState>,
-    JsonBody(view): JsonBody<PageView>,
+    Idempotent(JsonBody(view)): Idempotent<JsonBody<PageView>>,
 ) -> Result<StatusCode, Error> {
     let mut fields = Fields::default();
     let path = fields.text("path", Some(&view.path), true, 512);

@@ -7,6 +7,7 @@ use super::PortfolioState;
 use super::auth::{ContactWrite, Protected};
 use super::ops;
 use super::ops::contact::{ContactReceipt, ContactRequest};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
 
@@ -25,7 +26,7 @@ use crate::extract::JsonBody;
 pub(crate) async fn submit_contact(
     State(state): State<PortfolioState>,
     _caller: Protected<ContactWrite>,
-    JsonBody(request): JsonBody<ContactRequest>,
+    Idempotent(JsonBody(request)): Idempotent<JsonBody<ContactRequest>>,
 ) -> Result<(StatusCode, axum::Json<ContactReceipt>), Error> {
     let receipt = ops::contact::submit(state.ops(), request, &state.mail.owner_address).await?;
     Ok((StatusCode::CREATED, axum::Json(receipt)))

@@ -13,6 +13,7 @@ use super::PortfolioState;
 use super::model::KeyRequestStatus;
 use super::ops;
 use super::ops::key_requests::KeyRequestForm;
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{ClientAddress, JsonBody};
 
@@ -36,7 +37,7 @@ pub(crate) struct KeyRequestAccepted {
 pub(crate) async fn request_api_key(
     State(state): State<PortfolioState>,
     ClientAddress(address): ClientAddress,
-    JsonBody(form): JsonBody<KeyRequestForm>,
+    Idempotent(JsonBody(form)): Idempotent<JsonBody<KeyRequestForm>>,
 ) -> Result<(StatusCode, axum::Json<KeyRequestAccepted>), Error> {
     let config = &state.config.key_requests;
     let caller = format!(

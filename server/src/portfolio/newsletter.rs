@@ -11,6 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::PortfolioState;
 use super::ops;
 use super::ops::newsletter::SubscribeRequest;
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query};
 
@@ -76,7 +77,7 @@ impl<S: Send + Sync> FromRequestParts<S> for LinkToken {
 )]
 pub(crate) async fn subscribe_newsletter(
     State(state): State<PortfolioState>,
-    JsonBody(request): JsonBody<SubscribeRequest>,
+    Idempotent(JsonBody(request)): Idempotent<JsonBody<SubscribeRequest>>,
 ) -> Result<(StatusCode, axum::Json<SubscribeAccepted>), Error> {
     let newsletter = ops::newsletter::Newsletter {
         public_url: &state.public_url,

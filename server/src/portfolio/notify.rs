@@ -8,6 +8,7 @@ use super::PortfolioState;
 use super::auth::{Authenticated, SubscribersNotify};
 use super::ops;
 use super::ops::newsletter::{NotifyRequest, NotifyResult};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
 
@@ -26,7 +27,7 @@ use crate::extract::JsonBody;
 pub(crate) async fn notify_subscribers(
     State(state): State<PortfolioState>,
     _caller: Authenticated<SubscribersNotify>,
-    JsonBody(request): JsonBody<NotifyRequest>,
+    Idempotent(JsonBody(request)): Idempotent<JsonBody<NotifyRequest>>,
 ) -> Result<(StatusCode, axum::Json<NotifyResult>), Error> {
     let result =
         ops::newsletter::notify(state.ops(), &state.public_url, &request.post_slug).await?;

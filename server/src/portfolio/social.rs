@@ -8,6 +8,7 @@ use super::PortfolioState;
 use super::auth::{Authenticated, SocialPublish};
 use super::ops;
 use super::ops::social::{PublishRequest, PublishResult};
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
 
@@ -27,7 +28,7 @@ use crate::extract::JsonBody;
 pub(crate) async fn social_publish(
     State(state): State<PortfolioState>,
     _caller: Authenticated<SocialPublish>,
-    JsonBody(request): JsonBody<PublishRequest>,
+    Idempotent(JsonBody(request)): Idempotent<JsonBody<PublishRequest>>,
 ) -> Result<axum::Json<PublishResult>, Error> {
     let mastodon = state.config.mastodon.as_ref();
     let published = ops::social::publish(

@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::idempotency::{Idempotent, NoBody};
 use crate::access::keys::{ApiKey, Name, NewKey};
 use crate::access::{Service, db as access_db};
 use crate::config::Scope;
@@ -76,7 +77,7 @@ pub(crate) async fn list_api_keys(
 pub(crate) async fn create_api_key(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
-    JsonBody(spec): JsonBody<ApiKeySpec>,
+    Idempotent(JsonBody(spec)): Idempotent<JsonBody<ApiKeySpec>>,
 ) -> Result<(StatusCode, axum::Json<IssuedApiKey>), Error> {
     let new = NewKey {
         service: spec.service.unwrap_or(Service::Portfolio),
@@ -106,6 +107,7 @@ pub(crate) async fn rotate_api_key(
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
     Query(query): Query<RotationQuery>,
+    _: Idempotent<NoBody>,
 ) -> Result<axum::Json<RotatedApiKey>, Error> {
     let hours = query
         .old_key_valid_for_hours

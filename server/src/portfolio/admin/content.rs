@@ -8,6 +8,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path};
 use crate::portfolio::PortfolioState;
@@ -55,7 +56,7 @@ macro_rules! item_handlers {
         pub(crate) async fn $create(
             State(state): State<PortfolioState>,
             _caller: Private<ContentWrite>,
-            JsonBody(item): JsonBody<$item>,
+            Idempotent(JsonBody(item)): Idempotent<JsonBody<$item>>,
         ) -> Result<(StatusCode, axum::Json<$item>), Error> {
             ops::content::create(state.ops(), &item).await?;
             Ok((StatusCode::CREATED, axum::Json(item)))

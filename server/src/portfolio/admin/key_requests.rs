@@ -7,6 +7,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path, Query, keep_empty};
 use crate::portfolio::PortfolioState;
@@ -70,7 +71,7 @@ pub(crate) async fn approve_key_request(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
-    JsonBody(approval): JsonBody<Approval>,
+    Idempotent(JsonBody(approval)): Idempotent<JsonBody<Approval>>,
 ) -> Result<axum::Json<ApprovedKeyRequest>, Error> {
     let by = Actor::Holding(&caller.scopes);
     let public_url = Some(&*state.public_url);

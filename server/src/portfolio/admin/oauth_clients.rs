@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::idempotency::Idempotent;
 use crate::access::db as access_db;
 use crate::access::keys::Name;
 use crate::access::tokens::OAuthClient;
@@ -58,7 +59,7 @@ pub(crate) async fn list_oauth_clients(
 pub(crate) async fn create_oauth_client(
     State(state): State<PortfolioState>,
     Private(caller, _): Private<KeysManage>,
-    JsonBody(spec): JsonBody<OAuthClientSpec>,
+    Idempotent(JsonBody(spec)): Idempotent<JsonBody<OAuthClientSpec>>,
 ) -> Result<(StatusCode, axum::Json<IssuedOAuthClient>), Error> {
     let by = Actor::Holding(&caller.scopes);
     let name = spec.name.as_deref().unwrap_or_default();

@@ -1,0 +1,132 @@
+//! Promises of the handlers that the compiler cannot keep, checked on the
+//! server's source as text: every operation whose `#[utoipa::path]`
+//! declares the `Idempotency-Key` header reads its body through
+//! `Idempotent` (which looks the key up only once the handler's credential
+//! extractors have passed), and no other handler does. An operation that
+//! declared the header without it would take keys and keep nothing.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+/// The parameter that declares the `Idempotency-Key` header.
+const DECLARES_KEY: &str = "IdempotencyKeyHeader";
+/// The extractor that reads a keyed body.
+const READS_KEYED_BODY: &str = "Idempotent<";
+
+/// Each handler of the server's source whose declaration of
+/// `Idempotency-Key` and use of `Idempotent` disagree, as `file:line: why`.
+pub fn idempotency_keys_unread(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for file in crate::layers::rust_files(&root.join("server/src"))? {
+        let relative = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        found.extend(keys_unread_in(&relative, &text));
+    }
+    Ok(found)
+}
+
+/// [`idempotency_keys_unread`] for one file's text.
+pub fn keys_unread_in(file: &str, text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut annotation: Option<bool> = None;
+    let mut index = 0;
+    while index < lines.len() {
+        let line = lines[index].trim();
+        if line.starts_with("#[utoipa::path(") {
+            annotation = Some(false);
+        }
+        if line.contains(DECLARES_KEY) && annotation.is_some() {
+            annotation = Some(true);
+        }
+        if let Some(declares) = annotation
+            && line.contains("async fn ")
+        {
+            let start = index;
+            let mut signature = String::new();
+            while index < lines.len() {
+                signature.push_str(lines[index]);
+                if lines[index].contains(") ->") || lines[index].trim_end().ends_with('{') {
+                    break;
+                }
+                index += 1;
+            }
+            let reads = signature.contains(READS_KEYED_BODY);
+            let name = line
+                .split("async fn ")
+                .nth(1)
+                .and_then(|rest| rest.split('(').next())
+                .unwrap_or("?");
+            if declares && !reads {
+                found.push(format!(
+                    "{file}:{}: {name} declares Idempotency-Key but does not read its body \
+                     through Idempotent<..>: its answers would not be kept",
+                    start + 1
+                ));
+            }
+            if reads && !declares {
+                found.push(format!(
+                    "{file}:{}: {name} reads its body through Idempotent<..> but its \
+                     #[utoipa::path] does not declare {DECLARES_KEY}",
+                    start + 1
+                ));
+            }
+            annotation = None;
+        }
+        index += 1;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYED: &str = r#"
+#[utoipa::path(
+    post, path = "/pet",
+    params(crate::idempotency::IdempotencyKeyHeader),
+)]
+pub(crate) async fn add_pet(
+    _auth: Authorized<Pets>,
+    Idempotent(Body(pet)): Idempotent<Body<Pet>>,
+) -> Result<Reply<Pet>, Error> {
+"#;
+
+    #[test]
+    fn a_keyed_operation_that_reads_through_idempotent_passes() {
+        assert!(keys_unread_in("pet.rs", KEYED).is_empty());
+    }
+
+    #[test]
+    fn a_keyed_operation_that_reads_its_body_plainly_is_named() {
+        let plain = KEYED.replace(
+            "Idempotent(Body(pet)): Idempotent<Body<Pet>>",
+            "Body(pet): Body<Pet>",
+        );
+        let found = keys_unread_in("pet.rs", &plain);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("pet.rs:6: add_pet declares"), "{found:?}");
+    }
+
+    #[test]
+    fn idempotent_without_the_declared_header_is_named() {
+        let undeclared = KEYED.replace("params(crate::idempotency::IdempotencyKeyHeader),", "");
+        let found = keys_unread_in("pet.rs", &undeclared);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("does not declare"), "{found:?}");
+    }
+
+    #[test]
+    fn the_servers_handlers_keep_the_promise() {
+        let found = idempotency_keys_unread(&crate::codegen::workspace_root())
+            .expect("the server's source is readable");
+        assert!(found.is_empty(), "{found:#?}");
+    }
+}

@@ -218,7 +218,11 @@ async fn in_enforce_mode_an_old_password_gets_401_not_the_kept_answer(db: Db) {
     };
     let old = basic("carol-password-1");
     assert_eq!(add(&old).await, (200, false));
-    assert_eq!(add(&old).await, (200, true), "replayed while the password holds");
+    assert_eq!(
+        add(&old).await,
+        (200, true),
+        "replayed while the password holds"
+    );
     let (status, _, body) = send_json(
         http()
             .put(server.at("/v2/user/carol"))

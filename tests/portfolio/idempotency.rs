@@ -146,7 +146,10 @@ async fn a_revoked_or_rotated_out_api_key_gets_401_not_the_kept_answer(db: Db) {
         )
         .await;
         assert_eq!(status, 201, "{made}");
-        let (id, key) = (made["api_key"]["id"].as_str().unwrap(), made["key"].as_str().unwrap());
+        let (id, key) = (
+            made["api_key"]["id"].as_str().unwrap(),
+            made["key"].as_str().unwrap(),
+        );
         let send_contact = async || {
             let response = server
                 .post_json("/api/contact", &contact)
@@ -157,7 +160,11 @@ async fn a_revoked_or_rotated_out_api_key_gets_401_not_the_kept_answer(db: Db) {
                 .expect("an answer");
             let status = response.status().as_u16();
             let replayed = header(response.headers(), "idempotency-replayed") == Some("true");
-            (status, replayed, response.json().await.unwrap_or(Value::Null))
+            (
+                status,
+                replayed,
+                response.json().await.unwrap_or(Value::Null),
+            )
         };
         let (status, _, first) = send_contact().await;
         assert_eq!(status, 201, "{first}");

@@ -112,7 +112,10 @@ pub(crate) async fn add_pet(
         );
         let found = keys_unread_in("pet.rs", &plain);
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].starts_with("pet.rs:6: add_pet declares"), "{found:?}");
+        assert!(
+            found[0].starts_with("pet.rs:6: add_pet declares"),
+            "{found:?}"
+        );
     }
 
     #[test]

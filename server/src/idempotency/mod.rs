@@ -328,7 +328,10 @@ struct Claimed(Arc<std::sync::Mutex<Option<Held>>>);
 
 impl Claimed {
     fn put(&self, held: Held) {
-        *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
     }
 
     fn take(&self) -> Option<Held> {

@@ -23,9 +23,9 @@ use super::wire::{
     parse_form, parse_xml, positive_id,
 };
 use super::{PetstoreState, cached};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{Path, Query, keep_empty};
+use crate::idempotency::Idempotent;
 
 // ---- form shapes -----------------------------------------------------------
 

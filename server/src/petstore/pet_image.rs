@@ -14,9 +14,9 @@ use super::db;
 use super::model::PetImage;
 use super::ops;
 use super::wire::{ApiResponse, Format, Reply, positive_id};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{Path, Query, media_type};
+use crate::idempotency::Idempotent;
 
 /// The image types accepted, as sniffed from the bytes.
 const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];

@@ -21,9 +21,9 @@ use super::ops;
 use super::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, positive_id,
 };
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::Path;
+use crate::idempotency::Idempotent;
 
 impl ToXml for Order {}
 

@@ -11,11 +11,11 @@ use super::db;
 use super::model::User;
 use super::ops;
 use super::wire::{ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document};
-use crate::idempotency::Idempotent;
 use crate::clock;
 use crate::config::AuthMode;
 use crate::error::Error;
 use crate::extract::{ClientAddress, Path, Query, keep_empty};
+use crate::idempotency::Idempotent;
 
 impl ToXml for User {}
 

@@ -26,9 +26,9 @@ use super::auth::{AnalyticsRead, Protected};
 use super::db;
 use super::fields::Fields;
 use super::model::{KeyStats, PageViewStats, RequestKey, RequestStats, RequestTotals};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query, keep_empty};
+use crate::idempotency::Idempotent;
 use crate::storage::Database;
 
 /// Events waiting to be written, at most.

@@ -7,9 +7,9 @@ use super::PortfolioState;
 use super::auth::{ContactWrite, Protected};
 use super::ops;
 use super::ops::contact::{ContactReceipt, ContactRequest};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
+use crate::idempotency::Idempotent;
 
 /// Submits the contact form.
 #[utoipa::path(

@@ -13,9 +13,9 @@ use super::PortfolioState;
 use super::model::KeyRequestStatus;
 use super::ops;
 use super::ops::key_requests::KeyRequestForm;
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{ClientAddress, JsonBody};
+use crate::idempotency::Idempotent;
 
 /// The answer to a request: recorded, waiting for the operator.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

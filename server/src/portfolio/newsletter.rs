@@ -11,9 +11,9 @@ use utoipa::{IntoParams, ToSchema};
 use super::PortfolioState;
 use super::ops;
 use super::ops::newsletter::SubscribeRequest;
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Query};
+use crate::idempotency::Idempotent;
 
 /// The answer to a subscription: the same whether the address was new,
 /// known, or unsubscribed, so that it reveals nothing about who subscribed.

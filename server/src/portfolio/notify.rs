@@ -8,9 +8,9 @@ use super::PortfolioState;
 use super::auth::{Authenticated, SubscribersNotify};
 use super::ops;
 use super::ops::newsletter::{NotifyRequest, NotifyResult};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
+use crate::idempotency::Idempotent;
 
 /// Emails every subscriber about a post.
 #[utoipa::path(

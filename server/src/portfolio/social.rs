@@ -8,9 +8,9 @@ use super::PortfolioState;
 use super::auth::{Authenticated, SocialPublish};
 use super::ops;
 use super::ops::social::{PublishRequest, PublishResult};
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::JsonBody;
+use crate::idempotency::Idempotent;
 
 /// Publishes a post to the social network. 503 when the network failed or
 /// refused (`details.upstream_status`).

@@ -7,12 +7,12 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::idempotency::{Idempotent, NoBody};
 use crate::access::keys::{ApiKey, Name, NewKey};
 use crate::access::{Service, db as access_db};
 use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path, Query, keep_empty};
+use crate::idempotency::{Idempotent, NoBody};
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{KeysManage, Private};
 use crate::portfolio::ops::api_keys::{DEFAULT_OLD_KEY_HOURS, IssuedApiKey, RotatedApiKey};

@@ -8,9 +8,9 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path};
+use crate::idempotency::Idempotent;
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{ContentWrite, Private};
 use crate::portfolio::model::{Achievement, Post, Project, SiteInfo, Slug, SlugParam};

@@ -7,9 +7,9 @@ use axum::extract::State;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::idempotency::Idempotent;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path, Query, keep_empty};
+use crate::idempotency::Idempotent;
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{KeysManage, Private};
 use crate::portfolio::db;

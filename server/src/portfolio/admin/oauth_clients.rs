@@ -6,13 +6,13 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::idempotency::Idempotent;
 use crate::access::db as access_db;
 use crate::access::keys::Name;
 use crate::access::tokens::OAuthClient;
 use crate::config::Scope;
 use crate::error::Error;
 use crate::extract::{JsonBody, Path};
+use crate::idempotency::Idempotent;
 use crate::portfolio::PortfolioState;
 use crate::portfolio::auth::{KeysManage, Private};
 use crate::portfolio::ops::oauth_clients::IssuedOAuthClient;

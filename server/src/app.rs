@@ -588,7 +588,8 @@ pub(crate) fn build_router(
             .layer(portfolio_keys),
     );
 
-    let petstore_doc = docs::yaml_to_json(docs::PETSTORE_YAML).context("openapi/petstore.yaml")?;
+    let petstore_doc =
+        docs::petstore_document(config.petstore.auth_mode).context("openapi/petstore.yaml")?;
     let portfolio_doc =
         docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
     let docs_routes = docs::router(petstore_doc, portfolio_doc)

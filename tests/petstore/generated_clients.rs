@@ -1,9 +1,14 @@
 //! Clients that openapi-generator (the real tool: PyPI's
 //! `openapi-generator-cli`, pinned in `.ci/requirements.txt`, which runs the
-//! generator's jar with Java) generates from `openapi/petstore.yaml` work
-//! against the server: the Python client (generator `python`) adds a pet,
-//! uploads an image to it, reads the pet back and fetches the image, in
-//! `tests/generated_clients/petstore_images.py`.
+//! generator's jar with Java) generates work against the server:
+//!
+//! - from `openapi/petstore.yaml`, the Python client (generator `python`)
+//!   adds a pet, uploads an image to it, reads the pet back and fetches the
+//!   image (`tests/generated_clients/petstore_images.py`);
+//! - from the official Swagger Petstore document
+//!   (`.ci/schemathesis/reference/`), the Python client signs up the
+//!   document's example user (password `12345`), logs in, reads, updates and
+//!   deletes it (`tests/generated_clients/official_users.py`).
 //!
 //! The Python is `GENERATED_CLIENT_PYTHON`, else CI's venv
 //! (`target/ci-venv/bin/python`, made by `.ci/run`). Without it, the
@@ -26,8 +31,10 @@ const GENERATE_TIMEOUT: Duration = Duration::from_secs(180);
 /// The script's few requests.
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The Python package the generator writes.
+/// The Python package the generator writes from our document.
 const PACKAGE: &str = "petstore_client";
+/// The one it writes from the official document.
+const OFFICIAL_PACKAGE: &str = "official_petstore_client";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -109,8 +116,8 @@ fn printed(output: &Output) -> String {
 }
 
 /// Generates the Python client of `document` into `folder` (the package
-/// [`PACKAGE`] in it).
-async fn generate_python_client(python: &Path, document: &Path, folder: &Path) {
+/// `package` in it).
+async fn generate_python_client(python: &Path, document: &Path, folder: &Path, package: &str) {
     let mut command = tokio::process::Command::new(python);
     command
         // The wrapper reads its arguments from sys.argv[1:].
@@ -121,7 +128,7 @@ async fn generate_python_client(python: &Path, document: &Path, folder: &Path) {
         .args(["--generator-name", "python"])
         .arg("--output")
         .arg(folder)
-        .args(["--package-name", PACKAGE])
+        .args(["--package-name", package])
         // Only the package: no tests or docs of its own.
         .args([
             "--global-property",
@@ -136,8 +143,8 @@ async fn generate_python_client(python: &Path, document: &Path, folder: &Path) {
         printed(&output)
     );
     assert!(
-        folder.join(PACKAGE).join("api/pet_api.py").is_file(),
-        "openapi-generator wrote no {PACKAGE}/api/pet_api.py:\n{}",
+        folder.join(package).join("api/pet_api.py").is_file(),
+        "openapi-generator wrote no {package}/api/pet_api.py:\n{}",
         printed(&output)
     );
 }
@@ -153,19 +160,68 @@ async fn a_generated_python_client_uploads_and_fetches_pet_images() {
         .tempdir()
         .expect("a temporary folder");
     let client = folder.path().join("client");
-    generate_python_client(&python, &workspace().join("openapi/petstore.yaml"), &client).await;
+    generate_python_client(
+        &python,
+        &workspace().join("openapi/petstore.yaml"),
+        &client,
+        PACKAGE,
+    )
+    .await;
     let image = folder.path().join("tiny.png");
     std::fs::write(&image, TINY_PNG).expect("the image is written");
 
     let server = TestServer::start(Db::Sqlite).await;
-    let mut command = tokio::process::Command::new(&python);
+    let script = workspace().join("tests/generated_clients/petstore_images.py");
+    run_script(
+        &python,
+        &script,
+        &[server.url.as_ref(), image.as_os_str()],
+        folder,
+    )
+    .await;
+    server.stop().await;
+}
+
+/// The official document's own clients sign its example user up (password
+/// `12345`) and see it through to its deletion against the server in auth
+/// mode `open`, which takes what upstream takes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_of_the_official_document_runs_the_example_users_life() {
+    let test = "generated_clients::a_client_of_the_official_document_runs_the_example_users_life";
+    let Some(python) = generator_python(test) else {
+        return;
+    };
+    let folder = tempfile::Builder::new()
+        .prefix("official-python-client-")
+        .tempdir()
+        .expect("a temporary folder");
+    let client = folder.path().join("client");
+    let official = workspace().join(".ci/schemathesis/reference/swagger-petstore-v3-openapi.yaml");
+    generate_python_client(&python, &official, &client, OFFICIAL_PACKAGE).await;
+    let server = TestServer::start(Db::Sqlite).await;
+    let script = workspace().join("tests/generated_clients/official_users.py");
+    run_script(&python, &script, &[server.url.as_ref()], folder).await;
+    server.stop().await;
+}
+
+/// Runs `script` with `args` and the client generated into `folder`'s
+/// `client` on the path; fails (keeping `folder`) unless it ends with `OK`.
+async fn run_script(
+    python: &Path,
+    script: &Path,
+    args: &[&std::ffi::OsStr],
+    folder: tempfile::TempDir,
+) {
+    let mut command = tokio::process::Command::new(python);
     command
-        .arg(workspace().join("tests/generated_clients/petstore_images.py"))
-        .arg(&server.url)
-        .arg(&image)
-        .env("PYTHONPATH", &client)
+        .arg(script)
+        .args(args)
+        .env("PYTHONPATH", folder.path().join("client"))
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let output = run(command, "petstore_images.py", RUN_TIMEOUT).await;
+    let name = script
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let output = run(command, &name, RUN_TIMEOUT).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     println!("{stdout}");
     if !output.status.success() {
@@ -180,8 +236,7 @@ async fn a_generated_python_client_uploads_and_fetches_pet_images() {
     }
     assert!(
         stdout.lines().any(|l| l == "OK"),
-        "the script ended without its OK:\n{}",
+        "{name} ended without its OK:\n{}",
         printed(&output)
     );
-    server.stop().await;
 }

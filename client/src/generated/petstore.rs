@@ -821,7 +821,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub last_name: ::std::option::Option<UserLastName>,
-        #[doc = "At least 8 characters (at most 255). Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
+        #[doc = "Not empty, at most 255 characters. In auth mode `open` (the default)\nany such password is taken, as upstream takes it; in auth mode\n`enforce` it has at least 8 characters, and the document a server in\nthat mode serves says `minLength: 8`. Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub password: ::std::option::Option<UserPassword>,
         #[doc = "The user's phone number, free text of at most 64 characters."]
@@ -994,7 +994,7 @@ pub mod types {
                 })
         }
     }
-    #[doc = "At least 8 characters (at most 255). Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
+    #[doc = "Not empty, at most 255 characters. In auth mode `open` (the default)\nany such password is taken, as upstream takes it; in auth mode\n`enforce` it has at least 8 characters, and the document a server in\nthat mode serves says `minLength: 8`. Stored as an argon2id hash; never\nreturned. Left out of `updateUser`, the old password stays."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -1016,8 +1016,8 @@ pub mod types {
             if value.chars().count() > 255usize {
                 return Err("longer than 255 characters".into());
             }
-            if value.chars().count() < 8usize {
-                return Err("shorter than 8 characters".into());
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
             }
             Ok(Self(value.to_string()))
         }

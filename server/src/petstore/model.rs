@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::config::AuthMode;
 use crate::failure::Failure;
 
 /// The largest id a client may choose: the largest integer JavaScript
@@ -269,8 +270,9 @@ pub(crate) struct User {
     pub(crate) last_name: Option<String>,
     #[schema(max_length = 255)]
     pub(crate) email: Option<String>,
-    /// At least 8 characters. Stored as an argon2id hash; never returned.
-    #[schema(min_length = 8, max_length = 255, write_only)]
+    /// Not empty; in auth mode `enforce`, at least 8 characters. Stored as
+    /// an argon2id hash; never returned.
+    #[schema(min_length = 1, max_length = 255, write_only)]
     pub(crate) password: Option<String>,
     #[schema(max_length = 64)]
     pub(crate) phone: Option<String>,
@@ -293,8 +295,20 @@ impl std::fmt::Debug for User {
     }
 }
 
-/// The shortest password a user may set (the sample users' is older).
+/// The shortest password a user may set in auth mode `enforce` (the
+/// sample users' is older). In `open`, any password upstream takes does:
+/// clients generated from the official document post its example, `12345`.
 pub(crate) const MIN_PASSWORD_CHARS: usize = 8;
+
+/// Checks a password a user sets against the rule of the auth mode.
+pub(crate) fn check_password(mode: AuthMode, password: &str) -> Result<(), Failure> {
+    if mode == AuthMode::Enforce && password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(Failure::invalid(format!(
+            "password must be at least {MIN_PASSWORD_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
 
 /// Whether a byte may stand in a username.
 fn username_byte(b: u8) -> bool {
@@ -313,14 +327,8 @@ impl User {
                 "username may hold only ASCII letters, digits and . _ @ + -",
             ));
         }
-        if self
-            .password
-            .as_ref()
-            .is_some_and(|p| p.chars().count() < MIN_PASSWORD_CHARS)
-        {
-            return Err(Failure::invalid(format!(
-                "password must be at least {MIN_PASSWORD_CHARS} characters"
-            )));
+        if self.password.as_ref().is_some_and(String::is_empty) {
+            return Err(Failure::invalid("password must not be empty"));
         }
         let limits = [
             ("username", Some(&self.username), 64),

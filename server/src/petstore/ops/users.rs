@@ -5,7 +5,7 @@
 use super::Context;
 use crate::failure::{Failure, OnConflict as _};
 use crate::petstore::db;
-use crate::petstore::model::{Principal, StoredUser, User, requested_id};
+use crate::petstore::model::{Principal, StoredUser, User, check_password, requested_id};
 
 fn not_found(username: &str) -> Failure {
     Failure::not_found(format!("user {username:?} not found"))
@@ -21,13 +21,17 @@ fn username_taken(user: &User) -> Failure {
     }
 }
 
-/// The hash of a password, if one was given.
+/// The hash of a password, if one was given (and it keeps the auth mode's
+/// rule).
 async fn hash_if_given(
     ctx: Context<'_>,
     password: Option<&str>,
 ) -> Result<Option<String>, Failure> {
     match password {
-        Some(given) => Ok(Some(ctx.hasher.hash(given.to_owned()).await?)),
+        Some(given) => {
+            check_password(ctx.config.auth_mode, given)?;
+            Ok(Some(ctx.hasher.hash(given.to_owned()).await?))
+        }
         None => Ok(None),
     }
 }
@@ -35,6 +39,10 @@ async fn hash_if_given(
 /// Creates users, all or none (the first conflict rolls back the rest);
 /// the last as stored, without its password.
 pub(crate) async fn create(ctx: Context<'_>, users: Vec<User>) -> Result<User, Failure> {
+    // Every password is checked before any is hashed.
+    for password in users.iter().filter_map(|user| user.password.as_deref()) {
+        check_password(ctx.config.auth_mode, password)?;
+    }
     let mut hashes = Vec::with_capacity(users.len());
     for user in &users {
         hashes.push(hash_if_given(ctx, user.password.as_deref()).await?);

@@ -1,7 +1,10 @@
 //! What the server notes of every request, in one layer around the router:
 //!
-//! - its id (`x-request-id`: the client's, or a new one), on the request for
-//!   the layers inside and on the answer;
+//! - its id: the server's own, unique, on the request for the layers
+//!   inside and on every log line; a client's `x-request-id` that is short
+//!   and plain ([`client_request_id`]) is logged beside it as
+//!   `client_request_id` and goes back on the answer (the server's id
+//!   otherwise);
 //! - its trace ([`TraceContext`]: the caller's `traceparent` continued, or a
 //!   new trace), kept for the calls the request makes;
 //! - its span, `request`, with the request id and trace id, so that every
@@ -53,7 +56,7 @@ use crate::extract::client_address;
 use crate::telemetry::metrics::{self, method_label, service_of};
 use crate::telemetry::otlp;
 use crate::telemetry::trace_context::{self, TraceContext};
-use crate::telemetry::{REQUEST_ID, RouteSlot, new_request_id};
+use crate::telemetry::{REQUEST_ID, RouteSlot, client_request_id, new_request_id};
 
 /// The route label of a request no route matched.
 pub(crate) const UNMATCHED: &str = "unmatched";
@@ -97,20 +100,21 @@ where
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let mut trace = TraceContext::continue_or_start(request.headers());
-        let request_id = match request.headers().get(&REQUEST_ID) {
-            Some(id) => id.clone(),
-            None => {
-                let id = new_request_id();
-                request.headers_mut().insert(REQUEST_ID, id.clone());
-                id
-            }
-        };
+        // The server's own id, unique to the request, is what the layers
+        // inside and the logs know it by; a client's, when it is one worth
+        // keeping, goes beside it and back on the answer.
+        let request_id = new_request_id();
+        let client_request_id = request
+            .headers_mut()
+            .insert(REQUEST_ID, request_id.clone())
+            .filter(client_request_id);
         let request_id_text = request_id.to_str().unwrap_or("-");
         let span = if otlp::on() {
             // Exported: a server span (named once the route is known).
             let span = tracing::info_span!(
                 "request",
                 request_id = request_id_text,
+                client_request_id = tracing::field::Empty,
                 trace_id = tracing::field::Empty,
                 otel.kind = "server",
             );
@@ -120,9 +124,13 @@ where
             tracing::info_span!(
                 "request",
                 request_id = request_id_text,
+                client_request_id = tracing::field::Empty,
                 trace_id = tracing::field::Empty,
             )
         };
+        if let Some(id) = client_request_id.as_ref().and_then(|id| id.to_str().ok()) {
+            span.record("client_request_id", id);
+        }
         span.record("trace_id", tracing::field::display(trace.trace_id));
         let method = method_label(request.method());
         let service = service_of(request.uri().path());
@@ -161,6 +169,7 @@ where
             service,
             request_bytes,
             request_id,
+            client_request_id,
             trace_id: trace.trace_id,
             client: client_address(request.extensions()),
             span: span.clone(),
@@ -218,10 +227,11 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
         let Ok(response) = ready!(this.answer.poll(cx));
         let (mut parts, body) = response.into_parts();
         if let Some(note) = this.note.as_ref() {
-            parts
-                .headers
-                .entry(REQUEST_ID)
-                .or_insert_with(|| note.request_id.clone());
+            parts.headers.entry(REQUEST_ID).or_insert_with(|| {
+                note.client_request_id
+                    .clone()
+                    .unwrap_or_else(|| note.request_id.clone())
+            });
         }
         parts
             .headers
@@ -255,7 +265,10 @@ pub(crate) struct Note {
     method: &'static str,
     service: &'static str,
     request_bytes: RequestBytes,
+    /// The server's id of the request.
     request_id: HeaderValue,
+    /// The client's, when it sent one worth keeping.
+    client_request_id: Option<HeaderValue>,
     trace_id: trace_context::TraceId,
     client: Option<IpAddr>,
     span: tracing::Span,
@@ -431,6 +444,7 @@ impl Note {
             duration_us = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX),
             bytes,
             request_id,
+            client_request_id = self.client_request_id.as_ref().and_then(|id| id.to_str().ok()),
             trace_id = %self.trace_id,
             client = self.client.map(tracing::field::display),
         );

@@ -498,6 +498,71 @@ async fn the_access_log_has_one_line_per_request_and_never_a_query_or_a_credenti
     drop(server);
 }
 
+/// The logs know each request by the server's own id, unique to it; a
+/// client's id is kept beside it (and echoed) only when short and plain: a
+/// reused one names two requests apart, a 30,000-character one reaches
+/// neither the answer nor the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_logs_own_request_ids_are_unique_and_a_clients_is_kept_only_when_sane() {
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let log = database.data_dir().join("server.log");
+    let (server, _metrics) = start(&database, &log, &[]);
+    let huge = "x".repeat(30_000);
+    let sent = ["trace-me-42", "trace-me-42", huge.as_str(), "two words"];
+    let mut answered = Vec::new();
+    for id in sent {
+        let answer = http()
+            .get(server.at("/v2/pet/987654"))
+            .header("x-request-id", id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 404);
+        answered.push(
+            answer.headers()["x-request-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert_eq!(
+        answered[..2],
+        ["trace-me-42", "trace-me-42"],
+        "kept and echoed"
+    );
+    for fresh in &answered[2..] {
+        assert_eq!(fresh.len(), 36, "a fresh id instead: {fresh}");
+    }
+    wait_until(Duration::from_secs(10), "four access lines", async || {
+        access_lines(&log).len() >= 4
+    })
+    .await;
+    let access = access_lines(&log);
+    let ids: BTreeSet<&str> = access
+        .iter()
+        .map(|line| line["fields"]["request_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 4, "one id per request: {access:#?}");
+    assert!(ids.iter().all(|id| id.len() == 36), "{ids:?}");
+    let kept: Vec<&serde_json::Value> = access
+        .iter()
+        .map(|line| &line["fields"]["client_request_id"])
+        .collect();
+    assert_eq!(kept[..2], [&serde_json::json!("trace-me-42"); 2]);
+    assert!(kept[2..].iter().all(|id| id.is_null()), "{kept:?}");
+    assert_eq!(
+        &answered[2],
+        access[2]["fields"]["request_id"].as_str().unwrap()
+    );
+    let everything = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !everything.contains(&huge[..200]),
+        "the long id reached the log"
+    );
+    assert!(!everything.contains("two words"));
+    drop(server);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_access_log_can_be_turned_off() {
     let database = FreshDatabase::create(Db::Sqlite).await;

@@ -12,10 +12,29 @@ pub mod metrics;
 pub(crate) mod otlp;
 pub mod trace_context;
 
-/// The header that carries a request's id: set on the way in unless the
-/// client sent one, returned on the answer, and on every log line of the
-/// request.
+/// The header that carries a request's id. Inside the server it is always
+/// the server's own, unique to the request, and on every log line of it; the
+/// answer carries the client's when it sent one the server keeps
+/// ([`client_request_id`]), the server's otherwise.
 pub(crate) const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The longest request id of a client's that is kept.
+pub(crate) const MAX_CLIENT_REQUEST_ID: usize = 128;
+
+/// A client's `X-Request-Id`, if it is one worth keeping: at most
+/// [`MAX_CLIENT_REQUEST_ID`] characters, each an ASCII letter, digit or one
+/// of `- _ . : + / = @` (what UUIDs, ULIDs, base64 and the usual tracing
+/// ids are made of). Anything else (long, spaced, quoted, control
+/// characters) would be echoed into answers and logs as sent; it is
+/// ignored instead.
+pub(crate) fn client_request_id(value: &axum::http::HeaderValue) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_CLIENT_REQUEST_ID
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+/=@".contains(b))
+}
 
 /// `future`, to be spawned as part of the request being answered: it keeps
 /// the request's span (so its log lines carry the request and trace ids)
@@ -141,6 +160,38 @@ pub(crate) fn new_request_id() -> axum::http::HeaderValue {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::new_request_id;
+
+    #[test]
+    fn a_clients_request_id_is_kept_only_when_short_and_plain() {
+        use axum::http::HeaderValue;
+        for kept in [
+            "trace-me-42",
+            "01J9Z3KZ8W6Q",
+            "Root=1-5759e988-bd862e3f",
+            "a/b+c==",
+        ] {
+            assert!(
+                super::client_request_id(&HeaderValue::from_static(kept)),
+                "{kept}"
+            );
+        }
+        let long = "x".repeat(super::MAX_CLIENT_REQUEST_ID + 1);
+        for ignored in [
+            "",
+            "with space",
+            "quo\"te",
+            "semi;colon",
+            "tab\there",
+            long.as_str(),
+        ] {
+            let value = HeaderValue::from_str(ignored).unwrap();
+            assert!(!super::client_request_id(&value), "{ignored:?}");
+        }
+        let longest = "x".repeat(super::MAX_CLIENT_REQUEST_ID);
+        assert!(super::client_request_id(
+            &HeaderValue::from_str(&longest).unwrap()
+        ));
+    }
 
     #[test]
     fn request_ids_are_distinct_version_4_uuids() {

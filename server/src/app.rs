@@ -40,7 +40,7 @@ use crate::read_cache::ReadCache;
 use crate::serve::Serving;
 use crate::shared_counters::SharedCounters;
 use crate::storage::Database;
-use crate::storage::backup::DataDirLock;
+use crate::storage::backup::DatabaseLock;
 use crate::telemetry::metrics::{self as metrics, Sampler};
 use crate::{serve, tls};
 
@@ -60,7 +60,7 @@ pub struct Server {
     )>,
     background: Vec<tokio::task::JoinHandle<()>>,
     /// Held while the server runs (a restore waits for it to stop).
-    _data_dir_lock: Option<DataDirLock>,
+    _database_lock: Option<DatabaseLock>,
     /// On at a stop: readiness answers 503 through the drain period.
     draining: Draining,
     drain: Duration,
@@ -137,7 +137,7 @@ impl Server {
             local_addr: endpoint.local_addr,
             metrics,
             background,
-            _data_dir_lock: storage.data_dir_lock.take(),
+            _database_lock: storage.database_lock.take(),
             draining,
             drain: Duration::from_secs(config.http.shutdown_drain_secs),
             mail_worker: services.mail_worker,
@@ -266,21 +266,30 @@ fn check_settings(config: &Config) -> anyhow::Result<()> {
 /// rate limits' counters in Redis when replicas share them.
 struct Storage {
     db: Database,
-    /// On a SQLite file: the data directory's lock, shared, so that no
-    /// restore replaces the database under the server.
-    data_dir_lock: Option<DataDirLock>,
+    /// On a SQLite file: its lock, shared, so that no restore replaces the
+    /// database under the server.
+    database_lock: Option<DatabaseLock>,
     shared_counters: Option<Arc<SharedCounters>>,
 }
 
 impl Storage {
     async fn open(config: &Config) -> anyhow::Result<Self> {
+        // Taken before the file is opened: a restore under way is waited
+        // for, and none starts while the server runs.
+        let database_lock = match crate::storage::backup::sqlite_file(&config.database_url()) {
+            Ok(file) => {
+                if let Some(folder) = file.parent().filter(|f| !f.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(folder).with_context(|| {
+                        format!("cannot create the database's folder {}", folder.display())
+                    })?;
+                }
+                Some(DatabaseLock::shared(&file)?)
+            }
+            Err(_) => None,
+        };
         let db = open_database(config).await?;
         // The caches follow the other replicas' writes (PostgreSQL).
         db.follow_changes(&config.database_url());
-        let data_dir_lock = match crate::storage::backup::sqlite_file(&config.database_url()) {
-            Ok(_) => Some(DataDirLock::shared(&config.data_dir)?),
-            Err(_) => None,
-        };
         tracing::info!(database = %redact_url(&config.database_url()), "database ready");
         let shared_counters = config
             .redis_url
@@ -290,7 +299,7 @@ impl Storage {
             .map(Arc::new);
         Ok(Storage {
             db,
-            data_dir_lock,
+            database_lock,
             shared_counters,
         })
     }

@@ -1,7 +1,9 @@
 //! Backups of the real binary's data: `backup` under 8 writers and
 //! `restore` into a fresh directory (every write acknowledged before the
 //! backup began is there, and the database is intact); `restore` refusing
-//! while a server runs and refusing a damaged file; PostgreSQL's
+//! while a server runs (however the database is named) and refusing a
+//! damaged file or one with a schema of someone else's, which `backup`
+//! refuses to write too; PostgreSQL's
 //! `pg_dump`/`pg_restore` as docs/deploy.md gives them; Litestream with the
 //! documented configuration (docs/deploy/litestream.yml).
 
@@ -186,7 +188,7 @@ async fn restore_refuses_while_a_server_runs_and_refuses_a_damaged_file() {
     let refused = command(&data_dir, &["restore", "--from", good.to_str().unwrap()]);
     assert!(!refused.status.success());
     assert!(
-        text(&refused).contains("a server is using the data directory"),
+        text(&refused).contains("a server is using the database"),
         "{}",
         text(&refused)
     );
@@ -228,6 +230,123 @@ async fn restore_refuses_while_a_server_runs_and_refuses_a_damaged_file() {
     assert!(names.contains("kept"));
     assert_eq!(verdict, "ok");
     assert!(!data_dir.join("petstore-portfolio.db-shm").exists());
+}
+
+/// A server started on another data directory, with its database named by
+/// `--database-url`: a restore given that URL refuses to touch the file the
+/// server holds, whatever data directory it is given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_refuses_a_database_a_server_holds_however_it_is_named() {
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let backups = tempfile::tempdir().unwrap();
+    let good = backups.path().join("good.backup");
+    let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+    add_pet(&http(), &server.url, "kept").await;
+    let backed_up = command(
+        database.data_dir(),
+        &["backup", "--to", good.to_str().unwrap()],
+    );
+    assert!(backed_up.status.success(), "{}", text(&backed_up));
+    add_pet(&http(), &server.url, "after the backup").await;
+
+    let live = database.data_dir().join("petstore-portfolio.db");
+    // The same file by another spelling of its path.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let spelled = format!(
+        "sqlite://{}/../{}/petstore-portfolio.db",
+        database.data_dir().display(),
+        database.data_dir().file_name().unwrap().to_str().unwrap()
+    );
+    for url in [database.url.as_str(), spelled.as_str()] {
+        let refused = Command::new(BINARY)
+            .args(["restore", "--from", good.to_str().unwrap()])
+            .args(["--database-url", url])
+            .arg("--data-dir")
+            .arg(elsewhere.path())
+            .env_remove("PETSTORE_PORTFOLIO_CONFIG")
+            .env_remove("PETSTORE_PORTFOLIO_DATABASE_URL")
+            .output()
+            .unwrap();
+        assert!(!refused.status.success(), "{url}: {}", text(&refused));
+        assert!(
+            text(&refused).contains("a server is using the database"),
+            "{}",
+            text(&refused)
+        );
+    }
+    // The server's database is the one it writes, with everything in it.
+    add_pet(&http(), &server.url, "later still").await;
+    server.terminate();
+    let (names, verdict) = pets_in(&live).await;
+    assert_eq!(verdict, "ok");
+    for name in ["kept", "after the backup", "later still"] {
+        assert!(names.contains(name), "{name}: {names:?}");
+    }
+}
+
+/// A backup handed to the operator with a table and a trigger of someone
+/// else's (the trigger gives every new user the password of a sample user)
+/// is refused, naming them; and `backup` refuses to write such a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_and_backup_refuse_a_schema_the_migrations_do_not_make() {
+    let database = FreshDatabase::create(Db::Sqlite).await;
+    let data_dir = database.data_dir().to_owned();
+    let backups = tempfile::tempdir().unwrap();
+    let good = backups.path().join("good.backup");
+    let server = ServerProcess::start(Path::new(BINARY), &database, &[], &[]);
+    add_pet(&http(), &server.url, "kept").await;
+    let backed_up = command(&data_dir, &["backup", "--to", good.to_str().unwrap()]);
+    assert!(backed_up.status.success(), "{}", text(&backed_up));
+    server.terminate();
+
+    let tampered = backups.path().join("tampered.backup");
+    std::fs::copy(&good, &tampered).unwrap();
+    let url = format!("sqlite://{}", tampered.display());
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    for statement in [
+        "CREATE TABLE notes (x TEXT)",
+        "CREATE TRIGGER same_password AFTER INSERT ON users BEGIN \
+         UPDATE users SET password_hash = (SELECT password_hash FROM users WHERE id = 1) \
+         WHERE id = NEW.id; END",
+    ] {
+        sqlx::query(statement).execute(&mut conn).await.unwrap();
+    }
+    conn.close().await.unwrap();
+
+    let live = data_dir.join("petstore-portfolio.db");
+    let before = std::fs::read(&live).unwrap();
+    let refused = command(
+        &data_dir,
+        &["restore", "--from", tampered.to_str().unwrap()],
+    );
+    assert!(!refused.status.success(), "{}", text(&refused));
+    for named in ["trigger \"same_password\"", "table \"notes\""] {
+        assert!(
+            text(&refused).contains(named),
+            "{named}: {}",
+            text(&refused)
+        );
+    }
+    assert_eq!(
+        std::fs::read(&live).unwrap(),
+        before,
+        "nothing was restored"
+    );
+
+    // The same objects in the live database: `backup` checks what it wrote.
+    std::fs::copy(&tampered, &live).unwrap();
+    let copy = backups.path().join("copy.backup");
+    let refused = command(&data_dir, &["backup", "--to", copy.to_str().unwrap()]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("same_password"),
+        "{}",
+        text(&refused)
+    );
+    assert!(!copy.exists(), "no backup is left behind");
+    // The untouched backup still goes in.
+    let restored = command(&data_dir, &["restore", "--from", good.to_str().unwrap()]);
+    assert!(restored.status.success(), "{}", text(&restored));
 }
 
 /// Runs `program` with `args`, failing the test with its output if it fails.

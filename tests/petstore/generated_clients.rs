@@ -183,8 +183,9 @@ async fn a_generated_python_client_uploads_and_fetches_pet_images() {
 }
 
 /// The official document's own clients sign its example user up (password
-/// `12345`) and see it through to its deletion against the server in auth
-/// mode `open`, which takes what upstream takes.
+/// `12345`, id 10, which the sample user10 has) and see it through to its
+/// deletion against the server in auth mode `open`, which takes what
+/// upstream takes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_of_the_official_document_runs_the_example_users_life() {
     let test = "generated_clients::a_client_of_the_official_document_runs_the_example_users_life";
@@ -198,7 +199,9 @@ async fn a_client_of_the_official_document_runs_the_example_users_life() {
     let client = folder.path().join("client");
     let official = workspace().join(".ci/schemathesis/reference/swagger-petstore-v3-openapi.yaml");
     generate_python_client(&python, &official, &client, OFFICIAL_PACKAGE).await;
-    let server = TestServer::start(Db::Sqlite).await;
+    // With the sample data, as the server starts by default: the example
+    // user's id (10) is the sample user10's.
+    let server = TestServer::start_with(Db::Sqlite, |c| c.petstore.demo_data = true).await;
     let script = workspace().join("tests/generated_clients/official_users.py");
     run_script(&python, &script, &[server.url.as_ref()], folder).await;
     server.stop().await;

@@ -12,6 +12,7 @@ on_every_database!(
     a_users_password_is_never_shown,
     getting_a_missing_user_is_404,
     a_taken_username_is_409_and_changes_nothing,
+    a_requested_id_another_user_has_is_replaced_by_a_free_one,
     invalid_user_fields_are_422,
     malformed_users_are_400,
     creating_a_list_answers_with_the_last_user,
@@ -181,6 +182,28 @@ async fn a_taken_username_is_409_and_changes_nothing(db: Db) {
         Some("ada@example.test")
     );
     assert!(logs_in(&client, "ada", "one-password").await);
+    server.stop().await;
+}
+
+/// A user's id names nothing a client looks up: one another user has is
+/// not a conflict (the official example user has the sample user10's id);
+/// the new user gets a free one, and the other keeps theirs.
+async fn a_requested_id_another_user_has_is_replaced_by_a_free_one(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let mut first = user("ada", Some("one-password"));
+    first.id = Some(10);
+    assert_eq!(
+        create_user(&client, first).await.id,
+        Some(10),
+        "a free id is kept"
+    );
+    let mut second = user("grace", Some("two-password"));
+    second.id = Some(10);
+    let created = create_user(&client, second).await;
+    assert!(created.id.is_some_and(|id| id != 10), "{created:?}");
+    assert_eq!(get_user(&client, "grace").await.id, created.id);
+    assert_eq!(get_user(&client, "ada").await.id, Some(10));
     server.stop().await;
 }
 

@@ -256,7 +256,8 @@ impl Order {
 #[serde(rename = "user", rename_all = "camelCase")]
 #[schema(xml(name = "user"))]
 pub(crate) struct User {
-    /// Assigned by the server when absent or 0. Ids stay within the integers
+    /// Assigned by the server when absent or 0, or when another user has it
+    /// (a user's id names nothing in the API). Ids stay within the integers
     /// that JavaScript represents exactly (at most 2^53 - 1).
     #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     pub(crate) id: Option<i64>,

@@ -61,6 +61,27 @@ async fn new_id(
     }
 }
 
+/// The id for a new row whose id names nothing the client looks it up by
+/// (a user: every user operation takes the username): the one the client
+/// asked for when no row has it, the server's choice otherwise.
+async fn free_or_new_id(
+    conn: &mut AnyConnection,
+    table: IdTable,
+    requested: Option<i64>,
+) -> Result<i64, StoreError> {
+    if let Some(id) = requested {
+        let taken: Option<i64> =
+            sqlx::query_scalar(&format!("SELECT id FROM {} WHERE id = $1", table.name()))
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if taken.is_none() {
+            return Ok(id);
+        }
+    }
+    new_id(conn, table, None).await
+}
+
 /// The next value of the table's sequence (which a client may have taken
 /// already: the caller checks).
 async fn next_id(conn: &mut AnyConnection, table: IdTable) -> Result<i64, StoreError> {

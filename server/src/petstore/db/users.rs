@@ -3,7 +3,7 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use super::{IdTable, new_id};
+use super::{IdTable, free_or_new_id};
 use crate::access::db::bump_version;
 use crate::access::model::CachedSession;
 use crate::petstore::model::{StoredUser, User};
@@ -52,16 +52,16 @@ pub(crate) async fn get(db: &Database, username: &str) -> Result<Option<StoredUs
     Ok(row.map(StoredUser::from))
 }
 
-/// Inserts a user (its password already hashed) with the id it asks for, or
-/// one the server chooses; returns the id. A taken username or id is
-/// [`StoreError::Conflict`].
+/// Inserts a user (its password already hashed) with the id it asks for
+/// when no user has it, or one the server chooses; returns the id. A taken
+/// username is [`StoreError::Conflict`].
 pub(crate) async fn insert(
     conn: &mut AnyConnection,
     requested: Option<i64>,
     user: &User,
     password_hash: Option<&str>,
 ) -> Result<i64, StoreError> {
-    let id = new_id(conn, IdTable::Users, requested).await?;
+    let id = free_or_new_id(conn, IdTable::Users, requested).await?;
     sqlx::query(
         "INSERT INTO users (id, username, first_name, last_name, email, password_hash, phone, user_status) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",

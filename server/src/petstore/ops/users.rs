@@ -12,13 +12,7 @@ fn not_found(username: &str) -> Failure {
 }
 
 fn username_taken(user: &User) -> Failure {
-    match requested_id(user.id) {
-        Some(id) => Failure::conflict(format!(
-            "a user with the username {:?} or the id {id} exists",
-            user.username
-        )),
-        None => Failure::conflict(format!("the username {:?} is taken", user.username)),
-    }
+    Failure::conflict(format!("the username {:?} is taken", user.username))
 }
 
 /// The hash of a password, if one was given (and it keeps the auth mode's

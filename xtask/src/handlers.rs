@@ -85,6 +85,7 @@ pub fn keys_unread_in(file: &str, text: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -15,43 +15,21 @@
 // else is the crate's own.
 pub mod cli;
 pub mod config;
-pub mod docs;
-pub mod fixtures;
 pub mod telemetry;
 
 pub use app::Server;
+pub use app::fixtures;
 pub use config::Config;
+pub use http::docs;
 pub use petstore::openapi as petstore_openapi;
 pub use portfolio::openapi as portfolio_openapi;
 
 mod access;
 mod app;
-mod clock;
-mod compression;
-mod cors;
-mod deadline;
-mod document_rules;
-mod edge;
-mod error;
-mod extract;
-mod failure;
-mod idempotency;
-mod lifecycle;
-mod limit_headers;
+mod core;
+mod http;
 mod limits;
 mod mail;
-mod observe;
-mod openapi_errors;
-mod password;
-mod paths;
 mod petstore;
 mod portfolio;
-mod read_cache;
-mod secret;
-mod serve;
-mod service_state;
-mod shared_counters;
 mod storage;
-mod strict_json;
-mod text_policy;
-mod tls;

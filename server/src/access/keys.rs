@@ -23,7 +23,7 @@ pub(crate) use super::model::{
 };
 use super::model::{StoredKey, digest_from_hex};
 use crate::config::{ConfiguredApiKey, Scope};
-use crate::secret::sha256;
+use crate::core::secret::sha256;
 use crate::storage::{Database, StoreError};
 
 /// What a presented key turned out to be.
@@ -85,7 +85,7 @@ pub(crate) async fn create(db: &Database, new: &NewKey) -> Result<IssuedKey, Sto
         new.service,
         new.name.trim(),
         new.scopes.clone(),
-        new.expires_at(crate::clock::now()),
+        new.expires_at(crate::core::clock::now()),
     );
     db::create_key(db, &issued.stored).await?;
     Ok(issued)

@@ -1,7 +1,7 @@
 //! The credentials the server hands out and checks: API keys for both
 //! services ([`keys`]) and the portfolio's OAuth clients and bearer tokens
 //! ([`tokens`]). Each service decides which it asks for on which operation
-//! (`portfolio::auth`, `petstore::auth`); this module only says what a
+//! (`portfolio::api::auth`, `petstore::api::auth`); this module only says what a
 //! presented credential is.
 //!
 //! Credentials are cached in memory, so that checking one costs no database
@@ -9,8 +9,6 @@
 //! other replicas) bump the access version when they change something;
 //! [`Access::refresh`], run every second, notices and reloads.
 
-pub(crate) mod challenges;
-pub(crate) mod credentials;
 pub(crate) mod db;
 pub(crate) mod keys;
 pub(crate) mod model;
@@ -21,8 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use crate::clock::now_ms;
 use crate::config::ConfiguredApiKey;
+use crate::core::clock::now_ms;
 use crate::storage::{Database, StoreError};
 use keys::KeyStore;
 pub use model::Service;

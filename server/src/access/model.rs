@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
 use utoipa::ToSchema;
 
-use crate::clock::now_ms;
 use crate::config::Scope;
-use crate::secret::{self, sha256};
+use crate::core::clock::now_ms;
+use crate::core::secret::{self, sha256};
 
 /// The service a credential opens.
 #[derive(
@@ -97,7 +97,7 @@ pub(crate) fn issue(
                 service,
                 name: name.to_owned(),
                 scopes,
-                created_at: crate::clock::now(),
+                created_at: crate::core::clock::now(),
                 expires_at,
                 revoked_at: None,
                 last_used_at: None,
@@ -242,7 +242,7 @@ pub(crate) fn register(name: &str, scopes: Vec<Scope>) -> IssuedClient {
                 client_id: format!("{CLIENT_PREFIX}{}", secret::hex_nonce::<8>()),
                 name: name.to_owned(),
                 scopes,
-                created_at: crate::clock::now(),
+                created_at: crate::core::clock::now(),
                 revoked_at: None,
             },
             secret_hash: secret::sha256_hex(&secret),

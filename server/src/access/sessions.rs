@@ -24,7 +24,7 @@ use hmac::{Hmac, Mac as _};
 use sha2::Sha256;
 
 pub(crate) use super::model::CachedSession;
-use crate::clock::now_ms;
+use crate::core::clock::now_ms;
 
 /// At most this many sessions (and as many unknown tokens) are cached; past
 /// it the cache starts afresh.
@@ -166,7 +166,7 @@ impl std::fmt::Debug for RememberedLogins {
 impl Default for RememberedLogins {
     fn default() -> Self {
         RememberedLogins {
-            key: crate::secret::random_bytes::<32>(),
+            key: crate::core::secret::random_bytes::<32>(),
             logins: Mutex::default(),
         }
     }

@@ -20,9 +20,9 @@ use subtle::ConstantTimeEq as _;
 use super::db;
 pub(crate) use super::model::{OAuthClient, StoredToken, client_secret_matches, mint, register};
 use super::model::{TOKEN_PREFIX, digest_from_hex};
-use crate::clock::now_ms;
 use crate::config::Scope;
-use crate::secret::sha256;
+use crate::core::clock::now_ms;
+use crate::core::secret::sha256;
 use crate::storage::{Database, StoreError};
 
 /// At most this many tokens are cached; past it the cache starts afresh

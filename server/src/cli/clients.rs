@@ -7,8 +7,8 @@ use clap::Subcommand;
 
 use crate::access::db;
 use crate::access::tokens::OAuthClient;
-use crate::clock::timestamp;
 use crate::config::{Config, Scope};
+use crate::core::clock::timestamp;
 use crate::portfolio::ops::{Actor, Context, oauth_clients};
 
 #[derive(Debug, Subcommand)]

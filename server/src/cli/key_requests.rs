@@ -5,8 +5,8 @@
 
 use clap::Subcommand;
 
-use crate::clock::timestamp;
 use crate::config::{Config, Scope};
+use crate::core::clock::timestamp;
 use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
 use crate::portfolio::ops::key_requests::{self, Approval};

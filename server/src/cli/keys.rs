@@ -7,8 +7,8 @@ use clap::Subcommand;
 
 use crate::access::keys::{ApiKey, NewKey};
 use crate::access::{Service, db};
-use crate::clock::timestamp;
 use crate::config::{Config, Scope};
+use crate::core::clock::timestamp;
 use crate::portfolio::ops::api_keys::{self, DEFAULT_OLD_KEY_HOURS, IssuedApiKey};
 use crate::portfolio::ops::{Actor, Context};
 

@@ -32,7 +32,7 @@ pub(crate) fn print<T: Serialize>(
 /// The error a subcommand ended with, as one line safe to print: what it
 /// names (an id, a name) may have come from outside.
 pub fn error_line(error: &anyhow::Error) -> String {
-    crate::text_policy::for_terminal(&format!("{error:#}")).into_owned()
+    crate::core::text_policy::for_terminal(&format!("{error:#}")).into_owned()
 }
 
 /// A line made safe to print: names, organisations and the like came from
@@ -42,7 +42,7 @@ pub fn error_line(error: &anyhow::Error) -> String {
 /// `{:?}`, which escapes its own.)
 fn for_terminal(line: &str) -> String {
     line.split('\t')
-        .map(crate::text_policy::for_terminal)
+        .map(crate::core::text_policy::for_terminal)
         .collect::<Vec<_>>()
         .join("\t")
 }

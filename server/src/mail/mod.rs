@@ -25,8 +25,8 @@ use anyhow::Context as _;
 use lettre::message::Mailbox;
 use tokio::sync::Notify;
 
-use crate::clock::now_ms;
 use crate::config::MailConfig;
+use crate::core::clock::now_ms;
 use crate::storage::{Database, StoreError};
 use transport::Transport;
 

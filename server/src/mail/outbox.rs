@@ -5,7 +5,7 @@
 use sqlx::{AnyConnection, FromRow};
 
 use super::templates::OutgoingEmail;
-use crate::clock::now_ms;
+use crate::core::clock::now_ms;
 use crate::storage::{Database, StoreError, positional, row_placeholders};
 
 /// An email in the outbox, claimed for one delivery attempt.
@@ -70,7 +70,10 @@ async fn insert(
         let sql = positional(conn, &sql);
         let mut query = sqlx::query(&sql);
         for email in chunk {
-            let message_id = format!("<{}@petstore-portfolio>", crate::secret::hex_nonce::<16>());
+            let message_id = format!(
+                "<{}@petstore-portfolio>",
+                crate::core::secret::hex_nonce::<16>()
+            );
             query = query
                 .bind(&email.to)
                 .bind(&email.subject)

@@ -13,7 +13,7 @@ use futures::StreamExt as _;
 use super::Mailer;
 use super::outbox::{self, QueuedEmail, Record};
 use super::transport::Outcome;
-use crate::clock::now_ms;
+use crate::core::clock::now_ms;
 use crate::storage::StoreError;
 use crate::telemetry::metrics;
 

@@ -7,19 +7,12 @@
 //! HTTP in [`wire`], the domain's types and rules in [`model`], the SQL in
 //! [`db`].
 
-pub(crate) mod auth;
-pub(crate) mod authorize;
+pub(crate) mod api;
 pub(crate) mod db;
-pub(crate) mod demo_data;
+pub(crate) mod edge;
 pub(crate) mod model;
 pub(crate) mod ops;
-pub(crate) mod pet;
-pub(crate) mod pet_image;
-pub(crate) mod pet_list;
-pub(crate) mod pet_xml;
-pub(crate) mod rate_limit;
-pub(crate) mod store;
-pub(crate) mod user;
+pub(crate) mod reads;
 pub(crate) mod wire;
 
 use std::collections::BTreeSet;
@@ -36,12 +29,14 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterE
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
+use crate::core::password::Hasher;
+use crate::http::openapi_errors::{
+    ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
+};
+use crate::http::service_state::ServiceState;
 use crate::limits::Limiter;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut};
-use crate::password::Hasher;
-use crate::read_cache::ReadCache;
-use crate::service_state::ServiceState;
 use crate::storage::Database;
+use crate::storage::read_cache::ReadCache;
 
 /// What every pet store handler can reach.
 pub(crate) type PetstoreState = ServiceState<Shared>;
@@ -111,7 +106,7 @@ pub(crate) mod cached {
         pub(crate) fn of(
             format: Format,
             pet: &crate::petstore::model::Pet,
-        ) -> Result<Self, crate::error::Error> {
+        ) -> Result<Self, crate::http::error::Error> {
             Ok(Pet {
                 body: crate::petstore::wire::to_bytes(format, pet)?,
                 status: pet.status,
@@ -144,8 +139,8 @@ pub(crate) mod cached {
     model::OrderStatus,
     model::Category,
     model::Tag,
-    pet::PetForm,
-    pet_image::ImageUploadForm
+    api::pet::PetForm,
+    api::pet_image::ImageUploadForm
 )))]
 pub(crate) struct PetstoreDoc;
 
@@ -344,7 +339,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
     }
     .apply(openapi);
     // An image is served whatever `Accept` says: no 406.
-    for operation in crate::openapi_errors::operations_mut(openapi) {
+    for operation in crate::http::openapi_errors::operations_mut(openapi) {
         if operation.operation_id.as_deref() == Some("getPetImage") {
             operation.responses.responses.remove("406");
         }
@@ -362,24 +357,28 @@ pub(crate) fn max_upload_body(config: &PetstoreConfig) -> usize {
 fn operations(config: &PetstoreConfig) -> Vec<UtoipaMethodRouter<PetstoreState>> {
     let upload_limit = max_upload_body(config);
     vec![
-        routes!(pet::update_pet, pet::add_pet),
-        routes!(pet::find_pets_by_status),
-        routes!(pet::find_pets_by_tags),
+        routes!(api::pet::update_pet, api::pet::add_pet),
+        routes!(api::pet::find_pets_by_status),
+        routes!(api::pet::find_pets_by_tags),
         routes!(
-            pet::get_pet_by_id,
-            pet::update_pet_with_form,
-            pet::delete_pet
+            api::pet::get_pet_by_id,
+            api::pet::update_pet_with_form,
+            api::pet::delete_pet
         ),
-        routes!(pet_image::upload_file).layer(DefaultBodyLimit::max(upload_limit)),
-        routes!(pet_image::get_pet_image),
-        routes!(store::get_inventory),
-        routes!(store::place_order),
-        routes!(store::get_order_by_id, store::delete_order),
-        routes!(user::create_user),
-        routes!(user::create_users_with_list_input),
-        routes!(user::login_user),
-        routes!(user::logout_user),
-        routes!(user::get_user_by_name, user::update_user, user::delete_user),
+        routes!(api::pet_image::upload_file).layer(DefaultBodyLimit::max(upload_limit)),
+        routes!(api::pet_image::get_pet_image),
+        routes!(api::store::get_inventory),
+        routes!(api::store::place_order),
+        routes!(api::store::get_order_by_id, api::store::delete_order),
+        routes!(api::user::create_user),
+        routes!(api::user::create_users_with_list_input),
+        routes!(api::user::login_user),
+        routes!(api::user::logout_user),
+        routes!(
+            api::user::get_user_by_name,
+            api::user::update_user,
+            api::user::delete_user
+        ),
     ]
 }
 
@@ -421,12 +420,12 @@ pub(crate) fn routes_at(
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router(&PetstoreConfig::default()).into_openapi();
     add_security_schemes(&mut doc);
-    crate::document_rules::apply(&mut doc);
+    crate::http::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_security(&mut doc);
     document_formats(&mut doc);
     document_errors(&mut doc);
-    crate::limit_headers::document(
+    crate::http::limit_headers::document(
         &mut doc,
         "ApiResponse",
         &["application/json", "application/xml"],

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::config::AuthMode;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 
 /// The largest id a client may choose: the largest integer JavaScript
 /// represents exactly, so that no client loses precision, and far enough
@@ -118,7 +118,7 @@ pub(crate) fn check_pet_name(field: &str, name: &str) -> Result<(), Failure> {
     }
     // A name may also come from a query (updatePetWithForm), which no
     // body check sees.
-    crate::text_policy::check_field(field, name)?;
+    crate::core::text_policy::check_field(field, name)?;
     check_length(field, name, MAX_NAME_CHARS)
 }
 

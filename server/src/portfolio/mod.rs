@@ -5,26 +5,12 @@
 //! with `openapi/portfolio.yaml`. Handlers are in one module per resource;
 //! the domain's types in [`model`], the SQL in [`db`].
 
-pub(crate) mod admin;
-pub(crate) mod analytics;
-pub(crate) mod auth;
-pub(crate) mod contact;
-pub(crate) mod content;
+pub(crate) mod api;
 pub(crate) mod db;
-pub(crate) mod error;
-pub(crate) mod fields;
-pub(crate) mod health;
-pub(crate) mod key_requests;
-pub(crate) mod mastodon;
+pub(crate) mod edge;
 pub(crate) mod model;
-pub(crate) mod newsletter;
-pub(crate) mod notify;
-pub(crate) mod oauth;
 pub(crate) mod ops;
-pub(crate) mod paging;
-pub(crate) mod rate_limit;
-pub(crate) mod social;
-pub(crate) mod static_files;
+pub(crate) mod wire;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,10 +27,10 @@ use utoipa_axum::routes;
 
 use crate::access::Access;
 use crate::config::{MailConfig, PortfolioConfig, Scope};
+use crate::http::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
+use crate::http::service_state::ServiceState;
 use crate::limits::Limiter;
 use crate::mail::Mailer;
-use crate::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
-use crate::service_state::ServiceState;
 use crate::storage::Database;
 
 /// What every portfolio handler can reach.
@@ -82,7 +68,7 @@ pub(crate) struct Shared {
     pub(crate) mailer: Mailer,
     /// Base URL for links in emails, without a trailing slash.
     pub(crate) public_url: Arc<str>,
-    pub(crate) analytics: analytics::Recorder,
+    pub(crate) analytics: api::analytics::Recorder,
     /// Counts failed client authentications at the OAuth endpoints.
     pub(crate) client_auth_failures: Arc<Limiter>,
     /// Counts requests for API keys per client address (hourly).
@@ -92,18 +78,18 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// The content's answers, as the bytes sent (`llm-context`'s without
     /// its time).
-    pub(crate) content: crate::read_cache::ReadCache<content::Cached, bytes::Bytes>,
+    pub(crate) content: crate::storage::read_cache::ReadCache<api::content::Cached, bytes::Bytes>,
     /// The rate limits' counters in Redis, if configured (for readiness).
-    pub(crate) shared_counters: Option<Arc<crate::shared_counters::SharedCounters>>,
+    pub(crate) shared_counters: Option<Arc<crate::limits::shared_counters::SharedCounters>>,
     /// On once the server is stopping: readiness answers 503.
-    pub(crate) draining: crate::lifecycle::Draining,
+    pub(crate) draining: crate::core::lifecycle::Draining,
 }
 
 /// The parts of the document that are not per operation and that the
 /// contract check compares. Its prose (info, servers, the tags'
 /// descriptions) is the hand-written document's alone.
 #[derive(OpenApi)]
-#[openapi(components(schemas(model::Link, error::ErrorDetail)))]
+#[openapi(components(schemas(model::Link, wire::ErrorDetail)))]
 pub(crate) struct PortfolioDoc;
 
 /// The security schemes the operations name.
@@ -125,7 +111,7 @@ fn add_security_schemes(openapi: &mut OpenApiDoc) {
     components.add_security_scheme(
         "api_key",
         SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-            auth::API_KEY_HEADER,
+            api::auth::API_KEY_HEADER,
             "A key from the operator (ask with `POST /api/key-requests`). Scopes: \
              `context:read`, `contact:write`, `analytics:read`, `social:publish`, \
              `subscribers:notify`, `content:write`, `subscribers:read`, \
@@ -151,7 +137,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
         media_types: &["application/json"],
         schema: (
             "ErrorBody",
-            <error::ErrorBody as utoipa::PartialSchema>::schema,
+            <wire::ErrorBody as utoipa::PartialSchema>::schema,
         ),
     }
     .apply(openapi);
@@ -160,72 +146,72 @@ fn document_errors(openapi: &mut OpenApiDoc) {
 /// The portfolio's routes and their documentation, before state is given.
 pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
     let router = OpenApiRouter::with_openapi(PortfolioDoc::openapi())
-        .routes(routes!(content::get_site_info))
-        .routes(routes!(content::list_projects))
-        .routes(routes!(content::get_project))
-        .routes(routes!(content::list_achievements))
-        .routes(routes!(content::list_posts))
-        .routes(routes!(content::get_post))
-        .routes(routes!(content::get_llm_context))
-        .routes(routes!(static_files::get_static_file))
-        .routes(routes!(contact::submit_contact))
-        .routes(routes!(newsletter::subscribe_newsletter))
-        .routes(routes!(newsletter::confirm_newsletter))
-        .routes(routes!(newsletter::unsubscribe_newsletter))
-        .routes(routes!(notify::notify_subscribers))
-        .routes(routes!(social::social_publish))
-        .routes(routes!(analytics::record_page_view))
-        .routes(routes!(analytics::get_analytics_summary))
-        .routes(routes!(key_requests::request_api_key))
-        .routes(routes!(admin::content::replace_site_info))
-        .routes(routes!(admin::content::create_project))
+        .routes(routes!(api::content::get_site_info))
+        .routes(routes!(api::content::list_projects))
+        .routes(routes!(api::content::get_project))
+        .routes(routes!(api::content::list_achievements))
+        .routes(routes!(api::content::list_posts))
+        .routes(routes!(api::content::get_post))
+        .routes(routes!(api::content::get_llm_context))
+        .routes(routes!(api::static_files::get_static_file))
+        .routes(routes!(api::contact::submit_contact))
+        .routes(routes!(api::newsletter::subscribe_newsletter))
+        .routes(routes!(api::newsletter::confirm_newsletter))
+        .routes(routes!(api::newsletter::unsubscribe_newsletter))
+        .routes(routes!(api::notify::notify_subscribers))
+        .routes(routes!(api::social::social_publish))
+        .routes(routes!(api::analytics::record_page_view))
+        .routes(routes!(api::analytics::get_analytics_summary))
+        .routes(routes!(api::key_requests::request_api_key))
+        .routes(routes!(api::admin::content::replace_site_info))
+        .routes(routes!(api::admin::content::create_project))
         .routes(routes!(
-            admin::content::replace_project,
-            admin::content::delete_project
+            api::admin::content::replace_project,
+            api::admin::content::delete_project
         ))
-        .routes(routes!(admin::content::create_achievement))
+        .routes(routes!(api::admin::content::create_achievement))
         .routes(routes!(
-            admin::content::replace_achievement,
-            admin::content::delete_achievement
+            api::admin::content::replace_achievement,
+            api::admin::content::delete_achievement
         ))
-        .routes(routes!(admin::content::create_post))
+        .routes(routes!(api::admin::content::create_post))
         .routes(routes!(
-            admin::content::replace_post,
-            admin::content::delete_post
+            api::admin::content::replace_post,
+            api::admin::content::delete_post
         ))
-        .routes(routes!(admin::subscribers::list_subscribers))
-        .routes(routes!(admin::subscribers::erase_subscriber))
+        .routes(routes!(api::admin::subscribers::list_subscribers))
+        .routes(routes!(api::admin::subscribers::erase_subscriber))
         .routes(routes!(
-            admin::contact_submissions::list_contact_submissions
+            api::admin::contact_submissions::list_contact_submissions
         ))
         .routes(routes!(
-            admin::api_keys::list_api_keys,
-            admin::api_keys::create_api_key
+            api::admin::api_keys::list_api_keys,
+            api::admin::api_keys::create_api_key
         ))
-        .routes(routes!(admin::api_keys::rotate_api_key))
-        .routes(routes!(admin::api_keys::revoke_api_key))
-        .routes(routes!(admin::key_requests::list_key_requests))
-        .routes(routes!(admin::key_requests::approve_key_request))
-        .routes(routes!(admin::key_requests::reject_key_request))
+        .routes(routes!(api::admin::api_keys::rotate_api_key))
+        .routes(routes!(api::admin::api_keys::revoke_api_key))
+        .routes(routes!(api::admin::key_requests::list_key_requests))
+        .routes(routes!(api::admin::key_requests::approve_key_request))
+        .routes(routes!(api::admin::key_requests::reject_key_request))
         .routes(routes!(
-            admin::oauth_clients::list_oauth_clients,
-            admin::oauth_clients::create_oauth_client
+            api::admin::oauth_clients::list_oauth_clients,
+            api::admin::oauth_clients::create_oauth_client
         ))
-        .routes(routes!(admin::oauth_clients::revoke_oauth_client))
-        .routes(routes!(admin::outbox::list_failed_emails))
-        .routes(routes!(admin::outbox::requeue_emails))
-        .routes(routes!(oauth::issue_token))
-        .routes(routes!(oauth::revoke_token))
-        .routes(routes!(oauth::get_authorization_server_metadata))
-        .routes(routes!(health::get_health))
-        .routes(routes!(health::get_readiness));
+        .routes(routes!(api::admin::oauth_clients::revoke_oauth_client))
+        .routes(routes!(api::admin::outbox::list_failed_emails))
+        .routes(routes!(api::admin::outbox::requeue_emails))
+        .routes(routes!(api::oauth::issue_token))
+        .routes(routes!(api::oauth::revoke_token))
+        .routes(routes!(api::oauth::get_authorization_server_metadata))
+        .routes(routes!(api::health::get_health))
+        .routes(routes!(api::health::get_readiness));
     // The one-click unsubscribe (RFC 8058) POSTs where the link GETs.
     let one_click = SecondRoute {
         of: (HttpMethod::Get, "/api/newsletter/unsubscribe"),
         at: (HttpMethod::Post, "/api/newsletter/unsubscribe"),
         operation_id: "unsubscribeNewsletterOneClick",
         deprecated: false,
-        handler: routing::post(newsletter::unsubscribe_newsletter),
+        handler: routing::post(api::newsletter::unsubscribe_newsletter),
     };
     // The paths the catalogue lists without `/api`: deprecated copies.
     let aliases = [
@@ -233,19 +219,19 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
             "/newsletter",
             "/api/newsletter",
             "subscribeNewsletterAlias",
-            routing::post(newsletter::subscribe_newsletter),
+            routing::post(api::newsletter::subscribe_newsletter),
         ),
         (
             "/social-publish",
             "/api/social-publish",
             "socialPublishAlias",
-            routing::post(social::social_publish),
+            routing::post(api::social::social_publish),
         ),
         (
             "/notify-subscribers",
             "/api/notify-subscribers",
             "notifySubscribersAlias",
-            routing::post(notify::notify_subscribers),
+            routing::post(api::notify::notify_subscribers),
         ),
     ];
     let aliases = aliases.map(|(path, target, operation_id, handler)| SecondRoute {
@@ -301,10 +287,10 @@ impl SecondRoute {
 pub fn openapi() -> OpenApiDoc {
     let mut doc = router().into_openapi();
     add_security_schemes(&mut doc);
-    crate::document_rules::apply(&mut doc);
+    crate::http::document_rules::apply(&mut doc);
     // After the routes: they work on every operation.
     document_errors(&mut doc);
-    crate::limit_headers::document(&mut doc, "ErrorBody", &["application/json"]);
-    auth::document(&mut doc);
+    crate::http::limit_headers::document(&mut doc, "ErrorBody", &["application/json"]);
+    api::auth::document(&mut doc);
     doc
 }

@@ -1,6 +1,6 @@
 //! What can go wrong in storage, as the layers above need to tell it apart.
 //! It stands apart from the storage code so that the domain's
-//! [`Failure`](crate::failure::Failure) can carry it without depending on
+//! [`Failure`](crate::core::failure::Failure) can carry it without depending on
 //! storage.
 
 /// What can go wrong in storage, as the layers above need to tell it apart.

@@ -26,6 +26,7 @@ pub(crate) mod change_feed;
 pub(crate) mod changes;
 pub(crate) mod error;
 mod group_commit;
+pub(crate) mod read_cache;
 
 pub(crate) use changes::{Changes, Generations, Topic};
 pub(crate) use error::StoreError;
@@ -673,10 +674,10 @@ pub(crate) fn time_from_ms(ms: i64) -> Result<chrono::DateTime<chrono::Utc>, Sto
         .ok_or_else(|| StoreError::corrupt(format!("time {ms}")))
 }
 
-/// A time kept as text (RFC 3339, [`crate::clock::timestamp`]); anything
+/// A time kept as text (RFC 3339, [`crate::core::clock::timestamp`]); anything
 /// else is a corrupt row.
 pub(crate) fn time_from_text(text: &str) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
-    crate::clock::parse_timestamp(text)
+    crate::core::clock::parse_timestamp(text)
         .map_err(|e| StoreError::corrupt(format!("time {text:?}: {e}")))
 }
 

@@ -1,7 +1,7 @@
 //! Pet images, stored in the database (so that replicas on one PostgreSQL
 //! share them). An image's id is never reused, so an image never changes.
 
-use crate::clock;
+use crate::core::clock;
 use crate::petstore::model::PetImage;
 use crate::storage::{Database, StoreError};
 use sqlx::AnyConnection;

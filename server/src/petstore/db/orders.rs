@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, FromRow};
 use std::collections::BTreeSet;
 
 use super::{IdTable, new_id, reserve_ids};
-use crate::clock;
+use crate::core::clock;
 use crate::petstore::model::{Order, OrderStatus};
 use crate::storage::{Database, StoreError, positional, row_placeholders, time_from_text};
 

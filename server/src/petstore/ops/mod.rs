@@ -2,9 +2,10 @@
 //! handlers and storage. Each owns its transaction, takes and returns the
 //! domain's types, keeps the rules (an order moves its pet through the
 //! statuses; a user changes only their own account), and fails with a
-//! [`Failure`](crate::failure::Failure), which the handlers turn into an
+//! [`Failure`](crate::core::failure::Failure), which the handlers turn into an
 //! `ApiResponse` in one `From`.
 
+pub(crate) mod demo_data;
 pub(crate) mod orders;
 pub(crate) mod pets;
 pub(crate) mod sessions;
@@ -12,8 +13,8 @@ pub(crate) mod users;
 
 use crate::access::Access;
 use crate::config::PetstoreConfig;
+use crate::core::password::Hasher;
 use crate::limits::Limiter;
-use crate::password::Hasher;
 use crate::petstore::db::new_orders::NewOrders;
 use crate::petstore::db::new_pets::NewPets;
 use crate::petstore::db::replaced_pets::ReplacedPets;

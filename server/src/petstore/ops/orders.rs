@@ -5,7 +5,7 @@
 //! transaction.
 
 use super::Context;
-use crate::failure::{Failure, OnConflict as _};
+use crate::core::failure::{Failure, OnConflict as _};
 use crate::petstore::db;
 use crate::petstore::db::new_orders::PetUnavailable;
 use crate::petstore::model::{Order, OrderStatus, PetStatus, requested_id};

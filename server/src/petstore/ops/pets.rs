@@ -2,7 +2,7 @@
 //! the name or status, delete.
 
 use super::Context;
-use crate::failure::{Failure, OnConflict as _};
+use crate::core::failure::{Failure, OnConflict as _};
 use crate::petstore::db;
 use crate::petstore::model::{Pet, PetImage, PetStatus, requested_id};
 
@@ -102,7 +102,7 @@ pub(crate) async fn add_image(
     url_of: impl FnOnce(i64) -> String,
 ) -> Result<String, Failure> {
     if let Some(metadata) = metadata {
-        crate::text_policy::check_field("additionalMetadata", metadata)?;
+        crate::core::text_policy::check_field("additionalMetadata", metadata)?;
         if metadata.chars().count() > MAX_METADATA_CHARS {
             return Err(Failure::invalid(format!(
                 "additionalMetadata must be at most {MAX_METADATA_CHARS} characters"

@@ -7,10 +7,10 @@ use chrono::Utc;
 
 use super::Context;
 use crate::access::model::CachedSession;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
+use crate::core::secret;
 use crate::limits::Limiter;
 use crate::petstore::db;
-use crate::secret;
 use crate::telemetry::metrics::{self, AuthFailure, Limit};
 
 /// The id of the user whose name and password these are, or none.

@@ -3,7 +3,7 @@
 //! who may not learns nothing of whether the user exists.
 
 use super::Context;
-use crate::failure::{Failure, OnConflict as _};
+use crate::core::failure::{Failure, OnConflict as _};
 use crate::petstore::db;
 use crate::petstore::model::{Principal, StoredUser, User, check_password, requested_id};
 

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, FromRow};
 
-use crate::clock;
+use crate::core::clock;
 use crate::portfolio::model::{ContactEntry, ContactSubmission};
 use crate::storage::{Database, StoreError, time_from_text};
 

@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 use sqlx::{AnyConnection, FromRow};
 
-use crate::clock;
+use crate::core::clock;
 use crate::portfolio::model::{Achievement, ContentFile, Post, Project, SiteInfo, Slug};
 use crate::storage::{Database, StoreError, Topic, placeholders, time_from_text};
 

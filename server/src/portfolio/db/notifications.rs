@@ -2,7 +2,7 @@
 
 use sqlx::AnyConnection;
 
-use crate::clock;
+use crate::core::clock;
 use crate::portfolio::model::Slug;
 use crate::storage::StoreError;
 

@@ -1,7 +1,7 @@
 //! Posts published to the social network: one row per post, so that
 //! publishing again reports the existing status instead of posting twice.
 
-use crate::clock;
+use crate::core::clock;
 use crate::portfolio::model::{Publication, Slug};
 use crate::storage::{Database, StoreError};
 

@@ -3,7 +3,7 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use crate::clock;
+use crate::core::clock;
 use crate::portfolio::model::{Subscriber, SubscriberEntry, SubscriberStatus};
 use crate::storage::{Database, StoreError, time_from_text};
 

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::{Actor, Context};
 use crate::access::db as access_db;
 use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 
 /// How long a rotated key keeps working unless asked (hours), and the most.
 pub(crate) const DEFAULT_OLD_KEY_HOURS: u32 = 24;
@@ -76,7 +76,7 @@ pub(crate) async fn rotate(
         .ok_or_else(not_in_force)?;
     by.may_grant(&old.key.scopes)?;
     let old_valid_until =
-        crate::clock::now() + chrono::Duration::hours(i64::from(old_key_valid_for_hours));
+        crate::core::clock::now() + chrono::Duration::hours(i64::from(old_key_valid_for_hours));
     let issued = keys::rotate(ctx.db, id, old_valid_until)
         .await?
         .ok_or_else(|| {
@@ -100,7 +100,7 @@ pub(crate) async fn revoke(ctx: Context<'_>, by: Actor<'_>, id: &str) -> Result<
     let missing = || Failure::not_found(format!("no key {id:?}"));
     let stored = access_db::get_key(ctx.db, id).await?.ok_or_else(missing)?;
     by.may_revoke(&stored.key.scopes)?;
-    if !access_db::revoke_key(ctx.db, id, crate::clock::now()).await? {
+    if !access_db::revoke_key(ctx.db, id, crate::core::clock::now()).await? {
         return Err(Failure::conflict(format!(
             "the key {id:?} was revoked already"
         )));

@@ -6,11 +6,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::Context;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 use crate::mail::{outbox, templates};
 use crate::portfolio::db;
-use crate::portfolio::fields::Fields;
 use crate::portfolio::model::ContactSubmission;
+use crate::portfolio::model::fields::Fields;
 
 /// A contact-form submission.
 #[serde_with::skip_serializing_none]

@@ -12,10 +12,10 @@ use std::path::Path;
 use anyhow::Context as _;
 
 use super::Context;
-use crate::failure::{Failure, OnConflict as _};
+use crate::core::failure::{Failure, OnConflict as _};
 use crate::portfolio::db;
 use crate::portfolio::db::content::StoredItem;
-use crate::portfolio::fields::Fields;
+use crate::portfolio::model::fields::Fields;
 use crate::portfolio::model::{
     Achievement, ContentFile, Link, Post, Project, SiteInfo, Slug, is_http_url,
 };

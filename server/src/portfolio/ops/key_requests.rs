@@ -9,16 +9,16 @@ use utoipa::ToSchema;
 use super::{Actor, Context};
 use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
 use crate::access::{Service, db as access_db};
-use crate::clock::timestamp;
 use crate::config::{KeyRequestsConfig, Scope};
-use crate::failure::Failure;
+use crate::core::clock::timestamp;
+use crate::core::failure::Failure;
+use crate::core::secret;
 use crate::limits::Limiter;
 use crate::mail::{outbox, templates};
 use crate::portfolio::db;
 use crate::portfolio::db::key_requests::OwnerNotice;
-use crate::portfolio::fields::Fields;
+use crate::portfolio::model::fields::Fields;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
-use crate::secret;
 
 /// The scopes of an approved request's key, unless the operator chooses:
 /// what an integrator of the site asks for most (its context, its contact
@@ -101,7 +101,7 @@ pub(crate) async fn submit(
         fields.email("technical_contact", form.technical_contact.as_deref(), true);
     fields.check()?;
 
-    let now = crate::clock::now();
+    let now = crate::core::clock::now();
     let quota = hourly
         .hit(caller, config.per_address_per_hour, now.timestamp())
         .await;
@@ -212,7 +212,7 @@ pub(crate) async fn approve(
         format!(
             "{}{}/",
             url.trim_end_matches('/'),
-            crate::paths::SWAGGER_UI_PATH
+            crate::http::paths::SWAGGER_UI_PATH
         )
     });
     let scopes = approval.scopes();
@@ -234,7 +234,7 @@ pub(crate) async fn approve(
     if !problems.is_empty() {
         return Err(Failure::invalid_fields(problems));
     }
-    let now = crate::clock::now();
+    let now = crate::core::clock::now();
     let issued = keys::issue(
         new.service,
         &new.name,
@@ -292,7 +292,7 @@ pub(crate) async fn reject(ctx: Context<'_>, id: &str) -> Result<KeyRequest, Fai
     let mut tx = ctx.db.begin_write().await?;
     tx.changes_nothing_cached();
     let request = pending(tx.conn(), id).await?;
-    let now = crate::clock::now();
+    let now = crate::core::clock::now();
     if !db::key_requests::decide(tx.conn(), id, KeyRequestStatus::Rejected, None, now).await? {
         return Err(decided_already(&request));
     }

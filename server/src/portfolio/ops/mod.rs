@@ -1,7 +1,7 @@
 //! The portfolio's operations: one function per use case, between the
 //! handlers (and the operator's CLI) and storage. Each owns its transaction,
 //! takes and returns the domain's types, keeps the rules, and fails with a
-//! [`Failure`](crate::failure::Failure), which the handlers turn into the
+//! [`Failure`](crate::core::failure::Failure), which the handlers turn into the
 //! service's error answer in one `From`.
 //!
 //! What a change must reach besides the database, the server's caches of
@@ -13,6 +13,7 @@ pub(crate) mod api_keys;
 pub(crate) mod contact;
 pub(crate) mod content;
 pub(crate) mod key_requests;
+pub(crate) mod mastodon;
 pub(crate) mod newsletter;
 pub(crate) mod oauth_clients;
 pub(crate) mod outbox;
@@ -21,7 +22,7 @@ pub(crate) mod tokens;
 
 use crate::access::Access;
 use crate::config::Scope;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 use crate::mail::Mailer;
 use crate::storage::Database;
 

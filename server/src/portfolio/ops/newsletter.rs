@@ -7,15 +7,15 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::Context;
-use crate::clock::now_ms;
 use crate::config::NewsletterConfig;
-use crate::failure::Failure;
+use crate::core::clock::now_ms;
+use crate::core::failure::Failure;
+use crate::core::secret;
 use crate::mail::address::mailbox_key;
 use crate::mail::{outbox, templates};
 use crate::portfolio::db;
-use crate::portfolio::fields::Fields;
+use crate::portfolio::model::fields::Fields;
 use crate::portfolio::model::{Slug, Subscriber, SubscriberStatus};
-use crate::secret;
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct SubscribeRequest {

@@ -9,7 +9,7 @@ use crate::access::db as access_db;
 use crate::access::keys::name_problem;
 use crate::access::tokens::{self, OAuthClient};
 use crate::config::Scope;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 
 /// A client just registered, with its secret, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -59,7 +59,7 @@ pub(crate) async fn revoke(
         .await?
         .ok_or_else(missing)?;
     by.may_revoke(&stored.client.scopes)?;
-    if !access_db::revoke_client(ctx.db, client_id, crate::clock::now()).await? {
+    if !access_db::revoke_client(ctx.db, client_id, crate::core::clock::now()).await? {
         return Err(Failure::conflict(format!(
             "the client {client_id:?} was revoked already"
         )));

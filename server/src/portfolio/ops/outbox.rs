@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::Context;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 use crate::mail::outbox;
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -8,10 +8,10 @@ use utoipa::ToSchema;
 
 use super::Context;
 use crate::config::MastodonConfig;
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 use crate::portfolio::db;
-use crate::portfolio::mastodon;
 use crate::portfolio::model::{Post, Publication, Slug};
+use crate::portfolio::ops::mastodon;
 
 /// The status text: title, summary (shortened to fit) and link.
 fn status_text(post: &Post, post_url: &str) -> String {

@@ -15,7 +15,7 @@ use crate::access::Access;
 use crate::access::db::{self as access_db, StoredClient};
 use crate::access::tokens::{self, TokenVerdict};
 use crate::config::{OAuthConfig, Scope};
-use crate::failure::Failure;
+use crate::core::failure::Failure;
 use crate::limits::Limiter;
 use crate::storage::{Database, StoreError};
 use crate::telemetry::metrics::{self, AuthFailure, Limit};
@@ -201,7 +201,7 @@ async fn authenticate(
         client.address,
         service.config.failed_client_auth_per_minute,
     );
-    let now = crate::clock::now().timestamp();
+    let now = crate::core::clock::now().timestamp();
     let _turn = service.failures.turn(&callers[0].0).await;
     service
         .failures

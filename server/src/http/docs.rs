@@ -1,0 +1,148 @@
+//! The hand-written OpenAPI documents, served as JSON, their client
+//! profiles, and Swagger UI.
+//!
+//! What is served is `openapi/*.yaml` itself (converted to JSON once, at
+//! start-up), not a document re-derived from the code: the files are the
+//! contract. Beside each, its *client profile*
+//! (`openapi/profiles/*.client.json`, written by `cargo xtask codegen`):
+//! the JSON face of the document that progenitor, which takes a subset of
+//! OpenAPI, generates a client from. Swagger UI's page links to both.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tower_http::set_header::SetResponseHeaderLayer;
+use utoipa_swagger_ui::{SwaggerUi, Url};
+
+use crate::config::AuthMode;
+use crate::petstore::model::MIN_PASSWORD_CHARS;
+
+pub use crate::http::paths::{
+    PETSTORE_CLIENT_PROFILE_PATH, PETSTORE_JSON_PATH, PORTFOLIO_CLIENT_PROFILE_PATH,
+    PORTFOLIO_JSON_PATH, SWAGGER_UI_PATH,
+};
+
+/// `openapi/petstore.yaml`, as written.
+pub(crate) const PETSTORE_YAML: &str = include_str!("../../../openapi/petstore.yaml");
+
+/// `openapi/portfolio.yaml`, as written.
+pub(crate) const PORTFOLIO_YAML: &str = include_str!("../../../openapi/portfolio.yaml");
+
+/// `openapi/profiles/petstore.client.json`: the pet store document's client
+/// profile, as `cargo xtask codegen` wrote it.
+pub(crate) const PETSTORE_CLIENT_PROFILE: &str =
+    include_str!("../../../openapi/profiles/petstore.client.json");
+
+/// `openapi/profiles/portfolio.client.json`: the portfolio document's client
+/// profile, as `cargo xtask codegen` wrote it.
+pub(crate) const PORTFOLIO_CLIENT_PROFILE: &str =
+    include_str!("../../../openapi/profiles/portfolio.client.json");
+
+/// Parses one of the embedded documents into JSON.
+pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_norway::from_str(yaml)?)
+}
+
+/// The pet store's document as a server in auth mode `mode` serves it: in
+/// `enforce`, a user's password has the length that mode asks for, so that
+/// clients and validators generated from the served document know it.
+pub(crate) fn petstore_document(mode: AuthMode) -> anyhow::Result<serde_json::Value> {
+    let mut document = yaml_to_json(PETSTORE_YAML)?;
+    if mode == AuthMode::Enforce {
+        let password = document
+            .pointer_mut("/components/schemas/User/properties/password")
+            .and_then(serde_json::Value::as_object_mut)
+            .ok_or_else(|| anyhow::anyhow!("the document has no User.password"))?;
+        password.insert("minLength".to_owned(), MIN_PASSWORD_CHARS.into());
+    }
+    Ok(document)
+}
+
+/// Swagger UI at `/docs`, offering both documents, and a route for each
+/// document's JSON and for each client profile (the file's bytes).
+/// Swagger UI's pages may not be framed by another site (clickjacking of
+/// the Authorize dialog and "Try it out").
+pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
+    Router::new()
+        .route(
+            PETSTORE_CLIENT_PROFILE_PATH,
+            get(|| async { json_file(PETSTORE_CLIENT_PROFILE) }),
+        )
+        .route(
+            PORTFOLIO_CLIENT_PROFILE_PATH,
+            get(|| async { json_file(PORTFOLIO_CLIENT_PROFILE) }),
+        )
+        .merge(
+            SwaggerUi::new(SWAGGER_UI_PATH)
+                .external_url_unchecked(
+                    Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
+                    petstore,
+                )
+                .external_url_unchecked(
+                    Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH),
+                    portfolio,
+                ),
+        )
+        .layer(middleware::from_fn_with_state(
+            Arc::<str>::from(document_links()),
+            with_document_links,
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("frame-ancestors 'none'"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+}
+
+fn json_file(text: &'static str) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
+/// The line above Swagger UI that links the documents and their client
+/// profiles (Swagger UI itself shows only the selected document's link).
+fn document_links() -> String {
+    format!(
+        r#"<nav id="document-links" style="font-family: sans-serif; font-size: 14px; padding: 8px 20px; background: #f4f4f4; border-bottom: 1px solid #ddd">Documents: <a href="{PETSTORE_JSON_PATH}">petstore.json</a>, <a href="{PORTFOLIO_JSON_PATH}">portfolio.json</a>. Generating a client? Their client profiles, the JSON face that progenitor takes: <a href="{PETSTORE_CLIENT_PROFILE_PATH}">petstore.client.json</a>, <a href="{PORTFOLIO_CLIENT_PROFILE_PATH}">portfolio.client.json</a>.</nav>"#
+    )
+}
+
+/// Puts [`document_links`] on Swagger UI's page (`/docs/`), above the UI.
+async fn with_document_links(
+    State(links): State<Arc<str>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    let page = path
+        .strip_prefix(SWAGGER_UI_PATH)
+        .is_some_and(|rest| rest == "/" || rest == "/index.html");
+    let response = next.run(request).await;
+    if !page || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // The page is Swagger UI's index.html, under a kilobyte.
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    const ROOT: &str = r#"<div id="swagger-ui"></div>"#;
+    let html = String::from_utf8_lossy(&bytes).replacen(ROOT, &format!("{links}{ROOT}"), 1);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(html))
+}

@@ -1,0 +1,420 @@
+//! Lists of pets (`findPetsByStatus`, `findPetsByTags`) written as they are
+//! read: memory does not grow with the number of pets, and the time is
+//! linear in it.
+//!
+//! A task reads the rows on a pool connection of its own and sends the list,
+//! serialised, in pieces of about [`PIECE`] bytes through a channel that
+//! holds one, so that it reads no faster than the client takes. A list that
+//! fits in one piece (the usual case) is answered whole, with its length,
+//! and its connection is back in the pool before the answer goes out. A
+//! longer one is streamed, and its connection held while the client reads,
+//! for at most [`STREAM_DEADLINE`]: a client that reads slower than that
+//! has its answer cut off (the connection is closed mid-body, so it cannot
+//! take the piece it has for a whole list) rather than keep a connection
+//! from everyone else.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::channel::mpsc;
+use futures::{SinkExt as _, StreamExt as _};
+use serde::Serialize as _;
+
+use crate::http::error::Error;
+use crate::petstore::db::pets::PetSelect;
+use crate::petstore::model::{Pet, PetStatus};
+use crate::petstore::wire::pet_xml::PetXml;
+use crate::petstore::wire::{Format, bytes_response};
+use crate::petstore::{PetstoreState, cached, db};
+use crate::storage::Database;
+
+/// About how many bytes go out at a time; a list shorter than this is
+/// answered whole.
+const PIECE: usize = 64 * 1024;
+
+/// How long a streamed list may hold its database connection.
+const STREAM_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A list read and serialised.
+pub(crate) enum Listing {
+    /// All of it (it fitted in one piece).
+    Whole(Bytes),
+    /// The first piece and the rest, to be streamed.
+    Streamed(Body),
+}
+
+impl Listing {
+    /// The answer: the list in the negotiated format.
+    pub(crate) fn into_response(self, format: Format) -> Response {
+        match self {
+            Listing::Whole(bytes) => bytes_response(format, bytes),
+            Listing::Streamed(body) => {
+                ([(header::CONTENT_TYPE, format.content_type())], body).into_response()
+            }
+        }
+    }
+}
+
+/// Most pets in a list made of cached pets ([`from_cached_pets`]), so that
+/// making one keeps a bounded number of pets in memory; a longer one is
+/// read and streamed.
+const MOST_CACHED_PETS: usize = 256;
+
+/// `findPetsByStatus`'s list made of the pets' own cached answers
+/// (`getPetById`'s), reading from the database only the list's ids and the
+/// pets that are not cached; `None` when it cannot be (the list is longer
+/// than [`MOST_CACHED_PETS`] or than a [`PIECE`], which [`read`] streams,
+/// or a write moved a pet in or out of it while it was being made), for
+/// the caller to read the list whole.
+///
+/// A list is emptied from its cache whenever one of its pets changes, and in
+/// a mixed load (a few pets renamed among many reads) it was read again,
+/// every pet of it decoded and serialised, about as often as its pets
+/// changed; made of cached pets, it costs a read of its ids and of the
+/// pet that changed.
+///
+/// The caller has looked the list up in its cache and so caught up with
+/// the other replicas' writes (`begun.tracked()`): every pet is then at
+/// least as new as every write acknowledged before the request came.
+/// Each pet, cached or read, must still have one of `statuses`: the ids
+/// and the pets are read at different moments, and a write in between
+/// (not yet acknowledged) could otherwise show a pet in a list it has just
+/// left, or with what it was before it came in.
+pub(crate) async fn from_cached_pets(
+    state: &PetstoreState,
+    statuses: &BTreeSet<PetStatus>,
+    format: Format,
+) -> Result<Option<Bytes>, Error> {
+    // One connection for both reads: each pooled connection given back is
+    // pinged by sqlx on its way into the pool.
+    let mut conn = state.db.conn().await?;
+    let ids = db::pets::ids_with_statuses(&mut conn, statuses, MOST_CACHED_PETS + 1).await?;
+    if ids.len() > MOST_CACHED_PETS {
+        return Ok(None);
+    }
+    let mut pets = Vec::with_capacity(ids.len());
+    let mut missing = Vec::new();
+    for (at, &id) in ids.iter().enumerate() {
+        let (held, begun) = state.pets.lookup_caught_up(&state.db, &(id, format));
+        if held.is_none() {
+            missing.push((at, id, begun));
+        }
+        pets.push(held);
+    }
+    if !missing.is_empty() {
+        let missing_ids: Vec<i64> = missing.iter().map(|&(_, id, _)| id).collect();
+        let read = db::pets::get_many(&mut conn, &missing_ids).await?;
+        let read: HashMap<i64, Pet> = read
+            .into_iter()
+            .filter_map(|pet| Some((pet.id?, pet)))
+            .collect();
+        for (at, id, begun) in missing {
+            // Deleted since the ids were read.
+            let Some(pet) = read.get(&id) else {
+                return Ok(None);
+            };
+            let cached = Arc::new(cached::Pet::of(format, pet)?);
+            state.pets.keep(begun, (id, format), cached.clone());
+            pets[at] = Some(cached);
+        }
+    }
+    drop(conn);
+    let mut bodies = Vec::with_capacity(pets.len());
+    let mut size = 0;
+    for pet in &pets {
+        match pet {
+            Some(pet) if pet.status.is_some_and(|status| statuses.contains(&status)) => {
+                size += pet.body.len();
+                bodies.push(&pet.body);
+            }
+            _ => return Ok(None),
+        }
+    }
+    if size > PIECE {
+        return Ok(None);
+    }
+    Ok(Some(join(format, &bodies)))
+}
+
+/// The list of pets whose answers (as `getPetById` writes them) are
+/// `bodies`, as [`ListWriter`] writes it.
+fn join(format: Format, bodies: &[&Bytes]) -> Bytes {
+    let size: usize = bodies.iter().map(|body| body.len() + 1).sum();
+    let mut list = Vec::with_capacity(size + XML_DECLARATION.len() + 16);
+    match format {
+        Format::Json => {
+            list.push(b'[');
+            for (n, body) in bodies.iter().enumerate() {
+                if n > 0 {
+                    list.push(b',');
+                }
+                list.extend_from_slice(body);
+            }
+            list.push(b']');
+        }
+        Format::Xml if bodies.is_empty() => {
+            list.extend_from_slice(XML_DECLARATION.as_bytes());
+            list.extend_from_slice(b"<pets/>");
+        }
+        Format::Xml => {
+            list.extend_from_slice(XML_DECLARATION.as_bytes());
+            list.extend_from_slice(b"<pets>");
+            for body in bodies {
+                list.extend_from_slice(
+                    body.strip_prefix(XML_DECLARATION.as_bytes())
+                        .unwrap_or(body),
+                );
+            }
+            list.extend_from_slice(b"</pets>");
+        }
+    }
+    Bytes::from(list)
+}
+
+/// A piece of the serialised list; `last` on the final one. A channel that
+/// closes before the last piece means the list was cut off.
+struct Piece {
+    bytes: Bytes,
+    last: bool,
+}
+
+/// Reads the pets `select` chooses and serialises them in `format`.
+///
+/// Failures before the first piece (no connection, a corrupt row early
+/// on) are answered as errors; after it, the status is sent, so the body is
+/// cut off and the client sees a broken transfer, never a short list.
+pub(crate) async fn read(
+    db: Database,
+    format: Format,
+    select: PetSelect,
+) -> Result<Listing, Error> {
+    let (pieces, mut received) = mpsc::channel::<Result<Piece, Error>>(0);
+    tokio::spawn(crate::telemetry::within_request(async move {
+        let written = tokio::time::timeout(STREAM_DEADLINE, write(&db, format, &select, pieces));
+        if written.await.is_err() {
+            tracing::warn!("a list of pets was cut off: its client read it too slowly");
+        }
+    }));
+    let first = received
+        .next()
+        .await
+        .ok_or_else(|| Error::internal("listing pets", "the list's writer ended early"))??;
+    if first.last {
+        return Ok(Listing::Whole(first.bytes));
+    }
+    let rest = futures::stream::unfold(Some(received), |received| async move {
+        let mut received = received?;
+        match received.next().await {
+            Some(Ok(Piece { bytes, last })) => Some((Ok(bytes), (!last).then_some(received))),
+            Some(Err(err)) => Some((Err(std::io::Error::other(err.to_string())), None)),
+            None => Some((
+                Err(std::io::Error::other("the list of pets was cut off")),
+                None,
+            )),
+        }
+    });
+    let body = futures::stream::once(async { Ok(first.bytes) }).chain(rest);
+    Ok(Listing::Streamed(Body::from_stream(body)))
+}
+
+/// The task's side: reads the rows and sends the pieces; stops when the
+/// reader is gone.
+async fn write(
+    db: &Database,
+    format: Format,
+    select: &PetSelect,
+    mut pieces: mpsc::Sender<Result<Piece, Error>>,
+) {
+    let mut conn = match db.conn().await {
+        Ok(conn) => conn,
+        Err(err) => {
+            let _ = pieces.send(Err(err.into())).await;
+            return;
+        }
+    };
+    let mut list = ListWriter::new(format);
+    {
+        let mut pets = std::pin::pin!(select.rows(&mut conn));
+        while let Some(pet) = pets.next().await {
+            let pushed = pet.map_err(Error::from).and_then(|pet| list.push(&pet));
+            if let Err(err) = pushed {
+                let _ = pieces.send(Err(err)).await;
+                return;
+            }
+            if list.len() >= PIECE {
+                let piece = Piece {
+                    bytes: list.take(),
+                    last: false,
+                };
+                if pieces.send(Ok(piece)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    // The connection goes back before the last piece is sent.
+    drop(conn);
+    let _ = pieces
+        .send(Ok(Piece {
+            bytes: list.finish(),
+            last: true,
+        }))
+        .await;
+}
+
+/// Writes a list of pets piece by piece, as `Vec<Pet>` would be written
+/// whole: a JSON array, or an XML `<pets>` document (`<pets/>` if empty).
+struct ListWriter {
+    format: Format,
+    out: Vec<u8>,
+    pets: usize,
+}
+
+const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
+
+impl ListWriter {
+    fn new(format: Format) -> Self {
+        ListWriter {
+            format,
+            out: Vec::with_capacity(PIECE + 4096),
+            pets: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    fn push(&mut self, pet: &Pet) -> Result<(), Error> {
+        let first = self.pets == 0;
+        self.pets += 1;
+        match self.format {
+            Format::Json => {
+                self.out.push(if first { b'[' } else { b',' });
+                serde_json::to_writer(&mut self.out, pet)
+                    .map_err(|err| Error::internal("cannot write a pet as JSON", err))
+            }
+            Format::Xml => {
+                let mut xml = String::new();
+                if first {
+                    xml.push_str(XML_DECLARATION);
+                    xml.push_str("<pets>");
+                }
+                let mut serializer = quick_xml::se::Serializer::new(&mut xml);
+                serializer.expand_empty_elements(false);
+                PetXml::from(pet)
+                    .serialize(serializer)
+                    .map_err(|err| Error::internal("cannot write a pet as XML", err))?;
+                self.out.extend_from_slice(xml.as_bytes());
+                Ok(())
+            }
+        }
+    }
+
+    /// What is written so far, to send.
+    fn take(&mut self) -> Bytes {
+        Bytes::from(std::mem::replace(
+            &mut self.out,
+            Vec::with_capacity(PIECE + 4096),
+        ))
+    }
+
+    /// The rest, closed.
+    fn finish(mut self) -> Bytes {
+        let end = match (self.format, self.pets) {
+            (Format::Json, 0) => "[]",
+            (Format::Json, _) => "]",
+            (Format::Xml, 0) => "<?xml version=\"1.0\" encoding=\"UTF-8\"?><pets/>",
+            (Format::Xml, _) => "</pets>",
+        };
+        self.out.extend_from_slice(end.as_bytes());
+        Bytes::from(self.out)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::petstore::model::{Category, PetStatus, Tag};
+    use crate::petstore::wire::ToXml as _;
+
+    fn pets(count: usize) -> Vec<Pet> {
+        (0..count)
+            .map(|n| Pet {
+                id: Some(n as i64 + 1),
+                name: format!("pet <{n}> & \"friends\""),
+                category: (n % 2 == 0).then(|| Category {
+                    id: Some(7),
+                    name: Some("Dogs".to_owned()),
+                }),
+                photo_urls: if n % 3 == 0 {
+                    Vec::new()
+                } else {
+                    vec![format!("https://example.com/{n}.png")]
+                },
+                tags: vec![Tag {
+                    id: Some(n as i64),
+                    name: Some(format!("t{n}")),
+                }],
+                status: Some(PetStatus::Available),
+            })
+            .collect()
+    }
+
+    /// `bytes` are `pets` written whole in `format`, as one `Vec<Pet>`.
+    fn assert_written_whole(bytes: Vec<u8>, pets: &Vec<Pet>, format: Format) {
+        let whole = match format {
+            Format::Json => serde_json::to_vec(pets).unwrap(),
+            Format::Xml => pets.to_xml().unwrap().into_bytes(),
+        };
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(whole).unwrap(),
+            "{} pets as {format:?}",
+            pets.len()
+        );
+    }
+
+    /// Joined from the pets' single answers, the bytes are those of the
+    /// list written whole.
+    #[test]
+    fn a_list_joined_from_single_pets_is_the_list_written_whole() {
+        for count in [0, 1, 3] {
+            let pets = pets(count);
+            for format in [Format::Json, Format::Xml] {
+                let bodies: Vec<Bytes> = pets
+                    .iter()
+                    .map(|pet| crate::petstore::wire::to_bytes(format, pet).unwrap())
+                    .collect();
+                let joined = join(format, &bodies.iter().collect::<Vec<_>>());
+                assert_written_whole(joined.to_vec(), &pets, format);
+            }
+        }
+    }
+
+    /// Piece by piece, the bytes are those of the whole list written at once.
+    #[test]
+    fn a_list_written_in_pieces_is_the_list_written_whole() {
+        for count in [0, 1, 3, 2000] {
+            let pets = pets(count);
+            for format in [Format::Json, Format::Xml] {
+                let mut list = ListWriter::new(format);
+                let mut bytes = Vec::new();
+                for pet in &pets {
+                    list.push(pet).unwrap();
+                    if list.len() >= 1000 {
+                        bytes.extend_from_slice(&list.take());
+                    }
+                }
+                bytes.extend_from_slice(&list.finish());
+                assert_written_whole(bytes, &pets, format);
+            }
+        }
+    }
+}

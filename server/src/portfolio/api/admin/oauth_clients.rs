@@ -1,0 +1,89 @@
+//! OAuth clients, managed: register one (its secret is shown once), list
+//! them, revoke one (its tokens stop working at once).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::access::db as access_db;
+use crate::access::keys::Name;
+use crate::access::tokens::OAuthClient;
+use crate::config::Scope;
+use crate::http::error::Error;
+use crate::http::extract::{JsonBody, Path};
+use crate::http::idempotency::Idempotent;
+use crate::portfolio::PortfolioState;
+use crate::portfolio::api::auth::{KeysManage, Private};
+use crate::portfolio::ops::oauth_clients::IssuedOAuthClient;
+use crate::portfolio::ops::{self, Actor};
+
+/// A client to register.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub(crate) struct OAuthClientSpec {
+    /// Who the client is (for the operator).
+    #[schema(value_type = Name, required = true)]
+    pub(crate) name: Option<String>,
+    /// The most its tokens may carry; at least one.
+    #[schema(value_type = Vec<Scope>, required = true, min_items = 1)]
+    pub(crate) scopes: Option<Vec<Scope>>,
+}
+
+#[utoipa::path(
+    get, path = "/api/admin/oauth-clients",
+    tag = "admin",
+    responses(
+        (status = 200, description = "The clients", body = Vec<OAuthClient>),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub(crate) async fn list_oauth_clients(
+    State(state): State<PortfolioState>,
+    _caller: Private<KeysManage>,
+) -> Result<axum::Json<Vec<OAuthClient>>, Error> {
+    let clients = access_db::list_clients(&state.db).await?;
+    Ok(axum::Json(clients.into_iter().map(|c| c.client).collect()))
+}
+
+/// Registers an OAuth client; its secret is shown this once.
+#[utoipa::path(
+    post, path = "/api/admin/oauth-clients",
+    tag = "admin",
+    params(crate::http::idempotency::IdempotencyKeyHeader),
+    request_body(content((OAuthClientSpec = "application/json"))),
+    responses(
+        (status = 201, description = "Registered; the secret is shown this once", body = IssuedOAuthClient),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub(crate) async fn create_oauth_client(
+    State(state): State<PortfolioState>,
+    Private(caller, _): Private<KeysManage>,
+    Idempotent(JsonBody(spec)): Idempotent<JsonBody<OAuthClientSpec>>,
+) -> Result<(StatusCode, axum::Json<IssuedOAuthClient>), Error> {
+    let by = Actor::Holding(&caller.scopes);
+    let name = spec.name.as_deref().unwrap_or_default();
+    let scopes = spec.scopes.unwrap_or_default();
+    let issued = ops::oauth_clients::register(state.ops(), by, name, scopes).await?;
+    Ok((StatusCode::CREATED, axum::Json(issued)))
+}
+
+#[utoipa::path(
+    post, path = "/api/admin/oauth-clients/{client_id}/revoke",
+    tag = "admin",
+    params(("client_id" = String, Path, description = "The client's id.")),
+    responses(
+        (status = 200, description = "Revoked", body = OAuthClient),
+        (status = 409, description = "The client was revoked already"),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub(crate) async fn revoke_oauth_client(
+    State(state): State<PortfolioState>,
+    Private(caller, _): Private<KeysManage>,
+    Path(client_id): Path<String>,
+) -> Result<axum::Json<OAuthClient>, Error> {
+    let by = Actor::Holding(&caller.scopes);
+    let client = ops::oauth_clients::revoke(state.ops(), by, &client_id).await?;
+    Ok(axum::Json(client))
+}

@@ -1,0 +1,71 @@
+//! Rate limits: so many requests per minute per API key, and
+//! per client address for requests without a known key. Every response
+//! carries the limit's headers; a request over the limit is `429
+//! RATE_LIMITED` with `Retry-After`.
+//!
+//! The counters are [`crate::limits::Limiter`]'s sliding one-minute windows,
+//! in Redis with `--redis-url` (shared by every replica), else in memory
+//! (each server process counts on its own). A client's address is the TCP
+//! peer's, or behind a trusted proxy the one it forwards
+//! ([`crate::http::extract::client_address`]).
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+
+use crate::config::RateLimitConfig;
+use crate::http::edge::Checked;
+use crate::http::limit_headers;
+use crate::limits::Limiter;
+use crate::portfolio::api::auth::KeyName;
+use crate::telemetry::metrics::Limit;
+
+/// What the middleware needs.
+#[derive(Debug, Clone)]
+pub(crate) struct RateLimits {
+    pub(crate) limiter: Arc<Limiter>,
+    pub(crate) config: RateLimitConfig,
+}
+
+/// Counts `request` against its caller's quota (its API key's or token's,
+/// as [`crate::portfolio::api::auth::authenticate`] found it before, or its address's):
+/// over it, a 429 (the edge, `edge.rs`, puts the limit's headers on every
+/// answer). The health checks count but are never refused: a load
+/// balancer checking N replicas spends its address's budget N times as fast
+/// (the counters are shared), and a 429 there would take every replica out
+/// of service at once.
+pub(crate) async fn limit_requests(limits: &RateLimits, request: Request) -> Checked {
+    let now = chrono::Utc::now().timestamp();
+    let key_name = request
+        .extensions()
+        .get::<KeyName>()
+        .and_then(|KeyName(name)| name.clone());
+    let (caller, limit, counted_as) = match key_name {
+        Some(name) => (
+            format!("key:{name}"),
+            limits.config.per_key_per_minute,
+            Limit::PortfolioRequestsPerKey,
+        ),
+        None => {
+            let address = crate::http::extract::client_address(request.extensions())
+                .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+            (
+                format!("address:{address}"),
+                limits.config.anonymous_per_minute,
+                Limit::PortfolioRequestsPerAddress,
+            )
+        }
+    };
+    let quota = limits.limiter.hit(&caller, limit, now).await;
+    let health_check = matches!(request.uri().path(), "/api/health" | "/api/health/ready");
+    let verdict = if quota.allowed || health_check {
+        Ok(request)
+    } else {
+        crate::telemetry::metrics::rate_limited(counted_as);
+        Err(limit_headers::over_limit(quota, now))
+    };
+    Checked {
+        verdict,
+        quota: Some((quota, now)),
+    }
+}

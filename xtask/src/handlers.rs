@@ -18,7 +18,7 @@ const READS_KEYED_BODY: &str = "Idempotent<";
 /// `Idempotency-Key` and use of `Idempotent` disagree, as `file:line: why`.
 pub fn idempotency_keys_unread(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut found = Vec::new();
-    for file in crate::layers::rust_files(&root.join("server/src"))? {
+    for file in crate::rust_text::rust_files(&root.join("server/src"))? {
         let relative = file
             .strip_prefix(root)
             .unwrap_or(&file)

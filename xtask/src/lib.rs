@@ -4,6 +4,7 @@ pub mod codegen;
 pub mod contract;
 pub mod handlers;
 pub mod layers;
+pub mod rust_text;
 
 use std::path::Path;
 

@@ -146,9 +146,16 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
             eprintln!("{place}");
         }
     }
-    let graph = xtask::layers::module_graph(root)?;
-    for (promise, check) in xtask::layers::MODULE_CHECKS {
-        let findings = check(&graph);
+    let graph = xtask::layers::server_graph(root)?;
+    let circles = xtask::layers::circles_in_crates(root)?;
+    let checks = xtask::layers::MODULE_CHECKS
+        .iter()
+        .map(|(promise, check)| (*promise, check(&graph)))
+        .chain([(
+            "the server, the SDK and the benchmarks import their modules without circles",
+            circles,
+        )]);
+    for (promise, findings) in checks {
         if findings.is_empty() {
             println!("{promise}");
             continue;

@@ -600,7 +600,7 @@ pub(crate) fn build_router(
     );
 
     let petstore_doc =
-        docs::petstore_document(config.petstore.auth_mode).context("openapi/petstore.yaml")?;
+        petstore::served_document(config.petstore.auth_mode).context("openapi/petstore.yaml")?;
     let portfolio_doc =
         docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
     let docs_routes = docs::router(petstore_doc, portfolio_doc)

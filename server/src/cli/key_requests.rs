@@ -7,6 +7,7 @@ use clap::Subcommand;
 
 use crate::config::{Config, Scope};
 use crate::core::clock::timestamp;
+use crate::http::paths;
 use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
 use crate::portfolio::ops::key_requests::{self, Approval};
@@ -79,9 +80,10 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
                 expires_in_days,
             };
             // The same shape as approveKeyRequest's answer.
-            let public_url = config.public_url.as_deref();
+            let docs_url = config.public_url.as_deref().map(paths::docs_url);
             let approved =
-                key_requests::approve(ctx, Actor::Operator, &id, &approval, public_url).await?;
+                key_requests::approve(ctx, Actor::Operator, &id, &approval, docs_url.as_deref())
+                    .await?;
             super::print(json, &approved, || {
                 let mut lines = vec![format!(
                     "approved {}; its key was queued for {}:",

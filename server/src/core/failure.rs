@@ -6,8 +6,6 @@
 
 use std::borrow::Cow;
 
-use crate::storage::error::StoreError;
-
 /// What went wrong, as the caller of an operation needs to tell it apart.
 #[derive(Debug, Clone)]
 pub(crate) enum Failure {
@@ -138,6 +136,35 @@ impl<T> OnConflict<T> for Result<T, StoreError> {
             StoreError::Conflict { constraint } => failure(constraint.as_deref()),
             other => Failure::Storage(other),
         })
+    }
+}
+
+/// What can go wrong in storage, as the layers above need to tell it apart.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum StoreError {
+    /// The row the operation needs does not exist.
+    #[error("not found")]
+    NotFound,
+    /// A unique or primary-key constraint refused the write (its name, where
+    /// the database gives it).
+    #[error("conflict on {}", constraint.as_deref().unwrap_or("a unique constraint"))]
+    Conflict { constraint: Option<String> },
+    /// The database cannot be reached now: no connection in time, a lost
+    /// connection, a server shutting down. Worth trying again later.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// A stored value the code cannot read back.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+    /// Any other database failure.
+    #[error("database error: {0}")]
+    Database(String),
+}
+
+impl StoreError {
+    /// A stored value the code cannot read back, with what and where.
+    pub(crate) fn corrupt(what: impl std::fmt::Display) -> Self {
+        StoreError::Corrupt(what.to_string())
     }
 }
 

@@ -20,9 +20,6 @@ use axum::routing::get;
 use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
-use crate::config::AuthMode;
-use crate::petstore::model::MIN_PASSWORD_CHARS;
-
 pub use crate::http::paths::{
     PETSTORE_CLIENT_PROFILE_PATH, PETSTORE_JSON_PATH, PORTFOLIO_CLIENT_PROFILE_PATH,
     PORTFOLIO_JSON_PATH, SWAGGER_UI_PATH,
@@ -47,21 +44,6 @@ pub(crate) const PORTFOLIO_CLIENT_PROFILE: &str =
 /// Parses one of the embedded documents into JSON.
 pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
     Ok(serde_norway::from_str(yaml)?)
-}
-
-/// The pet store's document as a server in auth mode `mode` serves it: in
-/// `enforce`, a user's password has the length that mode asks for, so that
-/// clients and validators generated from the served document know it.
-pub(crate) fn petstore_document(mode: AuthMode) -> anyhow::Result<serde_json::Value> {
-    let mut document = yaml_to_json(PETSTORE_YAML)?;
-    if mode == AuthMode::Enforce {
-        let password = document
-            .pointer_mut("/components/schemas/User/properties/password")
-            .and_then(serde_json::Value::as_object_mut)
-            .ok_or_else(|| anyhow::anyhow!("the document has no User.password"))?;
-        password.insert("minLength".to_owned(), MIN_PASSWORD_CHARS.into());
-    }
-    Ok(document)
 }
 
 /// Swagger UI at `/docs`, offering both documents, and a route for each

@@ -15,3 +15,9 @@ pub const PORTFOLIO_CLIENT_PROFILE_PATH: &str = "/openapi/portfolio.client.json"
 
 /// Where Swagger UI is served.
 pub const SWAGGER_UI_PATH: &str = "/docs";
+
+/// Swagger UI's address on a server whose public URL is `public_url`: the
+/// link emails and the CLI give.
+pub fn docs_url(public_url: &str) -> String {
+    format!("{}{SWAGGER_UI_PATH}/", public_url.trim_end_matches('/'))
+}

@@ -28,8 +28,9 @@ use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
-use crate::config::PetstoreConfig;
+use crate::config::{AuthMode, PetstoreConfig};
 use crate::core::password::Hasher;
+use crate::http::docs;
 use crate::http::openapi_errors::{
     ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
 };
@@ -90,9 +91,10 @@ pub(crate) struct Shared {
 pub(crate) mod cached {
     use std::collections::BTreeSet;
 
+    use crate::petstore::db::topics;
     use crate::petstore::model::PetStatus;
     use crate::petstore::wire::Format;
-    use crate::storage::{Generations, Topic};
+    use crate::storage::Generations;
 
     /// A pet as `getPetById` answers it, and its status (a list of pets by
     /// status made of cached pets checks that each still has one of them).
@@ -115,19 +117,34 @@ pub(crate) mod cached {
     }
 
     pub(crate) fn pet(generations: &Generations, (id, _): &(i64, Format)) -> u64 {
-        generations.ticket([Topic::Pet(*id)])
+        generations.ticket([topics::pet(*id)])
     }
 
     pub(crate) fn pet_list(
         generations: &Generations,
         (statuses, _): &(BTreeSet<PetStatus>, Format),
     ) -> u64 {
-        generations.ticket(statuses.iter().map(|status| Topic::PetsWithStatus(*status)))
+        generations.ticket(statuses.iter().map(|status| topics::pets_with(*status)))
     }
 
     pub(crate) fn inventory(generations: &Generations, (): &()) -> u64 {
-        generations.ticket([Topic::PetCounts])
+        generations.ticket([topics::PET_COUNTS])
     }
+}
+
+/// The pet store's document as a server in auth mode `mode` serves it: in
+/// `enforce`, a user's password has the length that mode asks for, so that
+/// clients and validators generated from the served document know it.
+pub(crate) fn served_document(mode: AuthMode) -> anyhow::Result<serde_json::Value> {
+    let mut document = docs::yaml_to_json(docs::PETSTORE_YAML)?;
+    if mode == AuthMode::Enforce {
+        let password = document
+            .pointer_mut("/components/schemas/User/properties/password")
+            .and_then(serde_json::Value::as_object_mut)
+            .ok_or_else(|| anyhow::anyhow!("the document has no User.password"))?;
+        password.insert("minLength".to_owned(), model::MIN_PASSWORD_CHARS.into());
+    }
+    Ok(document)
 }
 
 /// The parts of the document that are not per operation and that the

@@ -37,8 +37,7 @@ use sqlx::postgres::{PgConnection, PgListener};
 use sqlx::{AnyConnection, AnyPool, Connection as _};
 use tokio::sync::{Notify, watch};
 
-use super::{Changes, Generations, StoreError, Topic};
-use crate::petstore::model::PetStatus;
+use super::{Changes, Generations, StoreError, Topic, TopicKind};
 
 /// The channel the notices go on.
 pub(super) const CHANNEL: &str = "petstore_changes";
@@ -107,15 +106,8 @@ fn payload(replica: u64, changes: &Changes) -> Option<String> {
         Changes::Only(topics) => {
             for topic in topics {
                 payload.push(' ');
-                match topic {
-                    Topic::Pet(id) => payload.push_str(&format!("p{id}")),
-                    Topic::PetsWithStatus(status) => {
-                        payload.push('s');
-                        payload.push_str(status.as_str());
-                    }
-                    Topic::PetCounts => payload.push('c'),
-                    Topic::Content => payload.push('t'),
-                }
+                payload.push(topic.kind.letter());
+                payload.push_str(&topic.id.to_string());
             }
             if payload.len() > MAX_PAYLOAD {
                 payload = format!("{replica:x} *");
@@ -157,13 +149,12 @@ fn parse(replica: u64, payload: &str) -> Notice {
     }
     let mut changes = Changes::nothing_cached();
     for word in words {
-        let topic = match word.split_at_checked(1) {
-            Some(("p", id)) => id.parse().ok().map(Topic::Pet),
-            Some(("s", status)) => PetStatus::parse(status).map(Topic::PetsWithStatus),
-            Some(("c", "")) => Some(Topic::PetCounts),
-            Some(("t", "")) => Some(Topic::Content),
-            _ => None,
-        };
+        let topic = word.split_at_checked(1).and_then(|(letter, id)| {
+            Some(Topic::of(
+                TopicKind::from_letter(*letter.as_bytes().first()?)?,
+                id.parse().ok()?,
+            ))
+        });
         match topic {
             Some(topic) => changes.add([topic]),
             // `*`, or a word this version does not know (a newer
@@ -359,25 +350,26 @@ mod tests {
 
     #[test]
     fn notices_say_what_changed_and_who_sent_them() {
+        let kind = |letter| TopicKind::new(letter);
         let changes = Changes::Only(vec![
-            Topic::Pet(42),
-            Topic::PetsWithStatus(PetStatus::Sold),
-            Topic::PetCounts,
-            Topic::Content,
+            Topic::of(kind(b'p'), 42),
+            Topic::of(kind(b's'), 2),
+            Topic::whole(kind(b'c')),
+            Topic::whole(kind(b't')),
         ]);
         let sent = payload(7, &changes).unwrap();
-        assert_eq!(sent, "7 p42 ssold c t");
+        assert_eq!(sent, "7 p42 s2 c0 t0");
         assert_eq!(parse(8, &sent), Notice::Changed(changes));
         assert_eq!(parse(7, &sent), Notice::NotForUs, "its own write");
         assert_eq!(payload(7, &Changes::nothing_cached()), None);
         let everything = payload(7, &Changes::Everything).unwrap();
         assert_eq!(parse(8, &everything), Notice::Changed(Changes::Everything));
-        let many = Changes::Only((0..2_000).map(Topic::Pet).collect());
+        let many = Changes::Only((0..2_000).map(|id| Topic::of(kind(b'p'), id)).collect());
         assert_eq!(payload(7, &many).as_deref(), Some("7 *"));
         assert_eq!(parse(7, "7 f12"), Notice::Fence(12));
         assert_eq!(parse(8, "7 f12"), Notice::NotForUs);
         assert_eq!(
-            parse(8, "7 p1 x9"),
+            parse(8, "7 p1 Sold"),
             Notice::Changed(Changes::Everything),
             "a word it does not know"
         );

@@ -14,21 +14,52 @@
 use std::hash::{BuildHasher as _, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::petstore::model::PetStatus;
-
-/// Something cached values depend on.
+/// A kind of thing cached values depend on, named by the service that
+/// caches it: a lowercase ASCII letter, not `f` (the change feed's fences
+/// take it). Two kinds that share a letter move together, which costs a
+/// cache a miss, never a stale answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Topic {
-    /// One pet, as `getPetById` answers it.
-    Pet(i64),
-    /// The pets with one status, as `findPetsByStatus` lists them (which
-    /// pets, and what each is).
-    PetsWithStatus(PetStatus),
-    /// How many pets have each status (the inventory).
-    PetCounts,
-    /// The portfolio's content: site information, projects, achievements,
-    /// posts.
-    Content,
+pub(crate) struct TopicKind(u8);
+
+impl TopicKind {
+    /// The kind named `letter` (checked when the constant is made).
+    pub(crate) const fn new(letter: u8) -> TopicKind {
+        assert!(
+            letter.is_ascii_lowercase() && letter != b'f',
+            "a topic kind is a lowercase ASCII letter other than f"
+        );
+        TopicKind(letter)
+    }
+
+    /// The kind's letter, as the change feed writes it.
+    pub(crate) fn letter(self) -> char {
+        char::from(self.0)
+    }
+
+    /// The kind a letter names, if one can.
+    pub(crate) fn from_letter(letter: u8) -> Option<TopicKind> {
+        (letter.is_ascii_lowercase() && letter != b'f').then_some(TopicKind(letter))
+    }
+}
+
+/// Something cached values depend on: one thing of a kind (a pet, by its
+/// id), or a kind that is one thing (id 0: the inventory, the content).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Topic {
+    pub(crate) kind: TopicKind,
+    pub(crate) id: i64,
+}
+
+impl Topic {
+    /// The thing `id` of `kind`.
+    pub(crate) const fn of(kind: TopicKind, id: i64) -> Topic {
+        Topic { kind, id }
+    }
+
+    /// A kind that is one thing.
+    pub(crate) const fn whole(kind: TopicKind) -> Topic {
+        Topic::of(kind, 0)
+    }
 }
 
 /// What one write transaction changed.
@@ -133,33 +164,33 @@ impl Generations {
 mod tests {
     use super::*;
 
+    const ONE: TopicKind = TopicKind::new(b'p');
+    const LIST: TopicKind = TopicKind::new(b's');
+
     #[test]
     fn a_ticket_moves_with_its_topics_and_with_everything_only() {
         let generations = Generations::default();
-        let pet = |id| [Topic::Pet(id)];
+        let pet = |id| [Topic::of(ONE, id)];
         let before = generations.ticket(pet(1));
         let other = (2..).find(|id| {
             !std::ptr::eq(
-                generations.stripe(&Topic::Pet(*id)),
-                generations.stripe(&Topic::Pet(1)),
+                generations.stripe(&Topic::of(ONE, *id)),
+                generations.stripe(&Topic::of(ONE, 1)),
             )
         });
         let other = other.unwrap_or(2);
-        generations.advance(&Changes::Only(vec![Topic::Pet(other)]));
+        generations.advance(&Changes::Only(vec![Topic::of(ONE, other)]));
         assert_eq!(generations.ticket(pet(1)), before, "another pet's change");
         generations.advance(&Changes::nothing_cached());
         assert_eq!(generations.ticket(pet(1)), before, "nothing cached");
-        generations.advance(&Changes::Only(vec![Topic::Pet(1)]));
+        generations.advance(&Changes::Only(vec![Topic::of(ONE, 1)]));
         let after_own = generations.ticket(pet(1));
         assert_ne!(after_own, before, "its own change");
         generations.advance(&Changes::Everything);
         assert_ne!(generations.ticket(pet(1)), after_own, "everything");
-        let statuses = [
-            Topic::PetsWithStatus(PetStatus::Available),
-            Topic::PetsWithStatus(PetStatus::Sold),
-        ];
-        let list = generations.ticket(statuses);
-        generations.advance(&Changes::Only(vec![Topic::PetsWithStatus(PetStatus::Sold)]));
-        assert_ne!(generations.ticket(statuses), list, "one of its topics");
+        let lists = [Topic::of(LIST, 0), Topic::of(LIST, 2)];
+        let list = generations.ticket(lists);
+        generations.advance(&Changes::Only(vec![Topic::of(LIST, 2)]));
+        assert_ne!(generations.ticket(lists), list, "one of its topics");
     }
 }

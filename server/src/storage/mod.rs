@@ -28,7 +28,7 @@ pub(crate) mod error;
 mod group_commit;
 pub(crate) mod read_cache;
 
-pub(crate) use changes::{Changes, Generations, Topic};
+pub(crate) use changes::{Changes, Generations, Topic, TopicKind};
 pub(crate) use error::StoreError;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -757,7 +757,7 @@ mod tests {
             .execute(tx.conn())
             .await
             .unwrap();
-        tx.changed([super::Topic::Pet(5)]);
+        tx.changed([super::Topic::of(super::TopicKind::new(b'p'), 5)]);
         tx.commit().await.unwrap();
         let notice = tokio::time::timeout(std::time::Duration::from_secs(10), listener.recv())
             .await
@@ -884,7 +884,7 @@ mod tests {
             .await
             .unwrap();
         for cut in (0..CUTS).step_by(3) {
-            let topic = super::Topic::Pet(i64::try_from(cut).unwrap());
+            let topic = super::Topic::of(super::TopicKind::new(b'p'), i64::try_from(cut).unwrap());
             let before = db.generations().ticket([topic]);
             let name = format!("c{cut}");
             let mut tx = db.begin_write().await.unwrap();

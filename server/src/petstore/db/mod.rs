@@ -17,6 +17,35 @@ use sqlx::AnyConnection;
 
 use crate::storage::StoreError;
 
+/// What the pet store's cached answers depend on: the read caches' topics,
+/// which its writes name as they change them.
+pub(crate) mod topics {
+    use crate::petstore::model::PetStatus;
+    use crate::storage::{Topic, TopicKind};
+
+    const PET: TopicKind = TopicKind::new(b'p');
+    const PETS_WITH_STATUS: TopicKind = TopicKind::new(b's');
+
+    /// How many pets have each status (the inventory).
+    pub(crate) const PET_COUNTS: Topic = Topic::whole(TopicKind::new(b'c'));
+
+    /// One pet, as `getPetById` answers it.
+    pub(crate) fn pet(id: i64) -> Topic {
+        Topic::of(PET, id)
+    }
+
+    /// The pets with one status, as `findPetsByStatus` lists them (which
+    /// pets, and what each is).
+    pub(crate) fn pets_with(status: PetStatus) -> Topic {
+        let id = match status {
+            PetStatus::Available => 0,
+            PetStatus::Pending => 1,
+            PetStatus::Sold => 2,
+        };
+        Topic::of(PETS_WITH_STATUS, id)
+    }
+}
+
 /// Tables whose ids come from `id_sequences`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum IdTable {

@@ -285,7 +285,10 @@ mod tests {
             .unwrap();
         tx.commit().await.unwrap();
         let new_orders = NewOrders::start(db.clone());
-        let other_pet = || db.generations().ticket([crate::storage::Topic::Pet(7)]);
+        let other_pet = || {
+            db.generations()
+                .ticket([crate::petstore::db::topics::pet(7)])
+        };
         let before = other_pet();
         let refused = new_orders.add(order(1, OrderStatus::Placed)).await.unwrap();
         assert_eq!(refused, Err(PetUnavailable(Some(PetStatus::Sold))));

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
+use super::topics;
 use crate::petstore::model::{Category, Pet, PetStatus};
 use crate::storage::{
-    Database, StoreError, Topic, WriteTx, placeholders, placeholders_from, positional,
-    row_placeholders,
+    Database, StoreError, WriteTx, placeholders, placeholders_from, positional, row_placeholders,
 };
 
 #[derive(Debug, FromRow)]
@@ -598,17 +598,17 @@ pub(crate) fn note_change(
     before: Option<PetStatus>,
     after: Option<PetStatus>,
 ) {
-    tx.changed([Topic::Pet(id)]);
-    tx.changed(before.into_iter().chain(after).map(Topic::PetsWithStatus));
+    tx.changed([topics::pet(id)]);
+    tx.changed(before.into_iter().chain(after).map(topics::pets_with));
     if before != after {
-        tx.changed([Topic::PetCounts]);
+        tx.changed([topics::PET_COUNTS]);
     }
 }
 
 /// Tells `tx`'s commit that pet `id` may have any status now, from any.
 pub(crate) fn note_status_unknown(tx: &mut WriteTx, id: i64) {
-    tx.changed([Topic::Pet(id), Topic::PetCounts]);
-    tx.changed(PetStatus::ALL.map(Topic::PetsWithStatus));
+    tx.changed([topics::pet(id), topics::PET_COUNTS]);
+    tx.changed(PetStatus::ALL.map(topics::pets_with));
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{ContextRead, Protected};
 use crate::portfolio::db;
 use crate::portfolio::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug, SlugParam};
-use crate::storage::{Generations, Topic};
+use crate::storage::Generations;
 
 /// How many posts the LLM context carries.
 const RECENT_POSTS_IN_CONTEXT: usize = 10;
@@ -45,7 +45,7 @@ impl Cached {
     pub(crate) const COUNT: usize = 4;
 
     pub(crate) fn ticket(generations: &Generations, _: &Cached) -> u64 {
-        generations.ticket([Topic::Content])
+        generations.ticket([db::CONTENT])
     }
 }
 

@@ -5,8 +5,9 @@ use chrono::NaiveDate;
 use sqlx::{AnyConnection, FromRow};
 
 use crate::core::clock;
+use crate::portfolio::db;
 use crate::portfolio::model::{Achievement, ContentFile, Post, Project, SiteInfo, Slug};
-use crate::storage::{Database, StoreError, Topic, placeholders, time_from_text};
+use crate::storage::{Database, StoreError, placeholders, time_from_text};
 
 fn json_list(what: &str, text: &str) -> Result<Vec<String>, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::corrupt(format!("{what}: {e}")))
@@ -27,7 +28,7 @@ pub(crate) async fn is_empty(db: &Database) -> Result<bool, StoreError> {
 /// Writes a whole content file into empty tables, in one transaction.
 pub(crate) async fn load(db: &Database, content: &ContentFile) -> Result<(), StoreError> {
     let mut tx = db.begin_write().await?;
-    tx.changed([Topic::Content]);
+    tx.changed([db::CONTENT]);
     sqlx::query("INSERT INTO site_info (id, document) VALUES (1, $1)")
         .bind(json_text(&content.site)?)
         .execute(tx.conn())

@@ -14,7 +14,12 @@ pub(crate) mod subscribers;
 
 use sqlx::any::AnyRow;
 
-use crate::storage::{Database, StoreError};
+use crate::storage::{Database, StoreError, Topic, TopicKind};
+
+/// What the portfolio's cached answers depend on: its content (site
+/// information, projects, achievements, posts), which every write of it
+/// names.
+pub(crate) const CONTENT: Topic = Topic::whole(TopicKind::new(b't'));
 
 /// What an admin listing reads a page of: a table, the columns its rows
 /// are read from, their order, and the column a filter compares (if any).

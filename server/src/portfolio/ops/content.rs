@@ -19,7 +19,7 @@ use crate::portfolio::model::fields::Fields;
 use crate::portfolio::model::{
     Achievement, ContentFile, Link, Post, Project, SiteInfo, Slug, is_http_url,
 };
-use crate::storage::{Database, Topic};
+use crate::storage::Database;
 
 /// A kind of content item: what it is called, its slug, its rules.
 pub(crate) trait Item: StoredItem {
@@ -115,7 +115,7 @@ pub(crate) async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow:
 pub(crate) async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Result<(), Failure> {
     check_site_info(site)?;
     let mut tx = ctx.db.begin_write().await?;
-    tx.changed([Topic::Content]);
+    tx.changed([db::CONTENT]);
     db::content::replace_site_info(tx.conn(), site).await?;
     tx.commit().await?;
     Ok(())
@@ -125,7 +125,7 @@ pub(crate) async fn replace_site_info(ctx: Context<'_>, site: &SiteInfo) -> Resu
 pub(crate) async fn create<T: Item>(ctx: Context<'_>, item: &T) -> Result<(), Failure> {
     item.check()?;
     let mut tx = ctx.db.begin_write().await?;
-    tx.changed([Topic::Content]);
+    tx.changed([db::CONTENT]);
     db::content::insert(tx.conn(), item)
         .await
         .on_conflict(|_| {
@@ -148,7 +148,7 @@ pub(crate) async fn replace<T: Item>(
     item.check()?;
     same_slug(slug, item.slug())?;
     let mut tx = ctx.db.begin_write().await?;
-    tx.changed([Topic::Content]);
+    tx.changed([db::CONTENT]);
     if !db::content::replace(tx.conn(), slug, item).await? {
         return Err(missing::<T>(slug));
     }
@@ -159,7 +159,7 @@ pub(crate) async fn replace<T: Item>(
 /// Deletes the item `slug` of `T`'s kind.
 pub(crate) async fn delete<T: Item>(ctx: Context<'_>, slug: &Slug) -> Result<(), Failure> {
     let mut tx = ctx.db.begin_write().await?;
-    tx.changed([Topic::Content]);
+    tx.changed([db::CONTENT]);
     if !db::content::delete::<T>(tx.conn(), slug).await? {
         return Err(missing::<T>(slug));
     }

@@ -199,22 +199,15 @@ fn decided_already(request: &KeyRequest) -> Failure {
 }
 
 /// Approves request `id`: a key with the chosen scopes is made, and
-/// emailed to the technical contact, with a link to the documentation on
-/// the server at `public_url` where it is known.
+/// emailed to the technical contact, with a link to the documentation
+/// (`docs_url`) where it is known.
 pub(crate) async fn approve(
     ctx: Context<'_>,
     by: Actor<'_>,
     id: &str,
     approval: &Approval,
-    public_url: Option<&str>,
+    docs_url: Option<&str>,
 ) -> Result<ApprovedKeyRequest, Failure> {
-    let docs_url = public_url.map(|url| {
-        format!(
-            "{}{}/",
-            url.trim_end_matches('/'),
-            crate::http::paths::SWAGGER_UI_PATH
-        )
-    });
     let scopes = approval.scopes();
     by.may_grant(&scopes)?;
     let mut tx = ctx.db.begin_write().await?;

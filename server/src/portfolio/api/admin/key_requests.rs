@@ -10,6 +10,7 @@ use utoipa::IntoParams;
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
+use crate::http::paths;
 use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{KeysManage, Private};
 use crate::portfolio::api::paging::{PageQuery, page_of};
@@ -74,8 +75,9 @@ pub(crate) async fn approve_key_request(
     Idempotent(JsonBody(approval)): Idempotent<JsonBody<Approval>>,
 ) -> Result<axum::Json<ApprovedKeyRequest>, Error> {
     let by = Actor::Holding(&caller.scopes);
-    let public_url = Some(&*state.public_url);
-    let approved = ops::key_requests::approve(state.ops(), by, &id, &approval, public_url).await?;
+    let docs_url = paths::docs_url(&state.public_url);
+    let approved =
+        ops::key_requests::approve(state.ops(), by, &id, &approval, Some(&docs_url)).await?;
     Ok(axum::Json(approved))
 }
 

@@ -131,12 +131,13 @@ pub const SERVICES: [&str; 2] = ["petstore", "portfolio"];
 
 /// Inside a service's folder, its parts, top to bottom, as for
 /// [`SERVER_LAYERS`].
-pub const SERVICE_PARTS: [(&str, &[&str]); 6] = [
+pub const SERVICE_PARTS: [(&str, &[&str]); 7] = [
     (
-        "the service's state, router and edge",
+        "the service's router, document and edge",
         &["mod.rs", "edge.rs", "document.rs"],
     ),
     ("handlers", &["api/"]),
+    ("the service's state", &["state.rs"]),
     ("reads and operations", &["reads/", "ops/"]),
     ("storage", &["db/"]),
     ("wire format", &["wire.rs", "wire/"]),

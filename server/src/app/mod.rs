@@ -39,7 +39,8 @@ use crate::http::{serve, tls};
 use crate::limits::Limiter;
 use crate::limits::shared_counters::SharedCounters;
 use crate::mail::Mailer;
-use crate::petstore::{self, PetstoreState, ops::demo_data, wire::PetstoreErrors};
+use crate::petstore::state::PetstoreState;
+use crate::petstore::{self, ops::demo_data, wire::PetstoreErrors};
 use crate::portfolio::{self, PortfolioState, wire::PortfolioErrors};
 use crate::storage::Database;
 use crate::storage::backup::DatabaseLock;
@@ -387,18 +388,14 @@ impl Services {
         // One writer, one transaction a turn, for every kind of write in
         // batches.
         let writer = crate::storage::batches::Writer::start(db.clone());
-        let petstore = PetstoreState::new(petstore::Shared {
+        let petstore = PetstoreState::new(petstore::state::Shared {
             db: db.clone(),
             config: Arc::new(config.petstore.clone()),
             hasher,
             failed_logins: storage.limiter(Limiter::default(), "failed-logins"),
             public_url: Arc::from(public_url),
             access: access.clone(),
-            // Pets are a few hundred bytes each.
-            pets: ReadCache::new(db, "pets", 4096, petstore::cached::pet),
-            // Every set of statuses, in each format.
-            pet_lists: ReadCache::new(db, "pet_lists", 14, petstore::cached::pet_list),
-            inventory: ReadCache::new(db, "inventory", 1, petstore::cached::inventory),
+            caches: petstore::reads::Caches::new(db),
             new_pets: petstore::db::new_pets::NewPets::on(&writer),
             new_orders: petstore::db::new_orders::NewOrders::on(&writer),
             replaced_pets: petstore::db::replaced_pets::ReplacedPets::on(&writer),

@@ -13,10 +13,8 @@ pub(crate) mod edge;
 pub(crate) mod model;
 pub(crate) mod ops;
 pub(crate) mod reads;
+pub(crate) mod state;
 pub(crate) mod wire;
-
-use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use utoipa::OpenApi;
@@ -29,108 +27,11 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterE
 use utoipa_axum::routes;
 
 use crate::config::{AuthMode, PetstoreConfig};
-use crate::core::password::Hasher;
 use crate::http::docs;
 use crate::http::openapi_errors::{
     ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
 };
-use crate::http::service_state::ServiceState;
-use crate::limits::Limiter;
-use crate::storage::Database;
-use crate::storage::read_cache::ReadCache;
-
-/// What every pet store handler can reach.
-pub(crate) type PetstoreState = ServiceState<Shared>;
-
-impl PetstoreState {
-    /// What the operations need of the state.
-    pub(crate) fn ops(&self) -> ops::Context<'_> {
-        ops::Context {
-            db: &self.db,
-            new_pets: &self.new_pets,
-            new_orders: &self.new_orders,
-            replaced_pets: &self.replaced_pets,
-            hasher: &self.hasher,
-            access: &self.access,
-            failed_logins: &self.failed_logins,
-            config: &self.config,
-        }
-    }
-}
-
-/// What the pet store's state holds.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) db: Database,
-    pub(crate) config: Arc<PetstoreConfig>,
-    /// Hashes and checks passwords on a bounded pool.
-    pub(crate) hasher: Hasher,
-    /// Counts failed logins per username and per client address.
-    pub(crate) failed_logins: Arc<Limiter>,
-    /// Base URL for links the server hands out, without a trailing slash.
-    pub(crate) public_url: Arc<str>,
-    /// The API keys (the pet store's are made by the operator's CLI).
-    pub(crate) access: Arc<crate::access::Access>,
-    /// Single pets as `getPetById` last answered them, in each format; the
-    /// lists of `findPetsByStatus` are made of them too.
-    pub(crate) pets: ReadCache<(i64, wire::Format), cached::Pet>,
-    /// `findPetsByStatus`'s short answers, as the bytes sent.
-    pub(crate) pet_lists: ReadCache<(BTreeSet<model::PetStatus>, wire::Format), bytes::Bytes>,
-    /// The inventory, as the bytes sent.
-    pub(crate) inventory: ReadCache<(), bytes::Bytes>,
-    /// New pets waiting to be inserted together.
-    pub(crate) new_pets: db::new_pets::NewPets,
-    /// New orders waiting to be placed together.
-    pub(crate) new_orders: db::new_orders::NewOrders,
-    /// Pets replaced at the same time, waiting to be written together.
-    pub(crate) replaced_pets: db::replaced_pets::ReplacedPets,
-}
-
-/// What each cache's values depend on (`read_cache.rs`): a pet on itself;
-/// a list on the pets of its statuses; the inventory on the counts.
-pub(crate) mod cached {
-    use std::collections::BTreeSet;
-
-    use crate::petstore::db::topics;
-    use crate::petstore::model::PetStatus;
-    use crate::petstore::wire::Format;
-    use crate::storage::Generations;
-
-    /// A pet as `getPetById` answers it, and its status (a list of pets by
-    /// status made of cached pets checks that each still has one of them).
-    #[derive(Debug)]
-    pub(crate) struct Pet {
-        pub(crate) body: bytes::Bytes,
-        pub(crate) status: Option<PetStatus>,
-    }
-
-    impl Pet {
-        pub(crate) fn of(
-            format: Format,
-            pet: &crate::petstore::model::Pet,
-        ) -> Result<Self, crate::http::error::Error> {
-            Ok(Pet {
-                body: crate::petstore::wire::to_bytes(format, pet)?,
-                status: pet.status,
-            })
-        }
-    }
-
-    pub(crate) fn pet(generations: &Generations, (id, _): &(i64, Format)) -> u64 {
-        generations.ticket([topics::pet(*id)])
-    }
-
-    pub(crate) fn pet_list(
-        generations: &Generations,
-        (statuses, _): &(BTreeSet<PetStatus>, Format),
-    ) -> u64 {
-        generations.ticket(statuses.iter().map(|status| topics::pets_with(*status)))
-    }
-
-    pub(crate) fn inventory(generations: &Generations, (): &()) -> u64 {
-        generations.ticket([topics::PET_COUNTS])
-    }
-}
+use crate::petstore::state::PetstoreState;
 
 /// The pet store's document as a server in auth mode `mode` serves it: in
 /// `enforce`, a user's password has the length that mode asks for, so that

@@ -28,9 +28,9 @@ use axum::routing::get;
 use crate::core::failure::Failure;
 use crate::http::error::{Error, mark_rendered};
 use crate::http::extract::{ClientAddress, field, single_fields};
-use crate::petstore::PetstoreState;
 use crate::petstore::api::auth::PetScope;
 use crate::petstore::ops;
+use crate::petstore::state::PetstoreState;
 
 /// Where the endpoint is served.
 pub(crate) const AUTHORIZE_PATH: &str = "/oauth/authorize";

@@ -3,12 +3,10 @@
 //! `pet_image.rs`.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
-use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -16,16 +14,15 @@ use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
 use crate::petstore::api::auth::{Authorized, Pets, PetsOrKey};
-use crate::petstore::db;
 use crate::petstore::model::{Category, Pet, PetStatus, Tag, check_pet_name};
 use crate::petstore::ops;
-use crate::petstore::reads::pet_lists::{self, Listing};
+use crate::petstore::reads::{self, pet_lists};
+use crate::petstore::state::PetstoreState;
 use crate::petstore::wire::pet_xml::PetXml;
 use crate::petstore::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, OptionalBody, Reply, WireBody, bytes_response,
     parse_form, parse_xml, positive_id,
 };
-use crate::petstore::{PetstoreState, cached};
 
 // ---- form shapes -----------------------------------------------------------
 
@@ -191,30 +188,9 @@ pub(crate) async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    // A short list is kept, as the bytes sent, until a pet of its statuses
-    // changes (read_cache.rs), and then made again from the cached pets; a
-    // long one is streamed (reads/pet_lists.rs).
-    let key = (statuses, format);
-    let (held, begun) = state.pet_lists.lookup(&state.db, &key).await;
-    if let Some(bytes) = held {
-        return Ok(bytes_response(format, Bytes::clone(&bytes)));
-    }
-    if begun.tracked()
-        && let Some(bytes) = pet_lists::from_cached_pets(&state, &key.0, format).await?
-    {
-        state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
-        return Ok(bytes_response(format, bytes));
-    }
-    let listing = pet_lists::read(
-        state.db.clone(),
-        format,
-        db::pets::PetSelect::with_statuses(&key.0),
-    )
-    .await?;
-    if let Listing::Whole(bytes) = &listing {
-        state.pet_lists.keep(begun, key, Arc::new(bytes.clone()));
-    }
-    Ok(listing.into_response(format))
+    Ok(pet_lists::by_statuses(state.reads(), statuses, format)
+        .await?
+        .into_response(format))
 }
 
 /// Finds Pets by tags.
@@ -243,8 +219,7 @@ pub(crate) async fn find_pets_by_tags(
     if names.is_empty() {
         return Ok(Reply::new(format, Vec::<Pet>::new()).into_response());
     }
-    let select = db::pets::PetSelect::with_tags(&names);
-    Ok(pet_lists::read(state.db.clone(), format, select)
+    Ok(pet_lists::by_tags(&state.db, &names, format)
         .await?
         .into_response(format))
 }
@@ -267,16 +242,11 @@ pub(crate) async fn get_pet_by_id(
     Path(pet_id): Path<i64>,
 ) -> Result<Response, Error> {
     let id = positive_id("petId", pet_id)?;
-    // From memory when the pet did not change since it was read (read_cache.rs).
-    let body = state
-        .pets
-        .get(&state.db, (id, format), async || {
-            let pet = db::pets::get(&mut *state.db.conn().await?, id).await?;
-            pet.map(|pet| cached::Pet::of(format, &pet)).transpose()
-        })
+    // From memory when the pet did not change since it was read.
+    let body = reads::pets::pet(state.reads(), id, format)
         .await?
         .ok_or_else(|| not_found(id))?;
-    Ok(bytes_response(format, Bytes::clone(&body.body)))
+    Ok(bytes_response(format, body))
 }
 
 /// Query (and form body) of updatePetWithForm. `name=` is an empty name

@@ -11,11 +11,11 @@ use utoipa::ToSchema;
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, media_type};
 use crate::http::idempotency::Idempotent;
-use crate::petstore::PetstoreState;
 use crate::petstore::api::auth::{Authorized, PetImages, Pets};
-use crate::petstore::db;
 use crate::petstore::model::PetImage;
 use crate::petstore::ops;
+use crate::petstore::reads;
+use crate::petstore::state::PetstoreState;
 use crate::petstore::wire::{ApiResponse, Format, Reply, positive_id};
 
 /// The image types accepted, as sniffed from the bytes.
@@ -207,7 +207,7 @@ pub(crate) async fn get_pet_image(
 ) -> Result<Response, Error> {
     let pet_id = positive_id("petId", pet_id)?;
     let image_id = positive_id("imageId", image_id)?;
-    let PetImage { content_type, data } = db::images::get(&state.db, pet_id, image_id)
+    let PetImage { content_type, data } = reads::images::image(&state.db, pet_id, image_id)
         .await?
         .ok_or_else(|| Error::not_found(format!("pet {pet_id} has no image {image_id}")))?;
     // The image is served whatever `Accept` says: it has one form, and RFC

@@ -6,21 +6,18 @@
 //! `available` again (the rules are the model's, each applied in the
 //! transaction that changes the order).
 
-use std::collections::BTreeMap;
-
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
-use bytes::Bytes;
 
 use crate::http::error::Error;
 use crate::http::extract::Path;
 use crate::http::idempotency::Idempotent;
-use crate::petstore::PetstoreState;
 use crate::petstore::api::auth::{Authorized, Inventory};
-use crate::petstore::db;
-use crate::petstore::model::{Order, PetStatus};
+use crate::petstore::model::Order;
 use crate::petstore::ops;
+use crate::petstore::reads;
+use crate::petstore::state::PetstoreState;
 use crate::petstore::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, JsonOnly, Reply, ToXml, WireBody, positive_id,
 };
@@ -50,28 +47,8 @@ pub(crate) async fn get_inventory(
     _auth: Authorized<Inventory>,
     _json: JsonOnly,
 ) -> Result<Response, Error> {
-    // From memory until a pet's status changes, or a pet comes or goes
-    // (read_cache.rs): counting is a scan of every pet.
-    let body = state
-        .inventory
-        .get(&state.db, (), async || {
-            // Every status is present, 0 where no pet has it.
-            let mut inventory: BTreeMap<&str, i32> =
-                PetStatus::ALL.iter().map(|s| (s.as_str(), 0)).collect();
-            for (status, count) in db::pets::count_by_status(&state.db).await? {
-                inventory.insert(status.as_str(), i32::try_from(count).unwrap_or(i32::MAX));
-            }
-            serde_json::to_vec(&inventory)
-                .map(|json| Some(Bytes::from(json)))
-                .map_err(|err| Error::internal("cannot write the inventory", err))
-        })
-        .await?
-        .ok_or_else(|| Error::internal("getInventory", "no inventory was read"))?;
-    Ok((
-        [(header::CONTENT_TYPE, "application/json")],
-        Bytes::clone(&body),
-    )
-        .into_response())
+    let body = reads::inventory::inventory(state.reads()).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// Place an order for a pet. 409 when an order has its id; 422 when the pet

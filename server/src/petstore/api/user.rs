@@ -5,16 +5,15 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::config::AuthMode;
 use crate::core::clock;
 use crate::http::error::Error;
 use crate::http::extract::{ClientAddress, Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
-use crate::petstore::PetstoreState;
 use crate::petstore::api::auth::{self, Authorized, UserAccount, Viewer};
-use crate::petstore::db;
 use crate::petstore::model::User;
 use crate::petstore::ops;
+use crate::petstore::reads;
+use crate::petstore::state::PetstoreState;
 use crate::petstore::wire::{
     ALL_FORMATS, Body, BodyFormat, Format, Reply, ToXml, WireBody, xml_document,
 };
@@ -203,16 +202,13 @@ pub(crate) async fn get_user_by_name(
     format: Format,
     Path(username): Path<String>,
 ) -> Result<Reply<User>, Error> {
-    let stored = db::users::get(&state.db, &username)
-        .await?
-        .ok_or_else(|| Error::not_found(format!("user {username:?} not found")))?;
-    let shown_whole = state.config.auth_mode == AuthMode::Open
-        || viewer.is_some_and(|viewer| viewer.may_act_for(stored.id));
-    let user = if shown_whole {
-        stored.user
-    } else {
-        stored.user.without_private_fields()
-    };
+    let user = reads::users::user(
+        &state.db,
+        state.config.auth_mode,
+        &username,
+        viewer.as_ref(),
+    )
+    .await?;
     Ok(Reply::new(format, user))
 }
 

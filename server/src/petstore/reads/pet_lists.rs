@@ -25,13 +25,15 @@ use futures::channel::mpsc;
 use futures::{SinkExt as _, StreamExt as _};
 use serde::Serialize as _;
 
+use super::Context;
+use super::pets::Cached;
 use crate::http::error::Error;
 use crate::petstore::db::pets::PetSelect;
+use crate::petstore::db::{self, topics};
 use crate::petstore::model::{Pet, PetStatus};
 use crate::petstore::wire::pet_xml::PetXml;
 use crate::petstore::wire::{Format, bytes_response};
-use crate::petstore::{PetstoreState, cached, db};
-use crate::storage::Database;
+use crate::storage::{Database, Generations};
 
 /// About how many bytes go out at a time; a list shorter than this is
 /// answered whole.
@@ -60,6 +62,53 @@ impl Listing {
     }
 }
 
+/// What a list of pets by status depends on: the pets of its statuses.
+pub(crate) fn ticket(
+    generations: &Generations,
+    (statuses, _): &(BTreeSet<PetStatus>, Format),
+) -> u64 {
+    generations.ticket(statuses.iter().map(|status| topics::pets_with(*status)))
+}
+
+/// `findPetsByStatus`'s list: a short one is kept, as the bytes sent, until
+/// a pet of its statuses changes, and then made again from the cached pets
+/// ([`from_cached_pets`]); a long one is streamed ([`read`]).
+pub(crate) async fn by_statuses(
+    ctx: Context<'_>,
+    statuses: BTreeSet<PetStatus>,
+    format: Format,
+) -> Result<Listing, Error> {
+    let key = (statuses, format);
+    let (held, begun) = ctx.caches.pet_lists.lookup(ctx.db, &key).await;
+    if let Some(bytes) = held {
+        return Ok(Listing::Whole(Bytes::clone(&bytes)));
+    }
+    if begun.tracked()
+        && let Some(bytes) = from_cached_pets(ctx, &key.0, format).await?
+    {
+        ctx.caches
+            .pet_lists
+            .keep(begun, key, Arc::new(bytes.clone()));
+        return Ok(Listing::Whole(bytes));
+    }
+    let listing = read(ctx.db.clone(), format, PetSelect::with_statuses(&key.0)).await?;
+    if let Listing::Whole(bytes) = &listing {
+        ctx.caches
+            .pet_lists
+            .keep(begun, key, Arc::new(bytes.clone()));
+    }
+    Ok(listing)
+}
+
+/// `findPetsByTags`'s list: every pet that has any of `names`, once.
+pub(crate) async fn by_tags(
+    db: &Database,
+    names: &BTreeSet<&str>,
+    format: Format,
+) -> Result<Listing, Error> {
+    read(db.clone(), format, PetSelect::with_tags(names)).await
+}
+
 /// Most pets in a list made of cached pets ([`from_cached_pets`]), so that
 /// making one keeps a bounded number of pets in memory; a longer one is
 /// read and streamed.
@@ -85,14 +134,14 @@ const MOST_CACHED_PETS: usize = 256;
 /// and the pets are read at different moments, and a write in between
 /// (not yet acknowledged) could otherwise show a pet in a list it has just
 /// left, or with what it was before it came in.
-pub(crate) async fn from_cached_pets(
-    state: &PetstoreState,
+async fn from_cached_pets(
+    ctx: Context<'_>,
     statuses: &BTreeSet<PetStatus>,
     format: Format,
 ) -> Result<Option<Bytes>, Error> {
     // One connection for both reads: each pooled connection given back is
     // pinged by sqlx on its way into the pool.
-    let mut conn = state.db.conn().await?;
+    let mut conn = ctx.db.conn().await?;
     let ids = db::pets::ids_with_statuses(&mut conn, statuses, MOST_CACHED_PETS + 1).await?;
     if ids.len() > MOST_CACHED_PETS {
         return Ok(None);
@@ -100,7 +149,7 @@ pub(crate) async fn from_cached_pets(
     let mut pets = Vec::with_capacity(ids.len());
     let mut missing = Vec::new();
     for (at, &id) in ids.iter().enumerate() {
-        let (held, begun) = state.pets.lookup_caught_up(&state.db, &(id, format));
+        let (held, begun) = ctx.caches.pets.lookup_caught_up(ctx.db, &(id, format));
         if held.is_none() {
             missing.push((at, id, begun));
         }
@@ -118,8 +167,8 @@ pub(crate) async fn from_cached_pets(
             let Some(pet) = read.get(&id) else {
                 return Ok(None);
             };
-            let cached = Arc::new(cached::Pet::of(format, pet)?);
-            state.pets.keep(begun, (id, format), cached.clone());
+            let cached = Arc::new(Cached::of(format, pet)?);
+            ctx.caches.pets.keep(begun, (id, format), cached.clone());
             pets[at] = Some(cached);
         }
     }
@@ -188,11 +237,7 @@ struct Piece {
 /// Failures before the first piece (no connection, a corrupt row early
 /// on) are answered as errors; after it, the status is sent, so the body is
 /// cut off and the client sees a broken transfer, never a short list.
-pub(crate) async fn read(
-    db: Database,
-    format: Format,
-    select: PetSelect,
-) -> Result<Listing, Error> {
+async fn read(db: Database, format: Format, select: PetSelect) -> Result<Listing, Error> {
     let (pieces, mut received) = mpsc::channel::<Result<Piece, Error>>(0);
     tokio::spawn(crate::telemetry::within_request(async move {
         let written = tokio::time::timeout(STREAM_DEADLINE, write(&db, format, &select, pieces));

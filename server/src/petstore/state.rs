@@ -1,0 +1,65 @@
+//! What the pet store's handlers reach: its state, one pointer to what it
+//! shares, and from it what the reads and the operations need.
+
+use std::sync::Arc;
+
+use crate::access::Access;
+use crate::config::PetstoreConfig;
+use crate::core::password::Hasher;
+use crate::http::service_state::ServiceState;
+use crate::limits::Limiter;
+use crate::petstore::db;
+use crate::petstore::ops;
+use crate::petstore::reads;
+use crate::storage::Database;
+
+/// What every pet store handler can reach.
+pub(crate) type PetstoreState = ServiceState<Shared>;
+
+/// What the pet store's state holds.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) db: Database,
+    pub(crate) config: Arc<PetstoreConfig>,
+    /// Hashes and checks passwords on a bounded pool.
+    pub(crate) hasher: Hasher,
+    /// Counts failed logins per username and per client address.
+    pub(crate) failed_logins: Arc<Limiter>,
+    /// Base URL for links the server hands out, without a trailing slash.
+    pub(crate) public_url: Arc<str>,
+    /// The credentials: API keys (the pet store's are made by the operator's
+    /// CLI), sessions and remembered passwords.
+    pub(crate) access: Arc<Access>,
+    /// Answers kept in memory while still current.
+    pub(crate) caches: reads::Caches,
+    /// New pets waiting to be inserted together.
+    pub(crate) new_pets: db::new_pets::NewPets,
+    /// New orders waiting to be placed together.
+    pub(crate) new_orders: db::new_orders::NewOrders,
+    /// Pets replaced at the same time, waiting to be written together.
+    pub(crate) replaced_pets: db::replaced_pets::ReplacedPets,
+}
+
+impl PetstoreState {
+    /// What the reads need of the state.
+    pub(crate) fn reads(&self) -> reads::Context<'_> {
+        reads::Context {
+            db: &self.db,
+            caches: &self.caches,
+        }
+    }
+
+    /// What the operations need of the state.
+    pub(crate) fn ops(&self) -> ops::Context<'_> {
+        ops::Context {
+            db: &self.db,
+            new_pets: &self.new_pets,
+            new_orders: &self.new_orders,
+            replaced_pets: &self.replaced_pets,
+            hasher: &self.hasher,
+            access: &self.access,
+            failed_logins: &self.failed_logins,
+            config: &self.config,
+        }
+    }
+}

@@ -12,6 +12,7 @@
 pub(crate) mod db;
 pub(crate) mod keys;
 pub(crate) mod model;
+pub(crate) mod ops;
 pub(crate) mod sessions;
 pub(crate) mod tokens;
 
@@ -49,6 +50,8 @@ pub(crate) struct Access {
     pub(crate) logins: RememberedLogins,
     /// The access version the caches agree with.
     version: AtomicI64,
+    /// Where credentials not yet cached are looked up.
+    db: Database,
 }
 
 impl Access {
@@ -63,7 +66,16 @@ impl Access {
             sessions: SessionCache::default(),
             logins: RememberedLogins::default(),
             version: AtomicI64::new(version),
+            db: db.clone(),
         })
+    }
+
+    /// What a presented bearer token is: from the cache, or looked up once.
+    pub(crate) async fn verify_token(
+        &self,
+        presented: &str,
+    ) -> Result<tokens::TokenVerdict, StoreError> {
+        self.tokens.verify(&self.db, presented).await
     }
 
     /// Reloads what another process changed, if anything.

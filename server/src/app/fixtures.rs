@@ -3,8 +3,8 @@
 //! CLI's `clients create`), and a token that has expired (which the API
 //! cannot make).
 
+use crate::access::ops::{self, Actor, Context};
 use crate::config::Scope;
-use crate::portfolio::ops::{self, Actor, Context};
 use crate::storage::Database;
 
 /// Registers an OAuth client with `scopes` in the database at

@@ -41,10 +41,10 @@ use crate::limits::shared_counters::SharedCounters;
 use crate::mail::Mailer;
 use crate::petstore::state::PetstoreState;
 use crate::petstore::{self, ops::demo_data, wire::PetstoreErrors};
-use crate::portfolio::{self, PortfolioState, wire::PortfolioErrors};
+use crate::portfolio::state::PortfolioState;
+use crate::portfolio::{self, wire::PortfolioErrors};
 use crate::storage::Database;
 use crate::storage::backup::DatabaseLock;
-use crate::storage::read_cache::ReadCache;
 use crate::telemetry::metrics::{self as metrics, Sampler};
 
 /// A server bound to its address, ready to run.
@@ -402,11 +402,11 @@ impl Services {
         });
         let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
         let mail_worker = (mailer.clone(), mailer.spawn_worker());
-        let (analytics, analytics_writer) = portfolio::api::analytics::Recorder::start(
+        let (analytics, analytics_writer) = portfolio::ops::analytics::Recorder::start(
             db.clone(),
             Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
         );
-        let portfolio = PortfolioState::new(portfolio::Shared {
+        let portfolio = PortfolioState::new(portfolio::state::Shared {
             db: db.clone(),
             access,
             config: Arc::new(config.portfolio.clone()),
@@ -423,12 +423,7 @@ impl Services {
                 .context("cannot build the HTTP client")?,
             started: std::time::Instant::now(),
             draining: Draining::default(),
-            content: ReadCache::new(
-                db,
-                "content",
-                portfolio::api::content::Cached::COUNT,
-                portfolio::api::content::Cached::ticket,
-            ),
+            caches: portfolio::reads::Caches::new(db),
         });
         Ok(Services {
             petstore,
@@ -562,7 +557,6 @@ pub(crate) fn build_router(
     };
     let authentication = portfolio::api::auth::Authentication {
         access: portfolio_state.access.clone(),
-        db: portfolio_state.db.clone(),
     };
     let (portfolio_routes, portfolio_api) = portfolio::router()
         .with_state(portfolio_state)
@@ -591,7 +585,7 @@ pub(crate) fn build_router(
             ))
             .layer(middleware::from_fn_with_state(
                 counting,
-                portfolio::api::analytics::record_requests,
+                portfolio::edge::count_requests,
             ))
             .layer(portfolio_keys),
     );

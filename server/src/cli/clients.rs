@@ -5,11 +5,10 @@
 
 use clap::Subcommand;
 
-use crate::access::db;
+use crate::access::ops::{self, Actor, Context, oauth_clients};
 use crate::access::tokens::OAuthClient;
 use crate::config::{Config, Scope};
 use crate::core::clock::timestamp;
-use crate::portfolio::ops::{Actor, Context, oauth_clients};
 
 #[derive(Debug, Subcommand)]
 pub enum ClientsCommand {
@@ -59,11 +58,7 @@ pub async fn run(config: &Config, command: ClientsCommand) -> anyhow::Result<()>
             })
         }
         ClientsCommand::List { json } => {
-            let clients: Vec<OAuthClient> = db::list_clients(&db)
-                .await?
-                .into_iter()
-                .map(|stored| stored.client)
-                .collect();
+            let clients: Vec<OAuthClient> = ops::list_clients(ctx).await?;
             super::print(json, &clients, || {
                 if clients.is_empty() {
                     return vec!["no clients".to_owned()];

@@ -5,13 +5,14 @@
 
 use clap::Subcommand;
 
+use crate::access::ops::Actor;
 use crate::config::{Config, Scope};
 use crate::core::clock::timestamp;
 use crate::http::paths;
-use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
+use crate::portfolio::ops::Context;
 use crate::portfolio::ops::key_requests::{self, Approval};
-use crate::portfolio::ops::{Actor, Context};
+use crate::portfolio::reads::lists;
 
 /// How many requests `key-requests list` shows at most.
 const LIST_LIMIT: i64 = 1000;
@@ -61,7 +62,7 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
     let ctx = Context::offline(&db);
     match command {
         KeyRequestsCommand::List { status, json } => {
-            let (requests, _) = db::key_requests::list(&db, status, 0, LIST_LIMIT).await?;
+            let (requests, _) = lists::key_requests(&db, status, 0, LIST_LIMIT).await?;
             super::print(json, &requests, || {
                 if requests.is_empty() {
                     return vec!["no key requests".to_owned()];

@@ -5,12 +5,12 @@
 use chrono::Utc;
 use clap::Subcommand;
 
+use crate::access::Service;
 use crate::access::keys::{ApiKey, NewKey};
-use crate::access::{Service, db};
+use crate::access::ops::api_keys::{self, DEFAULT_OLD_KEY_HOURS, IssuedApiKey};
+use crate::access::ops::{self, Actor, Context};
 use crate::config::{Config, Scope};
 use crate::core::clock::timestamp;
-use crate::portfolio::ops::api_keys::{self, DEFAULT_OLD_KEY_HOURS, IssuedApiKey};
-use crate::portfolio::ops::{Actor, Context};
 
 /// How long a rotated key keeps working, unless told.
 #[derive(Debug, Subcommand)]
@@ -86,11 +86,7 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
             })
         }
         KeysCommand::List { json } => {
-            let keys: Vec<ApiKey> = db::list_keys(&db, None)
-                .await?
-                .into_iter()
-                .map(|stored| stored.key)
-                .collect();
+            let keys: Vec<ApiKey> = ops::list_keys(ctx, None).await?;
             super::print(json, &keys, || {
                 if keys.is_empty() {
                     return vec![

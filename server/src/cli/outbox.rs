@@ -4,8 +4,8 @@
 use clap::Subcommand;
 
 use crate::config::Config;
-use crate::mail::outbox;
 use crate::portfolio::ops::{self, Context};
+use crate::portfolio::reads::lists;
 
 /// How many emails `outbox list` shows at most.
 const LIST_LIMIT: i64 = 1000;
@@ -35,7 +35,7 @@ pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> 
     let db = crate::app::open_database(config).await?;
     match command {
         OutboxCommand::List { failed, json } => {
-            let emails = outbox::list(&db, failed, LIST_LIMIT).await?;
+            let emails = lists::emails(&db, failed, LIST_LIMIT).await?;
             super::print(json, &emails, || {
                 if emails.is_empty() {
                     return vec![if failed {

@@ -11,13 +11,18 @@
 
 use std::sync::Arc;
 
-use axum::extract::Request;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
 
 use crate::config::RateLimitConfig;
 use crate::http::edge::Checked;
 use crate::http::limit_headers;
 use crate::limits::Limiter;
 use crate::portfolio::api::auth::KeyName;
+use crate::portfolio::ops::analytics::{ANONYMOUS, Recorder};
 use crate::telemetry::metrics::Limit;
 
 /// What the middleware needs.
@@ -68,4 +73,34 @@ pub(crate) async fn limit_requests(limits: &RateLimits, request: Request) -> Che
         verdict,
         quota: Some((quota, now)),
     }
+}
+
+/// Middleware over the portfolio's routes: counts each request, by route
+/// template, method, status and caller, in the analytics.
+pub(crate) async fn count_requests(
+    State(recorder): State<Recorder>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "(no route)".to_owned());
+    let method = request.method().as_str().to_owned();
+    let api_key = request
+        .extensions()
+        .get::<KeyName>()
+        .and_then(|KeyName(name)| name.clone())
+        .unwrap_or_else(|| ANONYMOUS.to_owned());
+    let response = next.run(request).await;
+    recorder.count_request(
+        route,
+        method,
+        response.status().as_u16(),
+        api_key,
+        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    );
+    response
 }

@@ -10,10 +10,9 @@ pub(crate) mod db;
 pub(crate) mod edge;
 pub(crate) mod model;
 pub(crate) mod ops;
+pub(crate) mod reads;
+pub(crate) mod state;
 pub(crate) mod wire;
-
-use std::sync::Arc;
-use std::time::Instant;
 
 use axum::routing::{self, MethodRouter};
 use utoipa::OpenApi;
@@ -25,65 +24,9 @@ use utoipa::openapi::security::{
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::access::Access;
-use crate::config::{MailConfig, PortfolioConfig, Scope};
+use crate::config::Scope;
 use crate::http::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
-use crate::http::service_state::ServiceState;
-use crate::limits::Limiter;
-use crate::mail::Mailer;
-use crate::storage::Database;
-
-/// What every portfolio handler can reach.
-pub(crate) type PortfolioState = ServiceState<Shared>;
-
-impl PortfolioState {
-    /// What the operations need of the state.
-    pub(crate) fn ops(&self) -> ops::Context<'_> {
-        ops::Context {
-            db: &self.db,
-            access: Some(&self.access),
-            mailer: Some(&self.mailer),
-        }
-    }
-
-    /// What the token endpoints' operations need of the state.
-    pub(crate) fn token_service(&self) -> ops::tokens::TokenService<'_> {
-        ops::tokens::TokenService {
-            db: &self.db,
-            access: &self.access,
-            failures: &self.client_auth_failures,
-            config: self.config.oauth,
-        }
-    }
-}
-
-/// What the portfolio's state holds.
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) db: Database,
-    /// The keys and tokens the service accepts.
-    pub(crate) access: Arc<Access>,
-    pub(crate) config: Arc<PortfolioConfig>,
-    pub(crate) mail: Arc<MailConfig>,
-    pub(crate) mailer: Mailer,
-    /// Base URL for links in emails, without a trailing slash.
-    pub(crate) public_url: Arc<str>,
-    pub(crate) analytics: api::analytics::Recorder,
-    /// Counts failed client authentications at the OAuth endpoints.
-    pub(crate) client_auth_failures: Arc<Limiter>,
-    /// Counts requests for API keys per client address (hourly).
-    pub(crate) key_request_limiter: Arc<Limiter>,
-    /// For calls to other services (the social network); one pool for all.
-    pub(crate) http: reqwest::Client,
-    pub(crate) started: Instant,
-    /// The content's answers, as the bytes sent (`llm-context`'s without
-    /// its time).
-    pub(crate) content: crate::storage::read_cache::ReadCache<api::content::Cached, bytes::Bytes>,
-    /// The rate limits' counters in Redis, if configured (for readiness).
-    pub(crate) shared_counters: Option<Arc<crate::limits::shared_counters::SharedCounters>>,
-    /// On once the server is stopping: readiness answers 503.
-    pub(crate) draining: crate::core::lifecycle::Draining,
-}
+use crate::portfolio::state::PortfolioState;
 
 /// The parts of the document that are not per operation and that the
 /// contract check compares. Its prose (info, servers, the tags'

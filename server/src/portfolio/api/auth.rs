@@ -37,8 +37,7 @@ use crate::config::Scope;
 use crate::http::challenges::{self, Challenge};
 use crate::http::credentials::{self, Authorization, header_text};
 use crate::http::error::{Error, ErrorCode};
-use crate::portfolio::PortfolioState;
-use crate::storage::Database;
+use crate::portfolio::state::PortfolioState;
 use crate::telemetry::metrics::{self, AuthFailure};
 
 /// The header that carries an API key.
@@ -62,12 +61,7 @@ pub(crate) struct Presented {
 
 impl Presented {
     /// Reads and checks the credentials of a request.
-    pub(crate) async fn check(
-        access: &Access,
-        db: &Database,
-        headers: &HeaderMap,
-        uri: &Uri,
-    ) -> Self {
+    pub(crate) async fn check(access: &Access, headers: &HeaderMap, uri: &Uri) -> Self {
         // A header that is there but not text (odd bytes) is a credential
         // that matches nothing, not a missing one.
         let key = header_text(headers, API_KEY_HEADER).map(|key| match key {
@@ -80,7 +74,7 @@ impl Presented {
                 Some(None) => (Some(Ok(TokenVerdict::Unknown)), false),
                 Some(Some(_)) => match credentials::authorization(headers) {
                     Some(Authorization::Bearer(token)) => (
-                        Some(access.tokens.verify(db, token).await.map_err(Error::from)),
+                        Some(access.verify_token(token).await.map_err(Error::from)),
                         false,
                     ),
                     _ => (None, true),
@@ -118,7 +112,6 @@ pub(crate) struct KeyName(pub(crate) Option<String>);
 #[derive(Debug, Clone)]
 pub(crate) struct Authentication {
     pub(crate) access: Arc<Access>,
-    pub(crate) db: Database,
 }
 
 /// The portfolio's authentication step: checks what `request` presents,
@@ -126,13 +119,8 @@ pub(crate) struct Authentication {
 /// the rate limit, the extractors and analytics. It refuses nothing: each
 /// operation's extractor decides what it needs.
 pub(crate) async fn authenticate(authentication: &Authentication, mut request: Request) -> Request {
-    let presented = Presented::check(
-        &authentication.access,
-        &authentication.db,
-        request.headers(),
-        request.uri(),
-    )
-    .await;
+    let presented =
+        Presented::check(&authentication.access, request.headers(), request.uri()).await;
     let key_name = KeyName(presented.identity());
     request.extensions_mut().insert(presented);
     request.extensions_mut().insert(key_name);
@@ -379,7 +367,7 @@ pub(crate) fn document(openapi: &mut utoipa::openapi::OpenApi) {
 async fn presented(parts: &Parts, state: &PortfolioState) -> Presented {
     match parts.extensions.get::<Presented>() {
         Some(presented) => presented.clone(),
-        None => Presented::check(&state.access, &state.db, &parts.headers, &parts.uri).await,
+        None => Presented::check(&state.access, &parts.headers, &parts.uri).await,
     }
 }
 
@@ -484,11 +472,12 @@ mod tests {
     use crate::access::keys;
     use crate::access::tokens;
     use crate::config::ConfiguredApiKey;
+    use crate::storage::Database;
     use axum::http::HeaderValue;
 
-    async fn access() -> (Access, Database) {
+    async fn access() -> Access {
         let db = Database::connect("sqlite::memory:").await.unwrap();
-        let access = Access::load(
+        Access::load(
             &db,
             &[
                 ConfiguredApiKey {
@@ -504,16 +493,10 @@ mod tests {
             ],
         )
         .await
-        .unwrap();
-        (access, db)
+        .unwrap()
     }
 
-    async fn check(
-        access: &Access,
-        db: &Database,
-        headers: &[(&str, &str)],
-        uri: &str,
-    ) -> Presented {
+    async fn check(access: &Access, headers: &[(&str, &str)], uri: &str) -> Presented {
         let mut map = HeaderMap::new();
         for (name, value) in headers {
             map.insert(
@@ -521,16 +504,16 @@ mod tests {
                 HeaderValue::from_str(value).unwrap(),
             );
         }
-        Presented::check(access, db, &map, &uri.parse().unwrap()).await
+        Presented::check(access, &map, &uri.parse().unwrap()).await
     }
 
     #[tokio::test]
     async fn keys_and_scopes_are_checked() {
-        let (access, db) = access().await;
-        let read = check(&access, &db, &[("x-api-key", "k-read")], "/").await;
+        let access = access().await;
+        let read = check(&access, &[("x-api-key", "k-read")], "/").await;
         let ok = Level::Protected.authorize(&read, Scope::ContextRead);
         assert_eq!(ok.ok().map(|c| c.name), Some("reader".to_owned()));
-        let nothing = check(&access, &db, &[], "/").await;
+        let nothing = check(&access, &[], "/").await;
         let missing = Level::Protected
             .authorize(&nothing, Scope::ContextRead)
             .err();
@@ -538,7 +521,7 @@ mod tests {
             missing.map(|e| e.details()["required_header"].clone()),
             Some("X-API-Key".into())
         );
-        let reed = check(&access, &db, &[("x-api-key", "k-reed")], "/").await;
+        let reed = check(&access, &[("x-api-key", "k-reed")], "/").await;
         let wrong = Level::Protected.authorize(&reed, Scope::ContextRead).err();
         assert_eq!(wrong.map(|e| e.code()), Some(ErrorCode::Unauthorized));
         let scope = Level::Protected.authorize(&read, Scope::ContactWrite).err();
@@ -546,7 +529,7 @@ mod tests {
             scope.map(|e| e.details()["required_scope"].clone()),
             Some("contact:write".into())
         );
-        let admin = check(&access, &db, &[("x-api-key", "k-admin")], "/").await;
+        let admin = check(&access, &[("x-api-key", "k-admin")], "/").await;
         assert!(
             Level::Protected
                 .authorize(&admin, Scope::ContactWrite)
@@ -561,8 +544,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_credential_in_the_query_is_refused() {
-        let (access, db) = access().await;
-        let presented = check(&access, &db, &[("x-api-key", "k-read")], "/?API_KEY=k-read").await;
+        let access = access().await;
+        let presented = check(&access, &[("x-api-key", "k-read")], "/?API_KEY=k-read").await;
         let refused = Level::Protected
             .authorize(&presented, Scope::ContextRead)
             .err()
@@ -577,18 +560,18 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_revoked_here_stops_working_at_once() {
-        let (access, db) = access().await;
+        let access = access().await;
         let issued = keys::issue(Service::Portfolio, "site", vec![Scope::ContactWrite], None);
         access.keys.remember(&issued.stored);
         let headers = [("x-api-key", issued.key.as_str())];
-        let presented = check(&access, &db, &headers, "/").await;
+        let presented = check(&access, &headers, "/").await;
         assert!(
             Level::Protected
                 .authorize(&presented, Scope::ContactWrite)
                 .is_ok()
         );
         access.keys.forget(&issued.stored.key.id);
-        let presented = check(&access, &db, &headers, "/").await;
+        let presented = check(&access, &headers, "/").await;
         let refused = Level::Protected
             .authorize(&presented, Scope::ContactWrite)
             .err();
@@ -600,11 +583,11 @@ mod tests {
 
     #[tokio::test]
     async fn bearer_tokens_answer_with_rfc_6750_challenges() {
-        let (access, db) = access().await;
+        let access = access().await;
         let issued = tokens::mint("pc_1", vec![Scope::ContentWrite], 60_000);
         access.tokens.remember(&issued.stored);
         let bearer = format!("Bearer {}", issued.token);
-        let presented = check(&access, &db, &[("authorization", &bearer)], "/").await;
+        let presented = check(&access, &[("authorization", &bearer)], "/").await;
         let caller = Level::Private
             .authorize(&presented, Scope::ContentWrite)
             .unwrap();
@@ -616,7 +599,7 @@ mod tests {
         assert_eq!(refused.code(), ErrorCode::Forbidden);
         let challenge = format!("{:?}", refused.headers());
         assert!(challenge.contains("insufficient_scope"), "{challenge}");
-        let basic = check(&access, &db, &[("authorization", "Basic eDp5")], "/").await;
+        let basic = check(&access, &[("authorization", "Basic eDp5")], "/").await;
         let refused = Level::Private
             .authorize(&basic, Scope::Admin)
             .err()
@@ -626,7 +609,7 @@ mod tests {
             "{}",
             refused.message()
         );
-        let presented = check(&access, &db, &[("authorization", "Bearer pt_nope")], "/").await;
+        let presented = check(&access, &[("authorization", "Bearer pt_nope")], "/").await;
         let refused = Level::Authenticated
             .authorize(&presented, Scope::SocialPublish)
             .err()

@@ -6,10 +6,10 @@ use axum::http::StatusCode;
 use crate::http::error::Error;
 use crate::http::extract::JsonBody;
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{ContactWrite, Protected};
 use crate::portfolio::ops;
 use crate::portfolio::ops::contact::{ContactReceipt, ContactRequest};
+use crate::portfolio::state::PortfolioState;
 
 /// Submits the contact form.
 #[utoipa::path(

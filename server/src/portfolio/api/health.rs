@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::http::error::{Error, ErrorCode};
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::AdminView;
+use crate::portfolio::state::PortfolioState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]

@@ -12,10 +12,10 @@ use utoipa::ToSchema;
 use crate::http::error::Error;
 use crate::http::extract::{ClientAddress, JsonBody};
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::model::KeyRequestStatus;
 use crate::portfolio::ops;
 use crate::portfolio::ops::key_requests::KeyRequestForm;
+use crate::portfolio::state::PortfolioState;
 
 /// The answer to a request: recorded, waiting for the operator.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]

@@ -11,9 +11,9 @@ use utoipa::{IntoParams, ToSchema};
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Query};
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::ops;
 use crate::portfolio::ops::newsletter::SubscribeRequest;
+use crate::portfolio::state::PortfolioState;
 
 /// The answer to a subscription: the same whether the address was new,
 /// known, or unsubscribed, so that it reveals nothing about who subscribed.

@@ -7,10 +7,10 @@ use axum::http::StatusCode;
 use crate::http::error::Error;
 use crate::http::extract::JsonBody;
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{Authenticated, SubscribersNotify};
 use crate::portfolio::ops;
 use crate::portfolio::ops::newsletter::{NotifyRequest, NotifyResult};
+use crate::portfolio::state::PortfolioState;
 
 /// Emails every subscriber about a post.
 #[utoipa::path(

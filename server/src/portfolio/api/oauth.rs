@@ -20,13 +20,13 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::access::ops::tokens::{
+    self, OAuthError, OAuthErrorCode, PresentedClient, Refusal, TokenResponse,
+};
 use crate::config::Scope;
 use crate::http::challenges::{self, Challenge};
 use crate::http::error::Error;
-use crate::portfolio::PortfolioState;
-use crate::portfolio::ops::tokens::{
-    self, OAuthError, OAuthErrorCode, PresentedClient, Refusal, TokenResponse,
-};
+use crate::portfolio::state::PortfolioState;
 
 /// The realm of the Basic challenge.
 const REALM: &str = "portfolio";

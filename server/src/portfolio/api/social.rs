@@ -7,10 +7,10 @@ use axum::extract::State;
 use crate::http::error::Error;
 use crate::http::extract::JsonBody;
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{Authenticated, SocialPublish};
 use crate::portfolio::ops;
 use crate::portfolio::ops::social::{PublishRequest, PublishResult};
+use crate::portfolio::state::PortfolioState;
 
 /// Publishes a post to the social network. 503 when the network failed or
 /// refused (`details.upstream_status`).

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use crate::http::error::Error;
 use crate::http::extract::Path as PathParam;
-use crate::portfolio::PortfolioState;
+use crate::portfolio::state::PortfolioState;
 
 /// A file's bytes.
 #[derive(ToSchema)]

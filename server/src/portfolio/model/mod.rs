@@ -466,6 +466,31 @@ pub(crate) struct PageViewStats {
     pub(crate) count: i64,
 }
 
+/// The analytics of a date range.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub(crate) struct AnalyticsSummary {
+    pub(crate) from: NaiveDate,
+    pub(crate) to: NaiveDate,
+    #[schema(minimum = 0)]
+    pub(crate) total_requests: i64,
+    pub(crate) requests: Vec<RequestStats>,
+    pub(crate) by_api_key: Vec<KeyStats>,
+    pub(crate) page_views: Vec<PageViewStats>,
+}
+
+/// An email the worker gave up on.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub(crate) struct FailedEmail {
+    pub(crate) id: i64,
+    pub(crate) recipient: String,
+    pub(crate) subject: String,
+    pub(crate) attempts: i32,
+    /// Why the last attempt failed.
+    pub(crate) last_error: String,
+    /// When it was queued (or last requeued).
+    pub(crate) queued_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// Requests counted together: the same day, route, method, status and key.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct RequestKey {

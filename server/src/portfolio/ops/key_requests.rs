@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{Actor, Context};
+use super::Context;
 use crate::access::keys::{self, ApiKey, IssuedKey, NewKey};
+use crate::access::ops::Actor;
 use crate::access::{Service, db as access_db};
 use crate::config::{KeyRequestsConfig, Scope};
 use crate::core::clock::timestamp;

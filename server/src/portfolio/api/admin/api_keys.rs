@@ -7,16 +7,16 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::access::Service;
 use crate::access::keys::{ApiKey, Name, NewKey};
-use crate::access::{Service, db as access_db};
+use crate::access::ops::api_keys::{DEFAULT_OLD_KEY_HOURS, IssuedApiKey, RotatedApiKey};
+use crate::access::ops::{self, Actor};
 use crate::config::Scope;
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::{Idempotent, NoBody};
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::ops::api_keys::{DEFAULT_OLD_KEY_HOURS, IssuedApiKey, RotatedApiKey};
-use crate::portfolio::ops::{self, Actor};
+use crate::portfolio::state::PortfolioState;
 
 /// A key to make.
 #[serde_with::skip_serializing_none]
@@ -59,8 +59,9 @@ pub(crate) async fn list_api_keys(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
 ) -> Result<axum::Json<Vec<ApiKey>>, Error> {
-    let keys = access_db::list_keys(&state.db, None).await?;
-    Ok(axum::Json(keys.into_iter().map(|k| k.key).collect()))
+    Ok(axum::Json(
+        ops::list_keys(state.ops().access(), None).await?,
+    ))
 }
 
 /// Makes an API key; it works at once and is shown this once.
@@ -85,7 +86,8 @@ pub(crate) async fn create_api_key(
         scopes: spec.scopes.unwrap_or_default(),
         expires_in_days: spec.expires_in_days,
     };
-    let issued = ops::api_keys::create(state.ops(), Actor::Holding(&caller.scopes), &new).await?;
+    let issued =
+        ops::api_keys::create(state.ops().access(), Actor::Holding(&caller.scopes), &new).await?;
     Ok((StatusCode::CREATED, axum::Json(issued.into())))
 }
 
@@ -113,7 +115,7 @@ pub(crate) async fn rotate_api_key(
         .old_key_valid_for_hours
         .unwrap_or(DEFAULT_OLD_KEY_HOURS);
     let by = Actor::Holding(&caller.scopes);
-    let rotated = ops::api_keys::rotate(state.ops(), by, &id, hours).await?;
+    let rotated = ops::api_keys::rotate(state.ops().access(), by, &id, hours).await?;
     Ok(axum::Json(rotated))
 }
 
@@ -132,6 +134,7 @@ pub(crate) async fn revoke_api_key(
     Private(caller, _): Private<KeysManage>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<ApiKey>, Error> {
-    let key = ops::api_keys::revoke(state.ops(), Actor::Holding(&caller.scopes), &id).await?;
+    let key =
+        ops::api_keys::revoke(state.ops().access(), Actor::Holding(&caller.scopes), &id).await?;
     Ok(axum::Json(key))
 }

@@ -4,11 +4,11 @@ use axum::extract::State;
 
 use crate::http::error::Error;
 use crate::http::extract::Query;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{Admin, Private};
 use crate::portfolio::api::paging::{PageQuery, page_of};
-use crate::portfolio::db;
 use crate::portfolio::model::ContactEntry;
+use crate::portfolio::reads::lists;
+use crate::portfolio::state::PortfolioState;
 
 page_of!(
     /// A page of contact-form submissions, newest first.
@@ -33,7 +33,8 @@ pub(crate) async fn list_contact_submissions(
     Query(page): Query<PageQuery>,
 ) -> Result<axum::Json<ContactSubmissionPage>, Error> {
     let paging = page.paging()?;
-    let (entries, total) = db::contact::page(&state.db, paging.offset(), paging.limit()).await?;
+    let (entries, total) =
+        lists::contact_submissions(&state.db, paging.offset(), paging.limit()).await?;
     Ok(axum::Json(ContactSubmissionPage::new(
         entries, paging, total,
     )))

@@ -11,10 +11,10 @@ use axum::http::StatusCode;
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path};
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{ContentWrite, Private};
 use crate::portfolio::model::{Achievement, Post, Project, SiteInfo, Slug, SlugParam};
 use crate::portfolio::ops;
+use crate::portfolio::state::PortfolioState;
 
 /// Replaces the site information.
 #[utoipa::path(

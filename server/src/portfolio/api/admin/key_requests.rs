@@ -7,17 +7,18 @@ use axum::extract::State;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::access::ops::Actor;
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
 use crate::http::paths;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{KeysManage, Private};
 use crate::portfolio::api::paging::{PageQuery, page_of};
-use crate::portfolio::db;
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
+use crate::portfolio::ops;
 use crate::portfolio::ops::key_requests::{Approval, ApprovedKeyRequest};
-use crate::portfolio::ops::{self, Actor};
+use crate::portfolio::reads::lists;
+use crate::portfolio::state::PortfolioState;
 
 page_of!(
     /// A page of key requests, oldest first.
@@ -52,7 +53,7 @@ pub(crate) async fn list_key_requests(
 ) -> Result<axum::Json<KeyRequestPage>, Error> {
     let paging = page.paging()?;
     let (requests, total) =
-        db::key_requests::list(&state.db, filter.status, paging.offset(), paging.limit()).await?;
+        lists::key_requests(&state.db, filter.status, paging.offset(), paging.limit()).await?;
     Ok(axum::Json(KeyRequestPage::new(requests, paging, total)))
 }
 

@@ -4,7 +4,7 @@
 //!
 //! A caller can hand out only the scopes it holds itself (a key or client
 //! made with `keys:manage` cannot be given `admin`), so that managing keys
-//! is not a way to more power: [`Actor`](crate::portfolio::ops::Actor).
+//! is not a way to more power: [`Actor`](crate::access::ops::Actor).
 
 pub(crate) mod api_keys;
 pub(crate) mod contact_submissions;

@@ -6,17 +6,16 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::access::db as access_db;
 use crate::access::keys::Name;
+use crate::access::ops::oauth_clients::IssuedOAuthClient;
+use crate::access::ops::{self, Actor};
 use crate::access::tokens::OAuthClient;
 use crate::config::Scope;
 use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path};
 use crate::http::idempotency::Idempotent;
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::ops::oauth_clients::IssuedOAuthClient;
-use crate::portfolio::ops::{self, Actor};
+use crate::portfolio::state::PortfolioState;
 
 /// A client to register.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -41,8 +40,7 @@ pub(crate) async fn list_oauth_clients(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
 ) -> Result<axum::Json<Vec<OAuthClient>>, Error> {
-    let clients = access_db::list_clients(&state.db).await?;
-    Ok(axum::Json(clients.into_iter().map(|c| c.client).collect()))
+    Ok(axum::Json(ops::list_clients(state.ops().access()).await?))
 }
 
 /// Registers an OAuth client; its secret is shown this once.
@@ -64,7 +62,7 @@ pub(crate) async fn create_oauth_client(
     let by = Actor::Holding(&caller.scopes);
     let name = spec.name.as_deref().unwrap_or_default();
     let scopes = spec.scopes.unwrap_or_default();
-    let issued = ops::oauth_clients::register(state.ops(), by, name, scopes).await?;
+    let issued = ops::oauth_clients::register(state.ops().access(), by, name, scopes).await?;
     Ok((StatusCode::CREATED, axum::Json(issued)))
 }
 
@@ -84,6 +82,6 @@ pub(crate) async fn revoke_oauth_client(
     Path(client_id): Path<String>,
 ) -> Result<axum::Json<OAuthClient>, Error> {
     let by = Actor::Holding(&caller.scopes);
-    let client = ops::oauth_clients::revoke(state.ops(), by, &client_id).await?;
+    let client = ops::oauth_clients::revoke(state.ops().access(), by, &client_id).await?;
     Ok(axum::Json(client))
 }

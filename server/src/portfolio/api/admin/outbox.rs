@@ -7,43 +7,15 @@ use utoipa::ToSchema;
 
 use crate::http::error::Error;
 use crate::http::extract::JsonBody;
-use crate::mail::outbox::{self, OutboxEntry};
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{Admin, Private};
+use crate::portfolio::model::FailedEmail;
 use crate::portfolio::ops;
 use crate::portfolio::ops::outbox::Requeued;
-use crate::storage::time_from_ms;
+use crate::portfolio::reads::lists;
+use crate::portfolio::state::PortfolioState;
 
 /// How many failed emails the list shows at most.
 const LIST_LIMIT: i64 = 1000;
-
-/// An email the worker gave up on.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub(crate) struct FailedEmail {
-    pub(crate) id: i64,
-    pub(crate) recipient: String,
-    pub(crate) subject: String,
-    pub(crate) attempts: i32,
-    /// Why the last attempt failed.
-    pub(crate) last_error: String,
-    /// When it was queued (or last requeued).
-    pub(crate) queued_at: chrono::DateTime<chrono::Utc>,
-}
-
-impl TryFrom<OutboxEntry> for FailedEmail {
-    type Error = Error;
-
-    fn try_from(entry: OutboxEntry) -> Result<Self, Error> {
-        Ok(FailedEmail {
-            queued_at: time_from_ms(entry.queued_at_ms)?,
-            id: entry.id,
-            recipient: entry.recipient,
-            subject: entry.subject,
-            attempts: entry.attempts,
-            last_error: entry.last_error.unwrap_or_default(),
-        })
-    }
-}
 
 /// Which failed emails to requeue.
 #[serde_with::skip_serializing_none]
@@ -66,12 +38,9 @@ pub(crate) async fn list_failed_emails(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
 ) -> Result<axum::Json<Vec<FailedEmail>>, Error> {
-    let failed = outbox::list(&state.db, true, LIST_LIMIT).await?;
-    let failed = failed
-        .into_iter()
-        .map(FailedEmail::try_from)
-        .collect::<Result<_, _>>()?;
-    Ok(axum::Json(failed))
+    Ok(axum::Json(
+        lists::failed_emails(&state.db, LIST_LIMIT).await?,
+    ))
 }
 
 /// Puts failed emails back in the queue.

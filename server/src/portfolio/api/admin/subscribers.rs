@@ -8,11 +8,12 @@ use utoipa::IntoParams;
 
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
-use crate::portfolio::PortfolioState;
 use crate::portfolio::api::auth::{Private, SubscribersRead, SubscribersWrite};
 use crate::portfolio::api::paging::{PageQuery, page_of};
 use crate::portfolio::model::{SubscriberEntry, SubscriberStatus};
-use crate::portfolio::{db, ops};
+use crate::portfolio::ops;
+use crate::portfolio::reads::lists;
+use crate::portfolio::state::PortfolioState;
 
 page_of!(
     /// A page of subscribers, in the order they came.
@@ -47,7 +48,7 @@ pub(crate) async fn list_subscribers(
 ) -> Result<axum::Json<SubscriberPage>, Error> {
     let paging = page.paging()?;
     let (entries, total) =
-        db::subscribers::page(&state.db, filter.status, paging.offset(), paging.limit()).await?;
+        lists::subscribers(&state.db, filter.status, paging.offset(), paging.limit()).await?;
     Ok(axum::Json(SubscriberPage::new(entries, paging, total)))
 }
 

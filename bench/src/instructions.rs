@@ -31,7 +31,7 @@ pub(crate) async fn per_cached_read(
     ceiling: &Path,
     answers: &Path,
 ) -> anyhow::Result<(f64, f64)> {
-    let valgrind = crate::bench::find_or_install("valgrind", "valgrind")?;
+    let valgrind = crate::load::find_or_install("valgrind", "valgrind")?;
     let data = tempfile::tempdir()?;
     let counts = tempfile::tempdir()?;
     let mut server = Command::new(&valgrind);

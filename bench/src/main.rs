@@ -6,6 +6,7 @@
 
 mod bench;
 mod instructions;
+mod load;
 mod mix;
 mod postgres;
 mod stress;
@@ -93,7 +94,7 @@ async fn run(root: &Path, command: Command) -> anyhow::Result<()> {
             database_url,
             only,
         } => {
-            let options = bench::Options {
+            let options = load::Options {
                 seconds,
                 connections,
                 database_url,

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::bench::{Figures, Options, WRK_THREAD_INDEX, measure, record_answer};
+use crate::load::{Ceiling, Figures, Options, WRK_THREAD_INDEX, measure, record_answer};
 use crate::stress::Server;
 
 /// Pets of the mix: ids `MIX_FIRST_PET ..` (chosen by the bench, so that
@@ -81,8 +81,8 @@ pub async fn pet_store(
             .header("Content-Type", "application/json")
             .body(body)
     };
-    crate::bench::send_all((0..MIX_PETS).map(|slot| put(mix_pet_body(slot)))).await?;
-    crate::bench::send_all((0..pool).map(|n| {
+    crate::load::send_all((0..MIX_PETS).map(|slot| put(mix_pet_body(slot)))).await?;
+    crate::load::send_all((0..pool).map(|n| {
         put(format!(
             r#"{{"id":{},"name":"for sale","photoUrls":[],"status":"available"}}"#,
             ORDER_POOL_FIRST + n
@@ -316,7 +316,7 @@ fn run_beside_ceiling(
     options: &Options,
 ) -> anyhow::Result<(Figures, Figures)> {
     let (ceiling_script, server_script) = (script(true), script(false));
-    let ceiling = crate::bench::Ceiling::start(ceiling_binary, answers)?;
+    let ceiling = Ceiling::start(ceiling_binary, answers)?;
     let scripts = tempfile::tempdir()?;
     let ceiling_path = scripts.path().join("ceiling.lua");
     let server_path = scripts.path().join("server.lua");

@@ -13,9 +13,10 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue, InvalidHeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::auth::{Credentials, TokenSource};
+pub use crate::error::BuildError;
 use crate::retry::RetryPolicy;
 use crate::transport::Transport;
 
@@ -234,49 +235,6 @@ fn root_url(given: &str, service_path: &str) -> Result<String, BuildError> {
     };
     let origin = url.origin().ascii_serialization();
     Ok(format!("{origin}{root_path}"))
-}
-
-/// Why a client could not be built.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum BuildError {
-    /// The server URL is not one the SDK can use, and why.
-    Url { url: String, why: String },
-    /// An environment variable that `from_env` needs is not set (its name).
-    MissingVariable(&'static str),
-    /// A credential is not a valid header value.
-    Header(InvalidHeaderValue),
-    /// A root certificate is not PEM (why).
-    Certificate(String),
-    /// TLS could not be set up (why).
-    Tls(String),
-    /// The HTTP client could not be set up.
-    Http(reqwest::Error),
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::Url { url, why } => write!(f, "cannot use the server URL {url:?}: {why}"),
-            BuildError::MissingVariable(name) => {
-                write!(f, "the environment variable {name} is not set")
-            }
-            BuildError::Header(_) => f.write_str("a credential is not a valid HTTP header value"),
-            BuildError::Certificate(e) => write!(f, "a root certificate is not PEM: {e}"),
-            BuildError::Tls(e) => write!(f, "cannot set up TLS: {e}"),
-            BuildError::Http(e) => write!(f, "cannot build the HTTP client: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Header(e) => Some(e),
-            BuildError::Http(e) => Some(e),
-            _ => None,
-        }
-    }
 }
 
 /// An environment variable's value, if set and not empty.

@@ -16,7 +16,7 @@ pub use progenitor_client::ResponseValue;
 use reqwest::header::{AUTHORIZATION, HeaderName};
 
 pub use crate::auth::Credentials;
-pub use crate::builder::BuildError;
+pub use crate::error::BuildError;
 pub use crate::error::{ApiError, Error};
 use crate::transport::Transport;
 

@@ -7,7 +7,7 @@
 //! installed process-wide, so a program that chose another provider keeps
 //! it.
 
-use crate::builder::BuildError;
+use crate::error::BuildError;
 
 /// Sets up `http` to trust the system's roots and `roots` (PEM bundles).
 #[cfg(any(feature = "rustls-ring", feature = "rustls-aws-lc-rs"))]

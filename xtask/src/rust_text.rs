@@ -464,15 +464,25 @@ fn raw_string_len(chars: &[char], at: usize) -> usize {
         .map_or(chars.len() - at, |i| i + closing.len() - at)
 }
 
-/// `code` without its `#[cfg(test)]` modules (`mod tests { ... }`, brace
-/// matched) and imports: what only tests use is no dependency of the server.
+/// `code` without its test-only modules and imports (`#[cfg(test)]`, or
+/// `#[cfg(all(test, ...))]`; modules brace matched): what only tests use
+/// is no dependency of the crate.
 fn without_test_items(code: &str) -> String {
-    const TEST_ONLY: &str = "#[cfg(test)]";
+    const TEST_ONLY: [&str; 2] = ["#[cfg(test)]", "#[cfg(all(test,"];
     let mut kept = code.as_bytes().to_vec();
     let mut from = 0;
-    while let Some(found) = code[from..].find(TEST_ONLY) {
-        let start = from + found;
-        let end = test_item_end(code.as_bytes(), start + TEST_ONLY.len());
+    while let Some((start, marker)) = TEST_ONLY
+        .iter()
+        .filter_map(|marker| Some((from + code[from..].find(marker)?, marker)))
+        .min()
+    {
+        // Past the attribute's closing bracket.
+        let mut cursor = Cursor {
+            text: code.as_bytes(),
+            at: start + 2,
+        };
+        cursor.close(b'[', b']');
+        let end = test_item_end(code.as_bytes(), cursor.at.max(start + marker.len()));
         for byte in &mut kept[start..end] {
             if *byte != b'\n' {
                 *byte = b' ';
@@ -578,6 +588,8 @@ mod tests {
 #[cfg(test)]
 use crate::e;
 fn after() { crate::g::h(); }
+#[cfg(all(test, feature = "tls"))]
+mod tls_tests { fn t() { crate::c::x(); } }
 "##;
         let mut files = empty(&["lib.rs", "b.rs", "c.rs", "d.rs", "e.rs", "f.rs", "g.rs"]);
         files.push(("a.rs", a));

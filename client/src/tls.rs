@@ -95,13 +95,3 @@ pub(crate) fn configure(
         ))
     }
 }
-
-#[cfg(all(test, feature = "rustls-ring"))]
-mod tests {
-    #[test]
-    fn building_a_client_installs_no_process_wide_crypto_provider() {
-        let built = crate::petstore::ClientBuilder::new("https://pets.example").build();
-        assert!(built.is_ok());
-        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
-    }
-}

@@ -21,8 +21,8 @@ pub use app::Server;
 pub use app::fixtures;
 pub use config::Config;
 pub use http::docs;
-pub use petstore::openapi as petstore_openapi;
-pub use portfolio::openapi as portfolio_openapi;
+pub use petstore::document::openapi as petstore_openapi;
+pub use portfolio::document::openapi as portfolio_openapi;
 
 mod access;
 mod app;

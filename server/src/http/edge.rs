@@ -286,6 +286,19 @@ fn polled_after_answer() -> Response {
     Error::internal("the edge", "its future was polled after it answered").into_response()
 }
 
+/// The edge of the pages outside both services (Swagger UI, the documents,
+/// the pet store's sign-in page): errors in the format `F`, malformed
+/// requests refused.
+pub(crate) async fn pages_edge<F: ErrorFormat>(
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    crate::http::error::render_errors_around::<F, _>(request, |request| {
+        extract::refuse_malformed(request, |request| next.run(request))
+    })
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use axum::Router;

@@ -23,3 +23,31 @@ pub(crate) mod serve;
 pub(crate) mod service_state;
 pub(crate) mod strict_json;
 pub(crate) mod tls;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::HttpConfig;
+use crate::limits::shared_counters::SharedCounters;
+
+/// What each service's HTTP layers take from the server: how long a
+/// request may run, how long idempotency keys' answers are kept, the body
+/// limit, and the replicas' shared counters (Redis) for rate limits.
+#[derive(Debug, Clone)]
+pub(crate) struct ServiceHttp {
+    pub(crate) request_timeout: Duration,
+    pub(crate) keys_kept: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) shared_counters: Option<Arc<SharedCounters>>,
+}
+
+impl ServiceHttp {
+    pub(crate) fn new(config: &HttpConfig, shared_counters: Option<Arc<SharedCounters>>) -> Self {
+        ServiceHttp {
+            request_timeout: Duration::from_secs(config.request_timeout_secs),
+            keys_kept: config.idempotency_keys_kept(),
+            max_body_bytes: config.max_body_bytes,
+            shared_counters,
+        }
+    }
+}

@@ -1,17 +1,46 @@
-//! The pet store's general limit: so many requests a minute from each
-//! client address. Off unless configured (`petstore.requests_per_minute`),
-//! as upstream, whose document lists no 429; when on, every pet store answer
+//! The pet store's checks at its edge (`http::edge`): what a request
+//! presents (its credentials, checked once, in `enforce` mode), then the
+//! general limit: so many requests a minute from each client address. The
+//! limit is off unless configured (`petstore.requests_per_minute`), as
+//! upstream, whose document lists no 429; when on, every pet store answer
 //! carries the limit's headers, errors included, and a request over it is
-//! 429 (`ApiResponse`, `Retry-After`).
+//! 429 (`ApiResponse`, `Retry-After`). With neither (the default), nothing
+//! waits.
 
 use std::sync::Arc;
 
 use axum::extract::Request;
 
-use crate::http::edge::Checked;
+use crate::http::edge::{Check, Checked, EdgeChecks};
 use crate::http::limit_headers;
 use crate::limits::Limiter;
+use crate::petstore::api::auth;
+use crate::petstore::state::PetstoreState;
+use crate::petstore::wire::PetstoreErrors;
 use crate::telemetry::metrics::Limit;
+
+/// What the pet store's edge checks with: the service (for
+/// authentication) and its rate limit.
+#[derive(Debug, Clone)]
+pub(crate) struct PetstoreEdge {
+    pub(crate) state: PetstoreState,
+    pub(crate) limit: RequestLimit,
+}
+
+impl EdgeChecks for PetstoreEdge {
+    type Errors = PetstoreErrors;
+
+    fn check(&self, request: Request) -> Check {
+        if !auth::checks_credentials(&self.state) && self.limit.per_minute.is_none() {
+            return Check::Done(Checked::passed(request));
+        }
+        let edge = self.clone();
+        Check::Waiting(Box::pin(async move {
+            let request = auth::authenticate(&edge.state, request).await;
+            limit_requests(&edge.limit, request).await
+        }))
+    }
+}
 
 /// What the middleware needs.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@
 
 pub(crate) mod api;
 pub(crate) mod db;
+pub(crate) mod document;
 pub(crate) mod edge;
 pub(crate) mod model;
 pub(crate) mod ops;
@@ -18,250 +19,72 @@ pub(crate) mod wire;
 
 use axum::extract::DefaultBodyLimit;
 use utoipa::OpenApi;
-use utoipa::openapi::security::{
-    ApiKey, ApiKeyValue, Flow, HttpAuthScheme, HttpBuilder, Implicit, OAuth2, Scopes,
-    SecurityScheme,
-};
-use utoipa::openapi::{Content, OpenApi as OpenApiDoc, Ref, RefOr};
+use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
-use crate::config::{AuthMode, PetstoreConfig};
-use crate::http::docs;
-use crate::http::openapi_errors::{
-    ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW, operations_mut,
-};
+use crate::config::PetstoreConfig;
+use std::sync::Arc;
+
+use tower::ServiceBuilder;
+
+use crate::http::ServiceHttp;
+use crate::http::edge::{EdgeLayer, pages_edge};
+use crate::http::error::Error;
+use crate::http::idempotency::Idempotency;
+use crate::limits::Limiter;
+use crate::petstore::document::PetstoreDoc;
 use crate::petstore::state::PetstoreState;
+use crate::petstore::wire::PetstoreErrors;
 
-/// The pet store's document as a server in auth mode `mode` serves it: in
-/// `enforce`, a user's password has the length that mode asks for, so that
-/// clients and validators generated from the served document know it.
-pub(crate) fn served_document(mode: AuthMode) -> anyhow::Result<serde_json::Value> {
-    let mut document = docs::yaml_to_json(docs::PETSTORE_YAML)?;
-    if mode == AuthMode::Enforce {
-        let password = document
-            .pointer_mut("/components/schemas/User/properties/password")
-            .and_then(serde_json::Value::as_object_mut)
-            .ok_or_else(|| anyhow::anyhow!("the document has no User.password"))?;
-        password.insert("minLength".to_owned(), model::MIN_PASSWORD_CHARS.into());
-    }
-    Ok(document)
-}
-
-/// The parts of the document that are not per operation and that the
-/// contract check compares. Its prose (info, servers, the tags'
-/// descriptions) is the hand-written document's alone.
-#[derive(OpenApi)]
-#[openapi(components(schemas(
-    model::PetStatus,
-    model::OrderStatus,
-    model::Category,
-    model::Tag,
-    api::pet::PetForm,
-    api::pet_image::ImageUploadForm
-)))]
-pub(crate) struct PetstoreDoc;
-
-/// The security schemes the operations name.
-fn add_security_schemes(openapi: &mut OpenApiDoc) {
-    let components = openapi.components.get_or_insert_with(Default::default);
-    let mut petstore_auth = OAuth2::new([Flow::Implicit(Implicit::new(
-        "/oauth/authorize",
-        Scopes::from_iter([
-            ("write:pets", "modify pets in your account"),
-            ("read:pets", "read your pets"),
-        ]),
-    ))]);
-    petstore_auth.description =
-        Some("Required only when the server runs with auth mode `enforce`.".to_owned());
-    components.add_security_scheme("petstore_auth", SecurityScheme::OAuth2(petstore_auth));
-    components.add_security_scheme(
-        "api_key",
-        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-            "api_key",
-            "A pet store key from the operator's CLI. Required only when the server runs \
-             with auth mode `enforce`; one made with the scope `admin` also acts for any \
-             user (updateUser, deleteUser, getUserByName's private fields).",
-        ))),
-    );
-    components.add_security_scheme(
-        "basic",
-        SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Basic)
-                .description(Some(
-                    "A pet store user's username and password; accepted wherever \
-                     `petstore_auth` is. Required only when the server runs with auth mode \
-                     `enforce`.",
-                ))
-                .build(),
+/// The pet store as served: its routes at their full paths under `/v2`,
+/// what no route matches under `/v2`, both behind the service's edge and
+/// its idempotency keys, and the sign-in page of its implicit flow.
+pub(crate) fn app(state: PetstoreState, http: &ServiceHttp) -> axum::Router {
+    let limit = edge::RequestLimit {
+        limiter: Arc::new(
+            Limiter::default().shared_as(http.shared_counters.as_ref(), "petstore-requests"),
         ),
+        per_minute: state.config.requests_per_minute,
+    };
+    let authorize = api::authorize::router(state.clone())
+        .layer(axum::middleware::from_fn(pages_edge::<PetstoreErrors>));
+    let (routes, documented) = routes_at("/v2", &state.config);
+    let keys = Idempotency::new(
+        state.db.clone(),
+        &documented,
+        "/v2",
+        &api::auth::CREDENTIAL_HEADERS,
+        http.request_timeout,
+        http.keys_kept,
+        http.max_body_bytes.max(max_upload_body(&state.config)),
     );
-    components.add_security_scheme(
-        "user_session",
-        SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Bearer)
-                .description(Some("A session token from `loginUser`."))
-                .build(),
-        ),
-    );
+    // The edge (which catches panics) and the idempotency keys as one layer,
+    // not two: axum boxes each layer of a router around each of its routes,
+    // and calling a route clones every box beneath it. Keys are looked at
+    // once the route is known, inside the edge, and only when the handler's
+    // own extractors (credentials, scope) have passed
+    // (`http::idempotency::Idempotent`). On the fallback (no route matched)
+    // they do nothing.
+    let layers = ServiceBuilder::new()
+        .layer(EdgeLayer::new(
+            edge::PetstoreEdge {
+                state: state.clone(),
+                limit,
+            },
+            http.request_timeout,
+        ))
+        .layer(keys);
+    let no_route = axum::Router::new().fallback(no_route).layer(layers.clone());
+    routes
+        .with_state(state)
+        .layer(layers)
+        .nest("/v2", no_route)
+        .merge(authorize)
 }
 
-/// What `enforce` mode adds to the official security (see [`auth`]):
-/// HTTP Basic wherever `petstore_auth` is, a 401 with its challenges on
-/// every operation that checks a credential, and a 403 where a credential
-/// may be valid and still not enough (a token without the scope, another
-/// user's account). An operation whose requirements include the empty one
-/// takes a credential optionally: logoutUser (which checks nothing) and
-/// getUserByName (which shows private fields only to the user, and checks
-/// a credential that is presented).
-fn document_security(openapi: &mut OpenApiDoc) {
-    use utoipa::openapi::header::HeaderBuilder;
-    use utoipa::openapi::response::ResponseBuilder;
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    use utoipa::openapi::security::SecurityRequirement;
-    for operation in operations_mut(openapi) {
-        let Some(requirements) = operation.security.as_mut() else {
-            continue;
-        };
-        let names = |r: &SecurityRequirement| -> Vec<String> {
-            serde_json::to_value(r)
-                .ok()
-                .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect()))
-                .unwrap_or_default()
-        };
-        let takes = |scheme: &str| {
-            requirements
-                .iter()
-                .any(|r| names(r).iter().any(|n| n == scheme))
-        };
-        let optional = requirements.iter().any(|r| names(r).is_empty());
-        let oauth = takes("petstore_auth");
-        // logoutUser's session is optional and never refused.
-        if optional && !oauth {
-            continue;
-        }
-        if oauth {
-            requirements.push(SecurityRequirement::new("basic", Vec::<String>::new()));
-        }
-        let responses = &mut operation.responses.responses;
-        responses.entry("401".to_owned()).or_insert_with(|| {
-            let challenge = HeaderBuilder::new()
-                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
-                .description(Some(
-                    "A challenge for each scheme the operation takes: `Bearer realm=\"petstore\"`, \
-                     `Basic realm=\"petstore\"` (not to scripts of web pages: a browser would \
-                     answer it with a password dialog of its own), \
-                     `ApiKey realm=\"petstore\", header=\"api_key\"`.",
-                ))
-                .build();
-            RefOr::T(
-                ResponseBuilder::new()
-                    .description(
-                        "Auth mode `enforce` only: no credential the operation takes, or one that \
-                         is not valid.",
-                    )
-                    .header("WWW-Authenticate", challenge)
-                    .build(),
-            )
-        });
-        if oauth && !optional {
-            responses.entry("403".to_owned()).or_insert_with(|| {
-                RefOr::T(
-                    ResponseBuilder::new()
-                        .description(
-                            "Auth mode `enforce` only: the credential is valid but not enough \
-                             (a token without a scope the operation needs, or another user's \
-                             credential on a user's account).",
-                        )
-                        .build(),
-                )
-            });
-        }
-    }
-}
-
-/// The formats beyond JSON. The annotations give a body's and an answer's
-/// JSON face; the others follow from the code, so the document cannot
-/// promise what the handlers do not do: a body comes in the formats its type
-/// reads ([`wire::WireBody::FORMATS`], a pet's form being `PetForm`), and an
-/// answer in JSON or XML as negotiated ([`wire::Reply`]), but getInventory's,
-/// which is JSON only.
-fn document_formats(openapi: &mut OpenApiDoc) {
-    use wire::{BodyFormat, WireBody as _};
-    let bodies: [(&str, &[BodyFormat], &str); 3] = [
-        ("Pet", model::Pet::FORMATS, "PetForm"),
-        ("Order", model::Order::FORMATS, "Order"),
-        ("User", model::User::FORMATS, "User"),
-    ];
-    let schema = |name: &str| RefOr::T(Content::new(Some(RefOr::Ref(Ref::from_schema_name(name)))));
-    for operation in operations_mut(openapi) {
-        if let Some(RefOr::T(body)) = operation.request_body.as_mut()
-            && let Some(json) = body.content.get("application/json").cloned()
-            && let Some((_, formats, form)) = bodies.iter().find(|(name, ..)| {
-                matches!(&json, RefOr::T(Content { schema: Some(RefOr::Ref(r)), .. })
-                    if r.ref_location.ends_with(&format!("/{name}")))
-            })
-        {
-            if formats.contains(&BodyFormat::Xml) {
-                body.content
-                    .insert("application/xml".to_owned(), json.clone());
-            }
-            if formats.contains(&BodyFormat::Form) {
-                body.content
-                    .insert("application/x-www-form-urlencoded".to_owned(), schema(form));
-            }
-        }
-        if operation.operation_id.as_deref() == Some("getInventory") {
-            continue;
-        }
-        for (status, response) in &mut operation.responses.responses {
-            if let (true, RefOr::T(response)) = (status.starts_with('2'), response)
-                && let Some(json) = response.content.get("application/json").cloned()
-            {
-                response.content.insert("application/xml".to_owned(), json);
-            }
-        }
-    }
-}
-
-/// Every pet store error is an `ApiResponse` in JSON or XML (the error
-/// middleware sees to it); any operation but `getPetImage` can answer 406
-/// (an `Accept` it cannot meet), every one 500 or 503 (the request
-/// timeout), and any that reads a body 413 and 415.
-fn document_errors(openapi: &mut OpenApiDoc) {
-    ErrorResponses {
-        always: &[
-            ("406", "The `Accept` header allows neither JSON nor XML."),
-            SERVER_FAULT,
-            ("503", "The request took longer than the server allows."),
-        ],
-        with_body: &[
-            ("400", "Invalid input"),
-            TOO_SLOW,
-            TOO_LARGE,
-            (
-                "415",
-                "The body's media type is not one the operation reads.",
-            ),
-            ("422", "Validation exception"),
-        ],
-        with_path: &[("404", "Not found")],
-        refusals_from_security: false,
-        media_types: &["application/json", "application/xml"],
-        schema: (
-            "ApiResponse",
-            <wire::ApiResponse as utoipa::PartialSchema>::schema,
-        ),
-    }
-    .apply(openapi);
-    // An image is served whatever `Accept` says: no 406.
-    for operation in crate::http::openapi_errors::operations_mut(openapi) {
-        if operation.operation_id.as_deref() == Some("getPetImage") {
-            operation.responses.responses.remove("406");
-        }
-    }
+async fn no_route() -> Error {
+    Error::not_found("no such route; the pet store's operations are listed at /docs")
 }
 
 /// The largest body the image upload accepts: the image, and a little for
@@ -332,21 +155,4 @@ pub(crate) fn routes_at(
         },
     );
     (served, documented.into_openapi())
-}
-
-/// The pet store's document as the handlers' annotations describe it.
-pub fn openapi() -> OpenApiDoc {
-    let mut doc = router(&PetstoreConfig::default()).into_openapi();
-    add_security_schemes(&mut doc);
-    crate::http::document_rules::apply(&mut doc);
-    // After the routes: they work on every operation.
-    document_security(&mut doc);
-    document_formats(&mut doc);
-    document_errors(&mut doc);
-    crate::http::limit_headers::document(
-        &mut doc,
-        "ApiResponse",
-        &["application/json", "application/xml"],
-    );
-    doc
 }

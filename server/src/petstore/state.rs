@@ -3,15 +3,19 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use crate::access::Access;
 use crate::config::PetstoreConfig;
 use crate::core::password::Hasher;
 use crate::http::service_state::ServiceState;
 use crate::limits::Limiter;
+use crate::limits::shared_counters::SharedCounters;
 use crate::petstore::db;
 use crate::petstore::ops;
 use crate::petstore::reads;
 use crate::storage::Database;
+use crate::storage::batches::Writer;
 
 /// What every pet store handler can reach.
 pub(crate) type PetstoreState = ServiceState<Shared>;
@@ -41,6 +45,34 @@ pub(crate) struct Shared {
 }
 
 impl PetstoreState {
+    /// The pet store's state on `db`: the password pool started, empty
+    /// caches, and the batched writers on a writer of their own.
+    pub(crate) fn build(
+        db: &Database,
+        config: &PetstoreConfig,
+        access: Arc<Access>,
+        public_url: &str,
+        shared_counters: Option<&Arc<SharedCounters>>,
+    ) -> anyhow::Result<PetstoreState> {
+        let hasher = Hasher::start(config.password_hash_threads, config.password_hash_queue)
+            .context("cannot start the password hashing threads")?;
+        // One writer, one transaction a turn, for every kind of write in
+        // batches.
+        let writer = Writer::start(db.clone());
+        Ok(PetstoreState::new(Shared {
+            db: db.clone(),
+            config: Arc::new(config.clone()),
+            hasher,
+            failed_logins: Arc::new(Limiter::default().shared_as(shared_counters, "failed-logins")),
+            public_url: Arc::from(public_url),
+            access,
+            caches: reads::Caches::new(db),
+            new_pets: db::new_pets::NewPets::on(&writer),
+            new_orders: db::new_orders::NewOrders::on(&writer),
+            replaced_pets: db::replaced_pets::ReplacedPets::on(&writer),
+        }))
+    }
+
     /// What the reads need of the state.
     pub(crate) fn reads(&self) -> reads::Context<'_> {
         reads::Context {

@@ -1,7 +1,9 @@
-//! Rate limits: so many requests per minute per API key, and
-//! per client address for requests without a known key. Every response
-//! carries the limit's headers; a request over the limit is `429
-//! RATE_LIMITED` with `Retry-After`.
+//! The portfolio's checks at its edge (`http::edge`): what a request
+//! presents (its credentials, checked once), then the rate limits: so many
+//! requests per minute per API key, and per client address for requests
+//! without a known key. Every response carries the limit's headers; a
+//! request over the limit is `429 RATE_LIMITED` with `Retry-After`. And
+//! each request is counted in the analytics ([`count_requests`]).
 //!
 //! The counters are [`crate::limits::Limiter`]'s sliding one-minute windows,
 //! in Redis with `--redis-url` (shared by every replica), else in memory
@@ -18,14 +20,36 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::config::RateLimitConfig;
-use crate::http::edge::Checked;
+use crate::http::edge::{Check, Checked, EdgeChecks};
 use crate::http::limit_headers;
 use crate::limits::Limiter;
-use crate::portfolio::api::auth::KeyName;
+use crate::portfolio::api::auth::{self, Authentication, KeyName};
 use crate::portfolio::ops::analytics::{ANONYMOUS, Recorder};
+use crate::portfolio::wire::PortfolioErrors;
 use crate::telemetry::metrics::Limit;
 
-/// What the middleware needs.
+/// What the portfolio's edge checks with: the authentication step's, and
+/// its rate limit.
+#[derive(Debug, Clone)]
+pub(crate) struct PortfolioEdge {
+    pub(crate) authentication: Authentication,
+    pub(crate) limit: RateLimits,
+}
+
+/// The authentication step, whose finding the rate limit counts by.
+impl EdgeChecks for PortfolioEdge {
+    type Errors = PortfolioErrors;
+
+    fn check(&self, request: Request) -> Check {
+        let edge = self.clone();
+        Check::Waiting(Box::pin(async move {
+            let request = auth::authenticate(&edge.authentication, request).await;
+            limit_requests(&edge.limit, request).await
+        }))
+    }
+}
+
+/// What the rate limit needs.
 #[derive(Debug, Clone)]
 pub(crate) struct RateLimits {
     pub(crate) limiter: Arc<Limiter>,

@@ -7,6 +7,7 @@
 
 pub(crate) mod api;
 pub(crate) mod db;
+pub(crate) mod document;
 pub(crate) mod edge;
 pub(crate) mod model;
 pub(crate) mod ops;
@@ -17,74 +18,19 @@ pub(crate) mod wire;
 use axum::routing::{self, MethodRouter};
 use utoipa::OpenApi;
 use utoipa::openapi::HttpMethod;
-use utoipa::openapi::OpenApi as OpenApiDoc;
-use utoipa::openapi::security::{
-    ApiKey, ApiKeyValue, ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme,
-};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::config::Scope;
-use crate::http::openapi_errors::{ErrorResponses, SERVER_FAULT, TOO_LARGE, TOO_SLOW};
+use std::sync::Arc;
+
+use tower::ServiceBuilder;
+
+use crate::http::ServiceHttp;
+use crate::http::edge::EdgeLayer;
+use crate::http::idempotency::Idempotency;
+use crate::limits::Limiter;
+use crate::portfolio::document::PortfolioDoc;
 use crate::portfolio::state::PortfolioState;
-
-/// The parts of the document that are not per operation and that the
-/// contract check compares. Its prose (info, servers, the tags'
-/// descriptions) is the hand-written document's alone.
-#[derive(OpenApi)]
-#[openapi(components(schemas(model::Link, wire::ErrorDetail)))]
-pub(crate) struct PortfolioDoc;
-
-/// The security schemes the operations name.
-fn add_security_schemes(openapi: &mut OpenApiDoc) {
-    let components = openapi.components.get_or_insert_with(Default::default);
-    let scopes = Scopes::from_iter(Scope::ALL.map(|scope| (scope.as_str(), scope.description())));
-    let mut oauth = OAuth2::new([Flow::ClientCredentials(ClientCredentials::new(
-        "/api/oauth/token",
-        scopes,
-    ))]);
-    oauth.description = Some(
-        "Bearer tokens (`Authorization: Bearer <token>`) for the clients the operator \
-         registers: the private (admin) operations take them, and the authenticated ones \
-         (social-publish, notify-subscribers) take them as an alternative to API keys. \
-         `admin` grants every scope."
-            .to_owned(),
-    );
-    components.add_security_scheme("oauth", SecurityScheme::OAuth2(oauth));
-    components.add_security_scheme(
-        "api_key",
-        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-            api::auth::API_KEY_HEADER,
-            "A key from the operator (ask with `POST /api/key-requests`). Scopes: \
-             `context:read`, `contact:write`, `analytics:read`, `social:publish`, \
-             `subscribers:notify`, `content:write`, `subscribers:read`, \
-             `subscribers:write`, `keys:manage`, `admin`.",
-        ))),
-    );
-}
-
-/// Every portfolio error is the envelope (the error middleware sees to it);
-/// any operation can answer 500 and 503 (the request timeout), and any
-/// that reads a body 413 and 415.
-fn document_errors(openapi: &mut OpenApiDoc) {
-    ErrorResponses {
-        always: &[SERVER_FAULT, ("503", "The service cannot answer now.")],
-        with_body: &[
-            ("400", "The body is not JSON of this shape"),
-            TOO_SLOW,
-            TOO_LARGE,
-            ("415", "The body is not application/json."),
-        ],
-        with_path: &[("404", "Nothing has this identifier")],
-        refusals_from_security: true,
-        media_types: &["application/json"],
-        schema: (
-            "ErrorBody",
-            <wire::ErrorBody as utoipa::PartialSchema>::schema,
-        ),
-    }
-    .apply(openapi);
-}
 
 /// The portfolio's routes and their documentation, before state is given.
 pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
@@ -189,6 +135,49 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         .fold(router, SecondRoute::serve)
 }
 
+/// The portfolio as served: its routes behind the service's edge, the
+/// counting of requests (by route template) and its idempotency keys. It
+/// has no fallback of its own: what no route matches is the server's.
+pub(crate) fn app(state: PortfolioState, http: &ServiceHttp) -> axum::Router {
+    let limit = edge::RateLimits {
+        limiter: Arc::new(
+            Limiter::default().shared_as(http.shared_counters.as_ref(), "portfolio-requests"),
+        ),
+        config: state.config.rate_limit.clone(),
+    };
+    let authentication = api::auth::Authentication {
+        access: state.access.clone(),
+    };
+    let counting = state.analytics.clone();
+    let db = state.db.clone();
+    let (routes, documented) = router().with_state(state).split_for_parts();
+    let keys = Idempotency::new(
+        db,
+        &documented,
+        "",
+        &api::auth::CREDENTIAL_HEADERS,
+        http.request_timeout,
+        http.keys_kept,
+        http.max_body_bytes,
+    );
+    // One layer, as the pet store's: the edge, the counting and the keys.
+    routes.layer(
+        ServiceBuilder::new()
+            .layer(EdgeLayer::new(
+                edge::PortfolioEdge {
+                    authentication,
+                    limit,
+                },
+                http.request_timeout,
+            ))
+            .layer(axum::middleware::from_fn_with_state(
+                counting,
+                edge::count_requests,
+            ))
+            .layer(keys),
+    )
+}
+
 /// An operation served at a second route by the same handler, and
 /// documented there as a copy of it under its own operation id.
 struct SecondRoute {
@@ -224,16 +213,4 @@ impl SecondRoute {
         }
         router.route(path, route.handler)
     }
-}
-
-/// The portfolio's document as the handlers' annotations describe it.
-pub fn openapi() -> OpenApiDoc {
-    let mut doc = router().into_openapi();
-    add_security_schemes(&mut doc);
-    crate::http::document_rules::apply(&mut doc);
-    // After the routes: they work on every operation.
-    document_errors(&mut doc);
-    crate::http::limit_headers::document(&mut doc, "ErrorBody", &["application/json"]);
-    api::auth::document(&mut doc);
-    doc
 }

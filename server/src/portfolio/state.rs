@@ -2,11 +2,13 @@
 //! shares, and from it what the reads and the operations need.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
 
 use crate::access::Access;
 use crate::access::ops::tokens::TokenService;
-use crate::config::{MailConfig, PortfolioConfig};
+use crate::config::{Config, MailConfig, PortfolioConfig};
 use crate::core::lifecycle::Draining;
 use crate::http::service_state::ServiceState;
 use crate::limits::Limiter;
@@ -48,7 +50,58 @@ pub(crate) struct Shared {
     pub(crate) draining: Draining,
 }
 
+/// What runs beside the portfolio: the mail worker (stopped gracefully:
+/// it finishes the email in hand) and the analytics writer (which ends by
+/// itself once every sender is gone, after writing what it holds).
+#[derive(Debug)]
+pub(crate) struct Background {
+    pub(crate) mail_worker: (Mailer, tokio::task::JoinHandle<()>),
+    pub(crate) analytics_writer: tokio::task::JoinHandle<()>,
+}
+
 impl PortfolioState {
+    /// The portfolio's state on `db`, and the tasks it starts: the mail
+    /// worker and the analytics writer.
+    pub(crate) fn build(
+        db: &Database,
+        config: &Config,
+        access: Arc<Access>,
+        public_url: &str,
+        shared_counters: Option<&Arc<SharedCounters>>,
+    ) -> anyhow::Result<(PortfolioState, Background)> {
+        let mailer = Mailer::new(db.clone(), &config.mail, &config.data_dir)?;
+        let mail_worker = (mailer.clone(), mailer.spawn_worker());
+        let (analytics, analytics_writer) = Recorder::start(
+            db.clone(),
+            Duration::from_millis(config.portfolio.analytics_flush_interval_ms.max(10)),
+        );
+        let limiter = |limiter: Limiter, name| Arc::new(limiter.shared_as(shared_counters, name));
+        let state = PortfolioState::new(Shared {
+            db: db.clone(),
+            access,
+            config: Arc::new(config.portfolio.clone()),
+            mail: Arc::new(config.mail.clone()),
+            mailer,
+            public_url: Arc::from(public_url),
+            analytics,
+            client_auth_failures: limiter(Limiter::default(), "client-auth-failures"),
+            key_request_limiter: limiter(Limiter::with_window(3600), "key-requests"),
+            shared_counters: shared_counters.cloned(),
+            http: reqwest::Client::builder()
+                .user_agent(concat!("petstore-portfolio/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .context("cannot build the HTTP client")?,
+            started: Instant::now(),
+            draining: Draining::default(),
+            caches: reads::Caches::new(db),
+        });
+        let background = Background {
+            mail_worker,
+            analytics_writer,
+        };
+        Ok((state, background))
+    }
+
     /// What the reads need of the state.
     pub(crate) fn reads(&self) -> reads::Context<'_> {
         reads::Context {

@@ -27,8 +27,8 @@
 use std::marker::PhantomData;
 
 use axum::extract::FromRequestParts;
-use axum::http::HeaderMap;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName};
 
 use crate::access::Service;
 use crate::access::keys::Verdict;
@@ -45,6 +45,13 @@ use crate::telemetry::metrics::{self, AuthFailure};
 
 /// The header of the pet store's API key.
 pub(crate) const API_KEY_HEADER: &str = "api_key";
+
+/// The headers that carry the pet store's credentials: who a caller is,
+/// for idempotency keys.
+pub(crate) static CREDENTIAL_HEADERS: [HeaderName; 2] = [
+    axum::http::header::AUTHORIZATION,
+    HeaderName::from_static(API_KEY_HEADER),
+];
 
 /// The realm of the pet store's challenges.
 const REALM: &str = "petstore";

@@ -28,7 +28,7 @@ use axum::extract::Request;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, Uri, header};
+use axum::http::{HeaderMap, HeaderName, Uri, header};
 
 use crate::access::keys::Verdict;
 use crate::access::tokens::TokenVerdict;
@@ -42,6 +42,11 @@ use crate::telemetry::metrics::{self, AuthFailure};
 
 /// The header that carries an API key.
 pub(crate) const API_KEY_HEADER: &str = "X-API-Key";
+
+/// The headers that carry the portfolio's credentials: who a caller is,
+/// for idempotency keys.
+pub(crate) static CREDENTIAL_HEADERS: [HeaderName; 2] =
+    [header::AUTHORIZATION, HeaderName::from_static("x-api-key")];
 
 /// The realm of the portfolio's challenges.
 const REALM: &str = "portfolio";

@@ -1,0 +1,104 @@
+//! The whole HTTP application: both services as each serves itself, the
+//! documents and Swagger UI, what no route matches, and the plumbing every
+//! answer shares around them, as one stack.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
+use ipnet::IpNet;
+use tower::ServiceBuilder;
+use tower::util::MapRequestLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::config::Config;
+use crate::http::ServiceHttp;
+use crate::http::compression::CompressionLayer;
+use crate::http::cors::CorsLayer;
+use crate::http::deadline::BodyReadTimeoutLayer;
+use crate::http::docs;
+use crate::http::edge::pages_edge;
+use crate::http::error::{Error, render_now};
+use crate::http::extract;
+use crate::http::observe::ObserveLayer;
+use crate::http::serve::{self, Serving};
+use crate::http::tls;
+use crate::limits::shared_counters::SharedCounters;
+use crate::petstore::{self, state::PetstoreState};
+use crate::portfolio::{self, state::PortfolioState, wire::PortfolioErrors};
+
+/// The whole HTTP application: both services' routes, docs, and the tower-http
+/// plumbing around them.
+pub(super) fn build_router(
+    config: &Config,
+    tls: bool,
+    petstore_state: PetstoreState,
+    portfolio_state: PortfolioState,
+    shared_counters: Option<Arc<SharedCounters>>,
+) -> anyhow::Result<Serving> {
+    let http = ServiceHttp::new(&config.http, shared_counters);
+    let petstore_doc = petstore::document::served_document(config.petstore.auth_mode)
+        .context("openapi/petstore.yaml")?;
+    let portfolio_doc =
+        docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
+    let docs_routes = docs::router(petstore_doc, portfolio_doc)
+        .layer(axum::middleware::from_fn(pages_edge::<PortfolioErrors>));
+
+    let router = Router::new()
+        .merge(petstore::app(petstore_state, &http))
+        .merge(portfolio::app(portfolio_state, &http))
+        .merge(docs_routes)
+        // Outside both services: the portfolio's envelope, the general one.
+        .fallback(no_route);
+    // The plumbing every answer shares wraps the router once, as one stack:
+    // `Router::layer` would wrap each route in its own copy, and every
+    // request would clone that copy (CORS's lists included) on its way in.
+    let trusted_proxies: Arc<[IpNet]> =
+        extract::parse_trusted_proxies(&config.http.trusted_proxies)?.into();
+    // Its answers' bodies keep their types to hyper (`serve::serving`): no
+    // box for any of them.
+    let service = ServiceBuilder::new()
+        // Behind trusted proxies, the client they forward is the client.
+        .option_layer((!trusted_proxies.is_empty()).then(|| {
+            MapRequestLayer::new(move |request| {
+                extract::note_forwarded_client(request, &trusted_proxies)
+            })
+        }))
+        // The request's id, trace, span, metrics and access-log line, and
+        // `nosniff` on every answer.
+        .layer(ObserveLayer {
+            metrics: config.metrics_bind.is_some(),
+            access_log: config.log.access_log,
+        })
+        // Over HTTPS, browsers are told to come back over HTTPS only.
+        .option_layer(tls.then(|| {
+            SetResponseHeaderLayer::if_not_present(
+                header::STRICT_TRANSPORT_SECURITY,
+                HeaderValue::from_static(tls::HSTS),
+            )
+        }))
+        .layer(CorsLayer::new(&config.http.cors_allowed_origins))
+        .layer(CompressionLayer)
+        // The next part of a body must come within this, or the request is
+        // answered 408 (where the body is read).
+        .layer(BodyReadTimeoutLayer {
+            timeout: Duration::from_secs(config.http.body_read_timeout_secs.max(1)),
+        })
+        .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
+        .service(router);
+    Ok(serve::serving(service))
+}
+
+/// Outside both services: answered in the portfolio's envelope.
+async fn no_route(headers: HeaderMap) -> Response {
+    render_now::<PortfolioErrors>(
+        Error::not_found(
+            "no such route: the pet store is under /v2, the portfolio under /api; see /docs",
+        ),
+        &headers,
+    )
+}

@@ -70,6 +70,18 @@ impl Access {
         })
     }
 
+    /// Credentials on a database of their own, in memory, with the keys
+    /// `configured`: for unit tests of what judges credentials.
+    #[cfg(test)]
+    pub(crate) async fn in_memory(configured: &[ConfiguredApiKey]) -> Access {
+        let db = Database::connect("sqlite::memory:")
+            .await
+            .unwrap_or_else(|e| panic!("an in-memory database: {e:#}"));
+        Access::load(&db, configured)
+            .await
+            .unwrap_or_else(|e| panic!("the keys load: {e:#}"))
+    }
+
     /// What a presented bearer token is: from the cache, or looked up once.
     pub(crate) async fn verify_token(
         &self,

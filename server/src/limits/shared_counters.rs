@@ -1,5 +1,5 @@
-//! Rate-limit counters in Redis, shared by every replica (`--redis-url`,
-//! DESIGN 4.4): with N replicas behind a load balancer, counters of their
+//! Rate-limit counters in Redis, shared by every replica (`--redis-url`):
+//! with N replicas behind a load balancer, counters of their
 //! own would let N times the limit through.
 //!
 //! Each hit is one Lua script, atomic in Redis: a caller's one-second

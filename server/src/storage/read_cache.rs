@@ -1,5 +1,5 @@
-//! Answers kept in memory, coherent with writes (DESIGN 4.8), as the bytes
-//! sent (serialising them again for each request cost a tenth of the rate):
+//! Answers kept in memory, coherent with writes, as the bytes sent
+//! (serialising them again for each request would be most of its cost):
 //! `getPetById`'s pets in each format, the short lists of
 //! `findPetsByStatus`, the inventory, and the portfolio's content.
 //!

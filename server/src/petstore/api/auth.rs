@@ -1,4 +1,4 @@
-//! The pet store's security (DESIGN 4.1). In auth mode `open` (the
+//! The pet store's security. In auth mode `open` (the
 //! default, upstream's behaviour) nothing is checked. In `enforce`, each
 //! operation takes what the official document assigns it:
 //!

@@ -1,4 +1,4 @@
-//! The portfolio's access levels (DESIGN 4.2), each an extractor naming the
+//! The portfolio's access levels, each an extractor naming the
 //! scope it needs:
 //!
 //! - public operations take nothing;
@@ -477,28 +477,22 @@ mod tests {
     use crate::access::keys;
     use crate::access::tokens;
     use crate::config::ConfiguredApiKey;
-    use crate::storage::Database;
     use axum::http::HeaderValue;
 
     async fn access() -> Access {
-        let db = Database::connect("sqlite::memory:").await.unwrap();
-        Access::load(
-            &db,
-            &[
-                ConfiguredApiKey {
-                    name: "reader".into(),
-                    key: "k-read".into(),
-                    scopes: vec![Scope::ContextRead],
-                },
-                ConfiguredApiKey {
-                    name: "root".into(),
-                    key: "k-admin".into(),
-                    scopes: vec![Scope::Admin],
-                },
-            ],
-        )
+        Access::in_memory(&[
+            ConfiguredApiKey {
+                name: "reader".into(),
+                key: "k-read".into(),
+                scopes: vec![Scope::ContextRead],
+            },
+            ConfiguredApiKey {
+                name: "root".into(),
+                key: "k-admin".into(),
+                scopes: vec![Scope::Admin],
+            },
+        ])
         .await
-        .unwrap()
     }
 
     async fn check(access: &Access, headers: &[(&str, &str)], uri: &str) -> Presented {

@@ -1,4 +1,4 @@
-//! The private operations under `/api/admin/` (DESIGN 4.2): each takes a
+//! The private operations under `/api/admin/`: each takes a
 //! bearer token ([`super::auth::Private`]) with `admin` or the finer scope
 //! it names. One module per resource.
 //!

@@ -2,8 +2,8 @@
 
 pub mod codegen;
 pub mod contract;
-pub mod handlers;
 pub mod layers;
+pub mod promises;
 pub mod rust_text;
 
 use std::path::Path;

@@ -137,13 +137,24 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
     for place in misplaced {
         eprintln!("{place}");
     }
-    let unread = xtask::handlers::idempotency_keys_unread(root)?;
-    if unread.is_empty() {
-        println!("every operation that takes Idempotency-Key reads its body through Idempotent");
-    } else {
-        clean = false;
-        for place in unread {
-            eprintln!("{place}");
+    let promises = [
+        (
+            "every operation that takes Idempotency-Key reads its body through Idempotent",
+            xtask::promises::idempotency_keys_unread(root)?,
+        ),
+        (
+            "the services' storage writes only in write transactions",
+            xtask::promises::writes_outside_transactions(root)?,
+        ),
+    ];
+    for (promise, broken) in promises {
+        if broken.is_empty() {
+            println!("{promise}");
+        } else {
+            clean = false;
+            for place in broken {
+                eprintln!("{place}");
+            }
         }
     }
     let graph = xtask::layers::server_graph(root)?;

@@ -45,6 +45,9 @@ pub struct PetstoreConfig {
     /// upstream: the official document lists no 429). When set, every pet
     /// store answer carries the limit's headers.
     pub requests_per_minute: Option<u32>,
+    /// How many pets' answers (one a pet and format) the read cache keeps
+    /// in memory, a few hundred bytes each; past it, the least used go.
+    pub cached_pets: usize,
 }
 
 impl Default for PetstoreConfig {
@@ -60,6 +63,7 @@ impl Default for PetstoreConfig {
             password_hash_queue: 64,
             oauth_redirect_uris: Vec::new(),
             requests_per_minute: None,
+            cached_pets: 4096,
         }
     }
 }

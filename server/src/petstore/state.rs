@@ -66,7 +66,7 @@ impl PetstoreState {
             failed_logins: Arc::new(Limiter::default().shared_as(shared_counters, "failed-logins")),
             public_url: Arc::from(public_url),
             access,
-            caches: reads::Caches::new(db),
+            caches: reads::Caches::new(db, config.cached_pets),
             new_pets: db::new_pets::NewPets::on(&writer),
             new_orders: db::new_orders::NewOrders::on(&writer),
             replaced_pets: db::replaced_pets::ReplacedPets::on(&writer),

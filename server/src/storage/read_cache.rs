@@ -17,9 +17,11 @@
 //! when that cannot be known (the notices' connection is broken), reads go
 //! to the database and keep nothing.
 
-use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use quick_cache::UnitWeighter;
+use quick_cache::sync::{Cache, DefaultLifecycle};
 
 use crate::storage::{Database, Generations};
 
@@ -39,25 +41,40 @@ impl ReadBegun {
 /// The ticket of what a key's value depends on.
 pub(crate) type TicketOf<K> = fn(&Generations, &K) -> u64;
 
-#[derive(Debug)]
+/// Each value with the ticket it was read under, at most so many, the
+/// least worth keeping evicted first (quick_cache's S3-FIFO). Hashed with
+/// foldhash, seeded per process: the keys are the server's own (ids and
+/// formats), and SipHash would be a large part of a cached read.
+type Entries<K, V> = Cache<
+    K,
+    (u64, Arc<V>),
+    UnitWeighter,
+    foldhash::fast::RandomState,
+    DefaultLifecycle<K, (u64, Arc<V>)>,
+>;
+
 pub(crate) struct ReadCache<K, V> {
     /// Its hits and misses, in the metrics.
     hits: metrics::Counter,
     misses: metrics::Counter,
     enabled: bool,
-    max_entries: usize,
     ticket_of: TicketOf<K>,
-    /// Each value with the ticket it was read under. Hashed with foldhash
-    /// (seeded per process) rather than SipHash: a cached read's lookup
-    /// hashed its key in some 600 instructions, a fiftieth of the request
-    /// (BENCHMARKS.md, issue 20); the entries are bounded.
-    entries: RwLock<HashMap<K, (u64, Arc<V>), foldhash::fast::RandomState>>,
+    entries: Entries<K, V>,
+}
+
+impl<K: Eq + Hash + Clone, V> std::fmt::Debug for ReadCache<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadCache")
+            .field("enabled", &self.enabled)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
-    /// A cache of at most `max_entries` values, on if `db` can have caches
-    /// ([`Database::caches_possible`]); a key's value depends on the topics
-    /// `ticket_of` sums.
+    /// A cache of at most `max_entries` values (at least one), on if `db`
+    /// can have caches ([`Database::caches_possible`]); a key's value
+    /// depends on the topics `ticket_of` sums.
     pub(crate) fn new(
         db: &Database,
         name: &'static str,
@@ -65,13 +82,19 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         ticket_of: TicketOf<K>,
     ) -> Self {
         let (hits, misses) = crate::telemetry::metrics::read_cache_counters(name);
+        let max_entries = max_entries.max(1);
         ReadCache {
             hits,
             misses,
             enabled: db.caches_possible(),
-            max_entries,
             ticket_of,
-            entries: RwLock::new(HashMap::default()),
+            entries: Cache::with(
+                max_entries,
+                u64::try_from(max_entries).unwrap_or(u64::MAX),
+                UnitWeighter,
+                foldhash::fast::RandomState::default(),
+                DefaultLifecycle::default(),
+            ),
         }
     }
 
@@ -133,75 +156,77 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         let ReadBegun(Some(ticket)) = begun else {
             return;
         };
-        let Ok(mut entries) = self.entries.write() else {
-            return;
-        };
-        // A value read later (under a later ticket) is not replaced.
-        if entries.get(&key).is_some_and(|(held, _)| *held > ticket) {
+        // A value read later (under a later ticket) is not replaced. Two
+        // reads keeping at once may still leave the older: it is then never
+        // served (its ticket is no longer current), and the next read
+        // keeps a newer one.
+        if self
+            .entries
+            .peek(&key)
+            .is_some_and(|(held, _)| held > ticket)
+        {
             return;
         }
-        if entries.len() >= self.max_entries && !entries.contains_key(&key) {
-            // Full: start again rather than track what was used last.
-            entries.clear();
-        }
-        entries.insert(key, (ticket, value));
+        self.entries.insert(key, (ticket, value));
     }
 
     fn held(&self, ticket: u64, key: &K) -> Option<Arc<V>> {
-        let entries = self.entries.read().ok()?;
-        let (held, value) = entries.get(key)?;
-        (*held == ticket).then(|| value.clone())
+        let (held, value) = self.entries.get(key)?;
+        (held == ticket).then_some(value)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    /// Pets, the inventory and the content are cached: their storage
-    /// modules, and the handlers that write content, write only in write
-    /// transactions, whose commits move the generations of what changed.
-    #[test]
-    fn what_is_cached_is_written_only_in_write_transactions() {
-        for (file, source) in [
-            (
-                "petstore/db/pets.rs",
-                include_str!("../petstore/db/pets.rs"),
-            ),
-            (
-                "petstore/db/sample.rs",
-                include_str!("../petstore/db/sample.rs"),
-            ),
-            (
-                "petstore/db/orders.rs",
-                include_str!("../petstore/db/orders.rs"),
-            ),
-            (
-                "petstore/db/images.rs",
-                include_str!("../petstore/db/images.rs"),
-            ),
-            (
-                "portfolio/db/content.rs",
-                include_str!("../portfolio/db/content.rs"),
-            ),
-        ] {
-            for (number, line) in source.lines().enumerate() {
-                assert!(
-                    !line.contains("execute(db.pool())") && !line.contains("execute(&db.pool"),
-                    "{file}:{}: a write on the pool, outside a write transaction, \
-                     would not reach the read caches: use db.begin_write()",
-                    number + 1
-                );
+    use super::*;
+
+    fn any_key(_: &Generations, _: &u64) -> u64 {
+        0
+    }
+
+    /// Keeps `keys` (each its own value), read under the current ticket.
+    async fn keep_all(db: &Database, cache: &ReadCache<u64, u64>, keys: std::ops::Range<u64>) {
+        for key in keys {
+            let (_, begun) = cache.lookup(db, &key).await;
+            cache.keep(begun, key, Arc::new(key));
+        }
+    }
+
+    async fn held(db: &Database, cache: &ReadCache<u64, u64>, keys: std::ops::Range<u64>) -> usize {
+        let mut held = 0;
+        for key in keys {
+            if cache.lookup(db, &key).await.0.is_some() {
+                held += 1;
             }
         }
-        // The content's handlers write through the storage module, in a
-        // write transaction; a pool connection of their own would not.
-        let handlers = include_str!("../portfolio/api/admin/content.rs");
-        for (number, line) in handlers.lines().enumerate() {
-            assert!(
-                !line.contains("db.conn().await"),
-                "portfolio/admin/content.rs:{}: a write on a pool connection, outside a \
-                 write transaction, would not reach the read caches: use db.begin_write()",
-                number + 1
-            );
+        held
+    }
+
+    /// A cache as large as its keys (the lists, the inventory) holds them
+    /// all, however small.
+    #[tokio::test]
+    async fn a_cache_as_large_as_its_keys_holds_them_all() {
+        let (_dir, db) = crate::storage::temporary_sqlite().await;
+        for size in [1, 4, 14] {
+            let cache = ReadCache::new(&db, "test", size, any_key);
+            let keys = 0..u64::try_from(size).unwrap();
+            keep_all(&db, &cache, keys.clone()).await;
+            assert_eq!(held(&db, &cache, keys).await, size, "a cache of {size}");
         }
+    }
+
+    /// A full cache makes room by evicting, not by starting over: most of
+    /// what it held is still there.
+    #[tokio::test]
+    async fn a_full_cache_evicts_rather_than_clears() {
+        let (_dir, db) = crate::storage::temporary_sqlite().await;
+        let cache = ReadCache::new(&db, "test", 1000, any_key);
+        keep_all(&db, &cache, 0..1000).await;
+        keep_all(&db, &cache, 1000..1100).await;
+        let kept = held(&db, &cache, 0..1100).await;
+        assert!(
+            (900..=1000).contains(&kept),
+            "{kept} of 1,100 kept in a cache of 1,000"
+        );
     }
 }

@@ -38,11 +38,11 @@ pub(crate) struct Caches {
 }
 
 impl Caches {
-    /// Empty caches on `db`'s changes.
-    pub(crate) fn new(db: &Database) -> Caches {
+    /// Empty caches on `db`'s changes, with room for `cached_pets` pets'
+    /// answers.
+    pub(crate) fn new(db: &Database, cached_pets: usize) -> Caches {
         Caches {
-            // Pets are a few hundred bytes each.
-            pets: ReadCache::new(db, "pets", 4096, pets::ticket),
+            pets: ReadCache::new(db, "pets", cached_pets, pets::ticket),
             // Every set of statuses, in each format.
             pet_lists: ReadCache::new(db, "pet_lists", 14, pet_lists::ticket),
             inventory: ReadCache::new(db, "inventory", 1, inventory::ticket),

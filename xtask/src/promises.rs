@@ -1,9 +1,14 @@
-//! Promises of the handlers that the compiler cannot keep, checked on the
-//! server's source as text: every operation whose `#[utoipa::path]`
-//! declares the `Idempotency-Key` header reads its body through
-//! `Idempotent` (which looks the key up only once the handler's credential
-//! extractors have passed), and no other handler does. An operation that
-//! declared the header without it would take keys and keep nothing.
+//! Promises of the server's code that the compiler cannot keep, checked on
+//! its source as text:
+//!
+//! - every operation whose `#[utoipa::path]` declares the `Idempotency-Key`
+//!   header reads its body through `Idempotent` (which looks the key up
+//!   only once the handler's credential extractors have passed), and no
+//!   other handler does: an operation that declared the header without it
+//!   would take keys and keep nothing;
+//! - the services' storage writes only in write transactions, whose
+//!   commits tell the read caches what changed: a statement run on the
+//!   pool would leave them serving what it replaced.
 
 use std::path::Path;
 
@@ -84,6 +89,47 @@ pub fn keys_unread_in(file: &str, text: &str) -> Vec<String> {
     found
 }
 
+/// The services' storage modules.
+const SERVICE_STORAGE: [&str; 2] = ["server/src/petstore/db", "server/src/portfolio/db"];
+
+/// What runs a statement on the pool, outside a write transaction.
+const ON_THE_POOL: [&str; 2] = ["execute(db.pool())", "execute(&db.pool"];
+
+/// Each line of the services' storage that runs a statement on the pool,
+/// as `file:line: why`.
+pub fn writes_outside_transactions(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for folder in SERVICE_STORAGE {
+        for file in crate::rust_text::rust_files(&root.join(folder))? {
+            let relative = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            found.extend(writes_on_the_pool(&relative, &text));
+        }
+    }
+    Ok(found)
+}
+
+/// [`writes_outside_transactions`] for one file's text.
+pub fn writes_on_the_pool(file: &str, text: &str) -> Vec<String> {
+    let code = crate::rust_text::code_only(text);
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| ON_THE_POOL.iter().any(|call| line.contains(call)))
+        .map(|(index, _)| {
+            format!(
+                "{file}:{}: a statement on the pool, outside a write transaction, would not \
+                 reach the read caches: use db.begin_write()",
+                index + 1
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::expect_used)]
 mod tests {
@@ -125,6 +171,27 @@ pub(crate) async fn add_pet(
         let found = keys_unread_in("pet.rs", &undeclared);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("does not declare"), "{found:?}");
+    }
+
+    #[test]
+    fn a_write_on_the_pool_is_named_and_one_in_a_transaction_is_not() {
+        let code = "let mut tx = db.begin_write().await?;\n\
+                    sqlx::query(\"DELETE FROM pets\").execute(tx.conn()).await?;\n\
+                    // execute(db.pool()) in a comment\n\
+                    sqlx::query(\"DELETE FROM pets\").execute(db.pool()).await?;";
+        let found = writes_on_the_pool("pets.rs", code);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("pets.rs:4: a statement on the pool"),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn the_services_storage_writes_only_in_transactions() {
+        let found = writes_outside_transactions(&crate::codegen::workspace_root())
+            .expect("the server's source is readable");
+        assert!(found.is_empty(), "{found:#?}");
     }
 
     #[test]

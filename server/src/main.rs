@@ -1,5 +1,6 @@
 //! `petstore-portfolio`: serves both services; operator tasks are subcommands.
 
+use secrecy::ExposeSecret;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -164,7 +165,11 @@ fn exit_code(result: anyhow::Result<()>) -> ExitCode {
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
-    let telemetry = telemetry::init(&config.log, config.otlp_endpoint.as_deref())?;
+    let otlp_endpoint = config
+        .otlp_endpoint
+        .as_ref()
+        .map(ExposeSecret::expose_secret);
+    let telemetry = telemetry::init(&config.log, otlp_endpoint)?;
     let server = Server::bind(config).await?;
     let base = format!("{}://{}", server.scheme(), server.local_addr());
     // Where it listens, for people and for scripts that wait for the first

@@ -84,7 +84,7 @@ pub mod keys {
 fn test_api_keys() -> Vec<ConfiguredApiKey> {
     let key = |name: &str, key: &str, scopes: Vec<Scope>| ConfiguredApiKey {
         name: name.to_owned(),
-        key: key.to_owned(),
+        key: key.to_owned().into(),
         scopes,
     };
     vec![
@@ -184,7 +184,7 @@ impl TestServer {
         let mut config = Config {
             bind: ([127, 0, 0, 1], 0).into(),
             data_dir: database.data_dir().to_path_buf(),
-            database_url: Some(database.url.clone()),
+            database_url: Some(database.url.clone().into()),
             ..Config::default()
         };
         config.petstore.demo_data = false;

@@ -28,7 +28,7 @@ on_every_database!(
 fn mastodon(server: &MockServer, timeout_secs: u64) -> MastodonConfig {
     MastodonConfig {
         instance_url: server.uri(),
-        access_token: "test-token".to_owned(),
+        access_token: "test-token".to_owned().into(),
         visibility: "public".to_owned(),
         timeout_secs,
     }

@@ -9,6 +9,7 @@
 //! [`super::Access::refresh`]. When keys are last used is counted in memory
 //! and written in batches, off the request path.
 
+use secrecy::ExposeSecret as _;
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,7 +136,7 @@ impl KeyStore {
                 .iter()
                 .map(|k| ConfiguredKey {
                     name: k.name.clone(),
-                    digest: sha256(&k.key),
+                    digest: sha256(k.key.expose_secret()),
                     scopes: k.scopes.clone(),
                 })
                 .collect(),

@@ -1,6 +1,7 @@
 //! What the server opens before it serves: its database (locked, then
 //! migrated), the replicas' counters in Redis, and its listeners.
 
+use secrecy::ExposeSecret;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,7 +49,8 @@ impl Storage {
         tracing::info!(database = %redact_url(&config.database_url()), "database ready");
         let shared_counters = config
             .redis_url
-            .as_deref()
+            .as_ref()
+            .map(ExposeSecret::expose_secret)
             .map(|url| SharedCounters::new(url, &config.redis_key_prefix))
             .transpose()?
             .map(Arc::new);

@@ -2,10 +2,11 @@
 //! retries.
 
 use schemars::JsonSchema;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 /// Email settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MailConfig {
     /// The sender of every email, e.g. `Portfolio <noreply@example.com>`.
@@ -44,7 +45,7 @@ impl Default for MailConfig {
 }
 
 /// An SMTP server.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SmtpConfig {
     pub host: String,
@@ -54,7 +55,8 @@ pub struct SmtpConfig {
     pub tls: SmtpTls,
     pub username: Option<String>,
     /// Give it through the configuration file or the environment.
-    pub password: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub password: Option<SecretString>,
     /// Seconds before a connection or command gives up.
     #[serde(default = "default_smtp_timeout")]
     pub timeout_secs: u64,
@@ -77,19 +79,6 @@ fn default_smtp_port() -> u16 {
 
 fn default_smtp_timeout() -> u64 {
     10
-}
-
-impl std::fmt::Debug for SmtpConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmtpConfig")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("tls", &self.tls)
-            .field("connections", &self.connections)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "***"))
-            .finish()
-    }
 }
 
 /// How the SMTP connection is secured.

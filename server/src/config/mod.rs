@@ -23,14 +23,15 @@ pub use portfolio::{
 use figment::Figment;
 use figment::providers::{Env, Format as _, Serialized, Toml};
 use schemars::JsonSchema;
+use secrecy::{ExposeSecret as _, SecretString};
 use serde::{Deserialize, Serialize};
 
 /// Prefix of every environment variable the server reads.
 pub const ENV_PREFIX: &str = "PETSTORE_PORTFOLIO_";
 
-/// Server configuration. `Debug` hides the database URL's password (and
-/// each section hides its own secrets).
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+/// Server configuration. Its secrets (the URLs that may carry passwords,
+/// keys, tokens) are `SecretString`s: `Debug` hides them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on; port 0 picks a free port.
@@ -39,7 +40,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `sqlite:...` or `postgres://...`; defaults to a SQLite file in `data_dir`.
     /// Put credentials here only through the environment or a file.
-    pub database_url: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub database_url: Option<SecretString>,
     /// Connections this process keeps to the database, at most (default: 8
     /// for SQLite, 16 for PostgreSQL). With N replicas on one PostgreSQL,
     /// N times this must stay under the server's `max_connections` (100 by
@@ -61,7 +63,8 @@ pub struct Config {
     /// own). If Redis does not answer, requests are still answered and
     /// counted in the process meanwhile. Put a password here only through
     /// the environment or a file.
-    pub redis_url: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub redis_url: Option<SecretString>,
     /// The prefix of the counters' keys in Redis: the replicas of one
     /// deployment share it; deployments that share a Redis need one each.
     pub redis_key_prefix: String,
@@ -72,7 +75,8 @@ pub struct Config {
     /// An OpenTelemetry collector's OTLP/HTTP endpoint (`http://host:4318`;
     /// spans go to its `/v1/traces`): each request's span is exported there
     /// (`--otlp-endpoint`). Off when unset.
-    pub otlp_endpoint: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub otlp_endpoint: Option<SecretString>,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -100,35 +104,6 @@ impl Default for Config {
             mail: MailConfig::default(),
             log: LogConfig::default(),
         }
-    }
-}
-
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("bind", &self.bind)
-            .field("data_dir", &self.data_dir)
-            .field(
-                "database_url",
-                &self.database_url.as_deref().map(redact_url),
-            )
-            .field("database_max_connections", &self.database_max_connections)
-            .field("public_url", &self.public_url)
-            .field("tls_cert", &self.tls_cert)
-            .field("tls_key", &self.tls_key)
-            .field("redis_url", &self.redis_url.as_deref().map(redact_url))
-            .field("redis_key_prefix", &self.redis_key_prefix)
-            .field("metrics_bind", &self.metrics_bind)
-            .field(
-                "otlp_endpoint",
-                &self.otlp_endpoint.as_deref().map(redact_url),
-            )
-            .field("http", &self.http)
-            .field("petstore", &self.petstore)
-            .field("portfolio", &self.portfolio)
-            .field("mail", &self.mail)
-            .field("log", &self.log)
-            .finish()
     }
 }
 
@@ -274,7 +249,8 @@ pub struct Overrides {
 impl Config {
     /// Layers defaults, the TOML file, the environment and the flags.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, Box<figment::Error>> {
-        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        // Missing settings are `Config::default()`'s (`#[serde(default)]`).
+        let mut figment = Figment::new();
         if let Some(file) = file {
             if !file.exists() {
                 return Err(Box::new(figment::Error::from(format!(
@@ -294,7 +270,7 @@ impl Config {
     /// The database URL in force: the configured one or a SQLite file in the data dir.
     pub fn database_url(&self) -> String {
         match &self.database_url {
-            Some(url) => url.clone(),
+            Some(url) => url.expose_secret().to_owned(),
             None => format!(
                 "sqlite://{}?mode=rwc",
                 self.data_dir.join("petstore-portfolio.db").display()
@@ -395,7 +371,7 @@ mod tests {
         });
         let printed = format!("{config:?}");
         assert!(!printed.contains("s3cret"), "{printed}");
-        assert!(printed.contains("postgres://app:***@db/app"), "{printed}");
+        assert_eq!(printed.matches("REDACTED").count(), 4, "{printed}");
     }
 
     #[test]

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 /// Portfolio service settings.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PortfolioConfig {
     /// TOML file with the site's content, loaded into an empty database on
@@ -119,25 +120,16 @@ impl Default for NewsletterConfig {
 }
 
 /// An API key the operator configured.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfiguredApiKey {
     /// Who the key belongs to; shown in analytics, never the key itself.
     pub name: String,
     /// The key. Give it through the configuration file or the environment.
-    pub key: String,
+    #[schemars(with = "String")]
+    pub key: SecretString,
     /// What it may do.
     pub scopes: Vec<Scope>,
-}
-
-impl std::fmt::Debug for ConfiguredApiKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConfiguredApiKey")
-            .field("name", &self.name)
-            .field("key", &"***")
-            .field("scopes", &self.scopes)
-            .finish()
-    }
 }
 
 /// What a credential may do. The operator names scopes in the configuration
@@ -265,14 +257,15 @@ impl std::fmt::Display for Scope {
 }
 
 /// A Mastodon-compatible account to publish to.
-#[derive(Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MastodonConfig {
     /// The instance, e.g. `https://mastodon.social`.
     pub instance_url: String,
     /// An access token with `write:statuses`. Give it through the
     /// configuration file or the environment.
-    pub access_token: String,
+    #[schemars(with = "String")]
+    pub access_token: SecretString,
     /// `public`, `unlisted`, `private` or `direct`.
     #[serde(default = "default_visibility")]
     pub visibility: String,
@@ -287,16 +280,6 @@ fn default_visibility() -> String {
 
 fn default_mastodon_timeout() -> u64 {
     10
-}
-
-impl std::fmt::Debug for MastodonConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MastodonConfig")
-            .field("instance_url", &self.instance_url)
-            .field("access_token", &"***")
-            .field("visibility", &self.visibility)
-            .finish()
-    }
 }
 
 /// Rate-limit settings.

@@ -5,6 +5,7 @@
 //! after the email, so delivering it again after a crash rewrites the same
 //! file instead of adding one.
 
+use secrecy::ExposeSecret as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -155,7 +156,10 @@ fn smtp_transport(smtp: &SmtpConfig) -> anyhow::Result<AsyncSmtpTransport<Tokio1
         .timeout(Some(Duration::from_secs(smtp.timeout_secs)))
         .pool_config(PoolConfig::new().max_size(smtp.connections.max(1)));
     if let (Some(user), Some(password)) = (&smtp.username, &smtp.password) {
-        builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
+        builder = builder.credentials(Credentials::new(
+            user.clone(),
+            password.expose_secret().to_owned(),
+        ));
     }
     Ok(builder.build())
 }

@@ -1,6 +1,7 @@
 //! The social network, as the portfolio reaches it: a Mastodon-compatible
 //! instance's `POST /api/v1/statuses` (bearer token, `Idempotency-Key`).
 
+use secrecy::ExposeSecret as _;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -38,7 +39,7 @@ pub(crate) async fn publish_status(
     }
     let response = request
         .timeout(Duration::from_secs(config.timeout_secs))
-        .bearer_auth(&config.access_token)
+        .bearer_auth(config.access_token.expose_secret())
         // The instance answers a repeat of this key with the status it made
         // the first time, so a retry after a lost answer posts nothing twice.
         .header("Idempotency-Key", format!("petstore-portfolio-post-{slug}"))

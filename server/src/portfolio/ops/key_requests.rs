@@ -256,7 +256,7 @@ pub(crate) async fn approve(
             key: &issued.key,
             scopes: &Scope::join(&new.scopes),
             expires: expires.as_deref(),
-            docs_url: docs_url.as_deref(),
+            docs_url,
         },
     );
     outbox::enqueue(tx.conn(), &email).await?;

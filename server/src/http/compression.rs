@@ -174,6 +174,7 @@ where
 #[cfg(test)]
 mod tests {
     use axum::body::Body as AxumBody;
+    use axum::http::HeaderValue;
     use http_body_util::BodyExt as _;
     use tower::ServiceExt as _;
 

@@ -18,7 +18,7 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use crate::config::Config;
 use crate::http::ServiceHttp;
 use crate::http::compression::CompressionLayer;
-use crate::http::cors::CorsLayer;
+use crate::http::cors;
 use crate::http::deadline::BodyReadTimeoutLayer;
 use crate::http::docs;
 use crate::http::edge::pages_edge;
@@ -81,7 +81,7 @@ pub(super) fn build_router(
                 HeaderValue::from_static(tls::HSTS),
             )
         }))
-        .layer(CorsLayer::new(&config.http.cors_allowed_origins))
+        .layer(cors::layer(&config.http.cors_allowed_origins))
         .layer(CompressionLayer)
         // The next part of a body must come within this, or the request is
         // answered 408 (where the body is read).

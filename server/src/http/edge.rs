@@ -8,31 +8,30 @@
 //! 3. a malformed request (its host named wrongly, a NUL byte in the URI)
 //!    refused ([`extract::screen`]);
 //! 4. the request timeout ([`deadline`]);
-//! 5. a panic in the route answered 500 ([`panic_response`]).
+//! 5. a panic in the route answered 500 ([`panic_response`]), by
+//!    tower-http's `CatchPanic`.
 //!
 //! A tower service written out, rather than a `from_fn` middleware of
 //! nested async functions: `from_fn` clones the stack inside it for each
-//! request, boxes it again (`Next`) and boxes its own future, and the nested
-//! futures were moved into one another (memcpy); with tower-http's panic
-//! catcher under it, each answer's body was boxed twice more. Here, when no
+//! request, boxes it again (`Next`) and boxes its own future. Here, when no
 //! check has to wait (the pet store's default), the route is called at once
-//! and its future is polled inside this one, with nothing boxed (callgrind:
-//! some 4,000 instructions of the 34,000 a cached `GET /v2/pet/1` cost;
-//! BENCHMARKS.md, issue 20).
+//! and its future is polled inside this one.
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use futures::FutureExt as _;
-use futures::future::{BoxFuture, CatchUnwind};
+use bytes::Bytes;
+use futures::future::BoxFuture;
 use pin_project_lite::pin_project;
 use tower::{Layer, Service};
+use tower_http::BoxError;
+use tower_http::catch_panic::{CatchPanic, CatchPanicLayer};
 
 use crate::http::deadline::Watch;
 use crate::http::error::{Error, ErrorFormat, ErrorRenderer, panic_response};
@@ -94,14 +93,19 @@ impl<C> EdgeLayer<C> {
     }
 }
 
-impl<C: Clone, S> Layer<S> for EdgeLayer<C> {
-    type Service = Edge<C, S>;
+/// What answers a panic: [`panic_response`], as tower-http's `CatchPanic`
+/// calls it.
+type PanicResponse = fn(Box<dyn std::any::Any + Send + 'static>) -> Response;
 
-    fn layer(&self, inner: S) -> Edge<C, S> {
+impl<C: Clone, S> Layer<S> for EdgeLayer<C> {
+    type Service = Edge<C, CatchPanic<S, PanicResponse>>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        let answer_panic: PanicResponse = panic_response;
         Edge {
             checks: self.checks.clone(),
             timeout: self.timeout,
-            inner,
+            inner: CatchPanicLayer::custom(answer_panic).layer(inner),
         }
     }
 }
@@ -114,11 +118,13 @@ pub(crate) struct Edge<C, S> {
     inner: S,
 }
 
-impl<C, S> Service<Request> for Edge<C, S>
+impl<C, S, B> Service<Request> for Edge<C, S>
 where
     C: EdgeChecks,
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request, Response = Response<B>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -156,15 +162,16 @@ where
 }
 
 /// Goes on with a checked request: refused (its rate limit, a malformed
-/// request), or handed to the route within the timeout, a panic caught.
-fn enter<F: ErrorFormat, S>(
+/// request), or handed to the route (and its panic catcher) within the
+/// timeout.
+fn enter<F: ErrorFormat, S, B>(
     inner: &mut S,
     checked: Checked,
     timeout: Duration,
     after: &mut After<F>,
 ) -> Step<S>
 where
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Request, Response = Response<B>, Error = Infallible>,
 {
     after.quota = checked.quota;
     let request = match checked.verdict {
@@ -176,14 +183,9 @@ where
         return Step::answered(refused.into_response());
     }
     let (request, watch) = Watch::body_of(request);
-    // A panic while the route makes its future is caught as one while it
-    // runs (as tower-http's `CatchPanic` does).
-    match std::panic::catch_unwind(AssertUnwindSafe(|| inner.call(request))) {
-        Ok(answer) => Step::Answering {
-            answer: tokio::time::timeout(timeout, AssertUnwindSafe(answer).catch_unwind()),
-            watch,
-        },
-        Err(panic) => Step::answered(panic_response(panic)),
+    Step::Answering {
+        answer: tokio::time::timeout(timeout, inner.call(request)),
+        watch,
     }
 }
 
@@ -230,7 +232,7 @@ pin_project! {
         /// The route is answering.
         Answering {
             #[pin]
-            answer: tokio::time::Timeout<CatchUnwind<AssertUnwindSafe<S::Future>>>,
+            answer: tokio::time::Timeout<S::Future>,
             watch: Watch,
         },
         /// Answered without the route.
@@ -244,10 +246,12 @@ impl<S: Service<Request>> Step<S> {
     }
 }
 
-impl<F, S> Future for EdgeFuture<F, S>
+impl<F, S, B> Future for EdgeFuture<F, S>
 where
     F: ErrorFormat,
-    S: Service<Request, Response = Response, Error = Infallible>,
+    S: Service<Request, Response = Response<B>, Error = Infallible>,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
 {
     type Output = Result<Response, Infallible>;
 
@@ -265,9 +269,8 @@ where
                     continue;
                 }
                 StepProjection::Answering { answer, watch } => match ready!(answer.poll(cx)) {
-                    Ok(Ok(Ok(response))) => response,
-                    Ok(Ok(Err(infallible))) => match infallible {},
-                    Ok(Err(panic)) => panic_response(panic),
+                    Ok(Ok(response)) => response.map(Body::new),
+                    Ok(Err(infallible)) => match infallible {},
                     Err(_elapsed) => watch.late_answer(*this.timeout),
                 },
                 StepProjection::Answered { response } => std::mem::take(response),

@@ -2,16 +2,21 @@
 //! log lines and spans join the caller's trace; a request without one (or
 //! with one that cannot be read, which is never an error) starts a trace.
 //! Calls the server makes while answering (the social network) carry the
-//! trace on.
-//!
-//! The header is `version-traceid-parentid-flags` in lowercase hex
-//! (<https://www.w3.org/TR/trace-context/#traceparent-header>); a version
-//! above `00` is read as `00` if its first four fields are, and `ff` is
-//! invalid, as the recommendation says.
+//! trace on. The headers are read and written by OpenTelemetry's
+//! `TraceContextPropagator`; a request without `traceparent` does not call
+//! it.
 
 use std::fmt;
 
-use http::{HeaderMap, HeaderValue};
+use http::HeaderMap;
+use opentelemetry::Context;
+use opentelemetry::propagation::TextMapPropagator as _;
+use opentelemetry::trace::{
+    SpanContext, SpanId as OtelSpanId, TraceContextExt as _, TraceFlags, TraceId as OtelTraceId,
+    TraceState,
+};
+use opentelemetry_http::{HeaderExtractor, HeaderInjector};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 
 /// The request header that carries a trace.
 pub const TRACEPARENT: &str = "traceparent";
@@ -39,7 +44,7 @@ impl fmt::Display for SpanId {
 }
 
 /// Where a request stands in its trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TraceContext {
     pub trace_id: TraceId,
     /// This request's span (the parent of the calls it makes).
@@ -49,7 +54,7 @@ pub struct TraceContext {
     /// The caller's `sampled` flag (a new trace is sampled).
     pub sampled: bool,
     /// The caller's `tracestate`, passed on with the trace.
-    pub state: Option<HeaderValue>,
+    pub state: TraceState,
 }
 
 impl TraceContext {
@@ -57,22 +62,22 @@ impl TraceContext {
     /// one and it can be read; starts a new one otherwise.
     pub fn continue_or_start(headers: &HeaderMap) -> TraceContext {
         let mut values = headers.get_all(TRACEPARENT).iter();
-        let parsed = match (values.next(), values.next()) {
-            (Some(value), None) => value.to_str().ok().and_then(parse),
-            _ => None,
-        };
-        match parsed {
-            Some((trace_id, parent_id, flags)) => TraceContext {
-                trace_id,
-                span_id: new_span_id(),
-                parent_id: Some(parent_id),
-                sampled: flags & 1 == 1,
-                state: headers
-                    .get(TRACESTATE)
-                    .filter(|state| state.len() <= 512)
-                    .cloned(),
-            },
-            None => TraceContext::start(),
+        if values.next().is_none() || values.next().is_some() {
+            // None, or two: which one is meant cannot be known.
+            return TraceContext::start();
+        }
+        let extracted = TraceContextPropagator::new()
+            .extract_with_context(&Context::new(), &HeaderExtractor(headers));
+        let caller = extracted.span().span_context().clone();
+        if !caller.is_valid() {
+            return TraceContext::start();
+        }
+        TraceContext {
+            trace_id: TraceId(u128::from_be_bytes(caller.trace_id().to_bytes())),
+            span_id: new_span_id(),
+            parent_id: Some(SpanId(u64::from_be_bytes(caller.span_id().to_bytes()))),
+            sampled: caller.is_sampled(),
+            state: caller.trace_state().clone(),
         }
     }
 
@@ -83,68 +88,36 @@ impl TraceContext {
             span_id: new_span_id(),
             parent_id: None,
             sampled: true,
-            state: None,
+            state: TraceState::default(),
         }
     }
 
-    /// The `traceparent` of a call made while answering: this trace, with
-    /// this request's span as the parent.
-    pub fn traceparent(&self) -> String {
-        format!(
-            "00-{}-{}-{:02x}",
-            self.trace_id,
-            self.span_id,
-            u8::from(self.sampled)
+    /// This trace, with this request's span, as OpenTelemetry's.
+    fn span_context(&self) -> SpanContext {
+        SpanContext::new(
+            OtelTraceId::from_bytes(self.trace_id.0.to_be_bytes()),
+            OtelSpanId::from_bytes(self.span_id.0.to_be_bytes()),
+            if self.sampled {
+                TraceFlags::SAMPLED
+            } else {
+                TraceFlags::default()
+            },
+            true,
+            self.state.clone(),
         )
     }
 
-    /// The headers a call made while answering carries.
-    pub fn outgoing_headers(&self) -> Vec<(&'static str, String)> {
-        let mut headers = vec![(TRACEPARENT, self.traceparent())];
-        if let Some(state) = self.state.as_ref().and_then(|s| s.to_str().ok()) {
-            headers.push((TRACESTATE, state.to_owned()));
-        }
-        headers
+    /// Puts the trace on `headers` of a call made while answering:
+    /// `traceparent` with this request's span as the parent, and
+    /// `tracestate`.
+    pub fn inject(&self, headers: &mut HeaderMap) {
+        let context = Context::new().with_remote_span_context(self.span_context());
+        TraceContextPropagator::new().inject_context(&context, &mut HeaderInjector(headers));
     }
 }
 
 fn new_span_id() -> SpanId {
     SpanId(fastrand::u64(1..))
-}
-
-/// The trace id, parent id and flags of a `traceparent`, if it is valid.
-fn parse(value: &str) -> Option<(TraceId, SpanId, u8)> {
-    let value = value.trim_matches([' ', '\t']);
-    let version = hex_field(value.get(0..2)?)?;
-    let fits = match version {
-        0xff => false,
-        0 => value.len() == 55,
-        // A later version may add fields, after a dash.
-        _ => value.len() == 55 || value.as_bytes().get(55) == Some(&b'-'),
-    };
-    if !fits {
-        return None;
-    }
-    let bytes = value.as_bytes();
-    if bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
-        return None;
-    }
-    let trace_id = u128::from_str_radix(hex(value.get(3..35)?)?, 16).ok()?;
-    let parent_id = u64::from_str_radix(hex(value.get(36..52)?)?, 16).ok()?;
-    let flags = hex_field(value.get(53..55)?)?;
-    (trace_id != 0 && parent_id != 0).then_some((TraceId(trace_id), SpanId(parent_id), flags))
-}
-
-/// `text` if it is lowercase hex digits only (the recommendation allows no
-/// other case).
-fn hex(text: &str) -> Option<&str> {
-    text.bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        .then_some(text)
-}
-
-fn hex_field(text: &str) -> Option<u8> {
-    u8::from_str_radix(hex(text)?, 16).ok()
 }
 
 tokio::task_local! {
@@ -167,6 +140,8 @@ pub fn current() -> Option<TraceContext> {
 
 #[cfg(test)]
 mod tests {
+    use http::HeaderValue;
+
     use super::*;
 
     fn with(values: &[&str]) -> HeaderMap {
@@ -179,9 +154,18 @@ mod tests {
 
     const EXAMPLE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
+    /// What a trace puts on a call's headers.
+    fn passed_on(trace: &TraceContext) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        trace.inject(&mut headers);
+        headers
+    }
+
     #[test]
     fn the_recommendations_example_is_continued_with_a_new_span() {
-        let trace = TraceContext::continue_or_start(&with(&[EXAMPLE]));
+        let mut headers = with(&[EXAMPLE]);
+        headers.insert(TRACESTATE, HeaderValue::from_static("vendor=abc"));
+        let trace = TraceContext::continue_or_start(&headers);
         assert_eq!(
             trace.trace_id.to_string(),
             "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -189,10 +173,11 @@ mod tests {
         assert_eq!(trace.parent_id.unwrap().to_string(), "00f067aa0ba902b7");
         assert_ne!(trace.span_id, trace.parent_id.unwrap());
         assert!(trace.sampled);
-        let passed_on = trace.traceparent();
-        assert!(passed_on.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
-        assert!(passed_on.ends_with("-01"));
-        assert_eq!(passed_on.len(), 55);
+        let passed_on = passed_on(&trace);
+        let traceparent = passed_on[TRACEPARENT].to_str().unwrap();
+        assert!(traceparent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+        assert!(traceparent.ends_with(&format!("{}-01", trace.span_id)));
+        assert_eq!(passed_on[TRACESTATE], "vendor=abc");
     }
 
     #[test]
@@ -204,10 +189,9 @@ mod tests {
             "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
             "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
-            // Version ff, version 00 with more fields, a short trace id.
+            // Version ff, version 00 with more fields.
             "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
-            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
             "00_4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7_01",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x",
         ] {
@@ -233,6 +217,6 @@ mod tests {
         let a = TraceContext::start();
         let b = TraceContext::start();
         assert_ne!(a.trace_id, b.trace_id);
-        assert_eq!(a.traceparent().len(), 55);
+        assert_eq!(passed_on(&a)[TRACEPARENT].len(), 55);
     }
 }

@@ -33,9 +33,9 @@ pub(crate) async fn publish_status(
     let mut request = client.post(&url);
     // The request's trace goes on to the instance.
     if let Some(trace) = crate::telemetry::trace_context::current() {
-        for (name, value) in trace.outgoing_headers() {
-            request = request.header(name, value);
-        }
+        let mut headers = reqwest::header::HeaderMap::new();
+        trace.inject(&mut headers);
+        request = request.headers(headers);
     }
     let response = request
         .timeout(Duration::from_secs(config.timeout_secs))

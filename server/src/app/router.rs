@@ -13,7 +13,9 @@ use axum::response::Response;
 use ipnet::IpNet;
 use tower::ServiceBuilder;
 use tower::util::MapRequestLayer;
+use tower_http::request_id::SetRequestIdLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::http::ServiceHttp;
@@ -24,7 +26,7 @@ use crate::http::docs;
 use crate::http::edge::pages_edge;
 use crate::http::error::{Error, render_now};
 use crate::http::extract;
-use crate::http::observe::ObserveLayer;
+use crate::http::observe::{self, ObserveLayer};
 use crate::http::serve::{self, Serving};
 use crate::http::tls;
 use crate::limits::shared_counters::SharedCounters;
@@ -68,8 +70,20 @@ pub(super) fn build_router(
                 extract::note_forwarded_client(request, &trusted_proxies)
             })
         }))
-        // The request's id, trace, span, metrics and access-log line, and
-        // `nosniff` on every answer.
+        // The request's ids (a client's set aside, the server's made), its
+        // span, then its trace, metrics and access-log line, and `nosniff`
+        // on every answer (`http::observe`).
+        .layer(MapRequestLayer::new(observe::set_aside_client_request_id))
+        .layer(SetRequestIdLayer::x_request_id(observe::NewRequestId))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(observe::RequestSpan)
+                .on_request(())
+                .on_response(())
+                .on_body_chunk(())
+                .on_eos(())
+                .on_failure(()),
+        )
         .layer(ObserveLayer {
             metrics: config.metrics_bind.is_some(),
             access_log: config.log.access_log,

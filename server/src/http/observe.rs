@@ -1,21 +1,30 @@
-//! What the server notes of every request, in one layer around the router:
+//! What the server notes of every request, around the router. Outermost
+//! first:
 //!
-//! - its id: the server's own, unique, on the request for the layers
-//!   inside and on every log line; a client's `x-request-id` that is short
-//!   and plain ([`client_request_id`]) is logged beside it as
-//!   `client_request_id` and goes back on the answer (the server's id
-//!   otherwise);
-//! - its trace ([`TraceContext`]: the caller's `traceparent` continued, or a
-//!   new trace), kept for the calls the request makes;
-//! - its span, `request`, with the request id and trace id, so that every
-//!   log line written while answering carries both;
-//! - the HTTP server metrics (OpenTelemetry's names): duration, requests in
-//!   flight, body sizes, labelled by method, route template, status and
-//!   service;
-//! - one access-log line (target `access`, INFO) once the answer's last
-//!   byte is sent or the client leaves: method, route template, status,
-//!   duration, bytes, request id, trace id and client address. Never the
-//!   path or query as sent, which can hold ids, emails and link tokens.
+//! - a client's `x-request-id` is set aside ([`set_aside_client_request_id`]):
+//!   kept, as [`ClientRequestId`], only when short and plain
+//!   ([`client_request_id`]);
+//! - tower-http's `SetRequestId` gives every request the server's own id
+//!   ([`NewRequestId`]), unique, on the request for the layers inside;
+//! - tower-http's `TraceLayer` opens its span, `request`
+//!   ([`RequestSpan`]: the request id, the client's beside it, the trace
+//!   id), so that every log line written while answering carries them;
+//! - and this layer ([`ObserveLayer`]): its trace ([`TraceContext`]: the
+//!   caller's `traceparent` continued, or a new trace), kept for the calls
+//!   the request makes; the HTTP server metrics (OpenTelemetry's names:
+//!   duration, requests in flight, body sizes, by method, route template,
+//!   status and service); one access-log line (target `access`, INFO) once
+//!   the answer's last byte is sent or the client leaves (method, route
+//!   template, status, duration, bytes, request ids, trace id, client
+//!   address; never the path or query as sent, which can hold ids, emails
+//!   and link tokens); and on the answer, its id (the client's when kept,
+//!   the server's otherwise) and `X-Content-Type-Options: nosniff` (no
+//!   answer is to be read as another type than it says).
+//!
+//! Hand-written because no library does it: the access line and the
+//! metrics need the route template and the bytes sent, which travel with
+//! the answer's body to its end, where `TraceLayer`'s callbacks have no
+//! place for them.
 //!
 //! The route template is left by each service's edge
 //! ([`crate::http::error::ErrorRenderer`]) in a [`RouteSlot`] this layer puts in
@@ -23,18 +32,6 @@
 //! access log, exported traces): for an answer no one notes, the slot and
 //! the route cost nothing. A request without one (no route matched) is
 //! `unmatched`.
-//!
-//! Every answer also gets `X-Content-Type-Options: nosniff` here, unless it
-//! has it: no answer is to be read as another type than it says (a JSON
-//! error as HTML, an uploaded image as script).
-//!
-//! One layer rather than tower-http's `TraceLayer` plus more: what the access
-//! line and the metrics need (the start, the route, the bytes sent) must
-//! travel with the answer's body to its end, which `TraceLayer`'s callbacks
-//! have no place for. The request id and `nosniff` are here too rather than
-//! in three layers of tower-http's (`SetRequestId`, `PropagateRequestId`,
-//! `SetResponseHeader`): each layer costs every request a clone of the
-//! stack inside it and a future around its answer.
 
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -51,6 +48,8 @@ use axum::response::Response;
 use bytes::Buf as _;
 use http_body::{Body as _, Frame, SizeHint};
 use tower::{Layer, Service};
+use tower_http::request_id::{MakeRequestId, RequestId};
+use tower_http::trace::MakeSpan;
 
 use crate::http::extract::client_address;
 use crate::telemetry::metrics::{self, method_label, service_of};
@@ -60,6 +59,75 @@ use crate::telemetry::{REQUEST_ID, RouteSlot, client_request_id, new_request_id}
 
 /// The route label of a request no route matched.
 pub(crate) const UNMATCHED: &str = "unmatched";
+
+/// A client's `x-request-id`, kept because it is short and plain: logged
+/// beside the server's id and sent back on the answer.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientRequestId(pub(crate) HeaderValue);
+
+/// Takes a client's `x-request-id` off the request, so that the server's
+/// own is made for every request, and keeps it as [`ClientRequestId`] when
+/// it is one worth keeping ([`client_request_id`]).
+pub(crate) fn set_aside_client_request_id<B>(mut request: Request<B>) -> Request<B> {
+    if let Some(id) = request
+        .headers_mut()
+        .remove(REQUEST_ID)
+        .filter(client_request_id)
+    {
+        request.extensions_mut().insert(ClientRequestId(id));
+    }
+    request
+}
+
+/// The server's request ids, for tower-http's `SetRequestId`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewRequestId;
+
+impl MakeRequestId for NewRequestId {
+    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
+        Some(RequestId::new(new_request_id()))
+    }
+}
+
+/// Each request's span, for tower-http's `TraceLayer`: `request`, with the
+/// server's request id, the client's beside it, and (recorded by
+/// [`ObserveLayer`]) the trace id; a server span when spans are exported.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestSpan;
+
+impl<B> MakeSpan<B> for RequestSpan {
+    fn make_span(&mut self, request: &Request<B>) -> tracing::Span {
+        let request_id = request
+            .extensions()
+            .get::<RequestId>()
+            .and_then(|id| id.header_value().to_str().ok())
+            .unwrap_or("-");
+        let client_request_id = request
+            .extensions()
+            .get::<ClientRequestId>()
+            .and_then(|ClientRequestId(id)| id.to_str().ok());
+        if otlp::on() {
+            // Exported: a server span (named once the route is known), in
+            // the caller's trace, which must be said before it is entered.
+            let span = tracing::info_span!(
+                "request",
+                request_id,
+                client_request_id,
+                trace_id = tracing::field::Empty,
+                otel.kind = "server",
+            );
+            otlp::continue_trace(&span, &TraceContext::continue_or_start(request.headers()));
+            span
+        } else {
+            tracing::info_span!(
+                "request",
+                request_id,
+                client_request_id,
+                trace_id = tracing::field::Empty,
+            )
+        }
+    }
+}
 
 /// What is noted: metrics only with a recorder installed (`--metrics-bind`),
 /// the access log unless turned off.
@@ -100,38 +168,20 @@ where
 
     fn call(&mut self, mut request: Request<Body>) -> Self::Future {
         let mut trace = TraceContext::continue_or_start(request.headers());
-        // The server's own id, unique to the request, is what the layers
-        // inside and the logs know it by; a client's, when it is one worth
-        // keeping, goes beside it and back on the answer.
-        let request_id = new_request_id();
-        let client_request_id = request
-            .headers_mut()
-            .insert(REQUEST_ID, request_id.clone())
-            .filter(client_request_id);
-        let request_id_text = request_id.to_str().unwrap_or("-");
-        let span = if otlp::on() {
-            // Exported: a server span (named once the route is known).
-            let span = tracing::info_span!(
-                "request",
-                request_id = request_id_text,
-                client_request_id = tracing::field::Empty,
-                trace_id = tracing::field::Empty,
-                otel.kind = "server",
-            );
-            otlp::join(&span, &mut trace);
-            span
-        } else {
-            tracing::info_span!(
-                "request",
-                request_id = request_id_text,
-                client_request_id = tracing::field::Empty,
-                trace_id = tracing::field::Empty,
-            )
-        };
-        if let Some(id) = client_request_id.as_ref().and_then(|id| id.to_str().ok()) {
-            span.record("client_request_id", id);
+        // The request's span, which `TraceLayer` entered around this call.
+        let span = tracing::Span::current();
+        if otlp::on() {
+            otlp::adopt_ids(&span, &mut trace);
         }
         span.record("trace_id", tracing::field::display(trace.trace_id));
+        let request_id = request
+            .extensions()
+            .get::<RequestId>()
+            .map_or_else(new_request_id, |id| id.header_value().clone());
+        let client_request_id = request
+            .extensions()
+            .get::<ClientRequestId>()
+            .map(|ClientRequestId(id)| id.clone());
         let method = method_label(request.method());
         let service = service_of(request.uri().path());
         let in_flight = self
@@ -174,13 +224,8 @@ where
             client: client_address(request.extensions()),
             span: span.clone(),
         };
-        let answer = {
-            let _entered = span.enter();
-            trace_context::scope(trace, self.inner.call(request))
-        };
         Observed {
-            answer,
-            span,
+            answer: trace_context::scope(trace, self.inner.call(request)),
             note: Some(note),
         }
     }
@@ -203,7 +248,6 @@ pin_project_lite::pin_project! {
     pub(crate) struct Observed<F> {
         #[pin]
         answer: tokio::task::futures::TaskLocalFuture<TraceContext, F>,
-        span: tracing::Span,
         note: Option<Note>,
     }
 
@@ -223,7 +267,6 @@ impl<B, F: Future<Output = Result<Response<B>, Infallible>>> Future for Observed
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let _entered = this.span.enter();
         let Ok(response) = ready!(this.answer.poll(cx));
         let (mut parts, body) = response.into_parts();
         if let Some(note) = this.note.as_ref() {

@@ -73,11 +73,9 @@ where
     Ok((provider, layer))
 }
 
-/// Makes `span` (a request's) the exported span of `trace`: a child of the
-/// caller's span when the trace was continued; then `trace` takes the
-/// exported span's ids, so that the logs and the calls the request makes
-/// name the span that is exported.
-pub(crate) fn join(span: &tracing::Span, trace: &mut TraceContext) {
+/// Makes `span` (a request's, not yet entered) a child of the caller's span
+/// when `trace` continues the caller's.
+pub(crate) fn continue_trace(span: &tracing::Span, trace: &TraceContext) {
     if let Some(parent) = trace.parent_id {
         let remote = SpanContext::new(
             TraceId::from_bytes(trace.trace_id.0.to_be_bytes()),
@@ -92,6 +90,12 @@ pub(crate) fn join(span: &tracing::Span, trace: &mut TraceContext) {
         );
         let _ = span.set_parent(Context::new().with_remote_span_context(remote));
     }
+}
+
+/// Gives `trace` the ids of `span`, the request's exported span, so that
+/// the logs and the calls the request makes name the span that is
+/// exported.
+pub(crate) fn adopt_ids(span: &tracing::Span, trace: &mut TraceContext) {
     let context = span.context();
     let exported = context.span().span_context().clone();
     if exported.is_valid() {

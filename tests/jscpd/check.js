@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Counts the repeated blocks in server/src with jscpd (the settings are in
-// .jscpd.json: Rust, blocks of six lines or more, `use` lists left out as
-// boilerplate), prints each one, and fails when there are more than
-// package.json's config.maxClones.
+// .jscpd.json: Rust, blocks of six lines or more, `use` lists and `mod`
+// declarations left out as boilerplate), prints each one, and fails when
+// there are more than package.json's config.maxClones.
 // Run by .ci/run after `npm ci` here; uses only this folder's jscpd.
 "use strict";
 

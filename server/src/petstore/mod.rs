@@ -2,32 +2,40 @@
 //!
 //! [`router`] registers each handler together with its `#[utoipa::path]`
 //! documentation; the document it yields is what `cargo xtask check` compares
-//! with `openapi/petstore.yaml`. Handlers are in one module per group of
-//! operations (`pet`, `pet_image`, `store`, `user`), how the service speaks
-//! HTTP in [`wire`], the domain's types and rules in [`model`], the SQL in
-//! [`db`].
+//! with `openapi/petstore.yaml`. A handler ([`api`], one module per group of
+//! operations) extracts, calls a read ([`reads`]) or an operation ([`ops`])
+//! and renders; the operations and reads reach the SQL ([`db`]) and the
+//! domain's rules ([`model`]); [`wire`] is how the service speaks HTTP.
 
+/// Handlers: extract, call a read or an operation, render.
 pub(crate) mod api;
+/// The SQL, one module per table group.
 pub(crate) mod db;
+/// The served OpenAPI document, as the handlers' annotations build it.
 pub(crate) mod document;
+/// Checks every request meets before its handler: credentials, rate limits.
 pub(crate) mod edge;
+/// The domain's types and rules.
 pub(crate) mod model;
+/// Every write, with its rules and transaction.
 pub(crate) mod ops;
+/// Every read, its caching included.
 pub(crate) mod reads;
+/// What the handlers share: database, caches, settings.
 pub(crate) mod state;
+/// How the service speaks HTTP: bodies, formats, errors.
 pub(crate) mod wire;
 
+use std::sync::Arc;
+
 use axum::extract::DefaultBodyLimit;
+use tower::ServiceBuilder;
 use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
-use std::sync::Arc;
-
-use tower::ServiceBuilder;
-
 use crate::http::ServiceHttp;
 use crate::http::edge::{EdgeLayer, pages_edge};
 use crate::http::error::Error;

@@ -75,10 +75,7 @@ impl PetstoreState {
 
     /// What the reads need of the state.
     pub(crate) fn reads(&self) -> reads::Context<'_> {
-        reads::Context {
-            db: &self.db,
-            caches: &self.caches,
-        }
+        self.caches.reader(&self.db)
     }
 
     /// What the operations need of the state.

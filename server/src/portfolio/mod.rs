@@ -2,28 +2,37 @@
 //!
 //! Like the pet store, [`router`] registers each handler with its
 //! `#[utoipa::path]` documentation; `cargo xtask check` compares the result
-//! with `openapi/portfolio.yaml`. Handlers are in one module per resource;
-//! the domain's types in [`model`], the SQL in [`db`].
+//! with `openapi/portfolio.yaml`. Handlers ([`api`]) are in one module per
+//! resource and call [`reads`] and [`ops`]; the domain's types are in
+//! [`model`], the SQL in [`db`].
 
+/// Handlers: extract, call a read or an operation, render.
 pub(crate) mod api;
+/// The SQL, one module per table group.
 pub(crate) mod db;
+/// The served OpenAPI document, as the handlers' annotations build it.
 pub(crate) mod document;
+/// Checks every request meets before its handler: credentials, rate limits.
 pub(crate) mod edge;
+/// The domain's types and rules.
 pub(crate) mod model;
+/// Every write, with its rules and transaction.
 pub(crate) mod ops;
+/// Every read, its caching included.
 pub(crate) mod reads;
+/// What the handlers share: database, caches, settings.
 pub(crate) mod state;
+/// How the service speaks HTTP: bodies, formats, errors.
 pub(crate) mod wire;
 
+use std::sync::Arc;
+
 use axum::routing::{self, MethodRouter};
+use tower::ServiceBuilder;
 use utoipa::OpenApi;
 use utoipa::openapi::HttpMethod;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-use std::sync::Arc;
-
-use tower::ServiceBuilder;
 
 use crate::http::ServiceHttp;
 use crate::http::edge::EdgeLayer;

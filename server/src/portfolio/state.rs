@@ -102,14 +102,6 @@ impl PortfolioState {
         Ok((state, background))
     }
 
-    /// What the reads need of the state.
-    pub(crate) fn reads(&self) -> reads::Context<'_> {
-        reads::Context {
-            db: &self.db,
-            caches: &self.caches,
-        }
-    }
-
     /// What the operations need of the state.
     pub(crate) fn ops(&self) -> ops::Context<'_> {
         ops::Context {
@@ -127,5 +119,10 @@ impl PortfolioState {
             failures: &self.client_auth_failures,
             config: self.config.oauth,
         }
+    }
+
+    /// What the reads need of the state.
+    pub(crate) fn reads(&self) -> reads::Context<'_> {
+        self.caches.reader(&self.db)
     }
 }

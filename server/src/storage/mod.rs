@@ -9,13 +9,15 @@
 //! (the write lock, the replicas' startup lock and change notices) are here.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
+use sqlx::query::QueryScalar;
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 
 use crate::config::redact_url;
@@ -560,6 +562,23 @@ pub(crate) fn row_placeholders(rows: usize, columns: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Runs a multi-row `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id`
+/// and returns the ids that went in: the rows whose id was taken meanwhile
+/// are the caller's to store again. Not kept prepared: a statement of its
+/// own for every number of rows would push the connection's usual
+/// statements out of its cache.
+pub(crate) async fn inserted_ids<'q>(
+    conn: &mut AnyConnection,
+    insert: QueryScalar<'q, Any, i64, AnyArguments<'q>>,
+) -> Result<BTreeSet<i64>, StoreError> {
+    Ok(insert
+        .persistent(false)
+        .fetch_all(conn)
+        .await?
+        .into_iter()
+        .collect())
 }
 
 /// Polls `future` (waking nobody) for `micros` microseconds, or until it

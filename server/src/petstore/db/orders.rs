@@ -3,12 +3,12 @@
 
 use sqlx::{AnyConnection, FromRow};
 
-use std::collections::BTreeSet;
-
 use super::{IdTable, new_id, reserve_ids};
 use crate::core::clock;
 use crate::petstore::model::{Order, OrderStatus};
-use crate::storage::{Database, StoreError, positional, row_placeholders, time_from_text};
+use crate::storage::{
+    Database, StoreError, inserted_ids, positional, row_placeholders, time_from_text,
+};
 
 #[derive(Debug, FromRow)]
 struct OrderRow {
@@ -94,13 +94,7 @@ pub(super) async fn place_new(
             .bind(columns.ship_date)
             .bind(columns.status);
     }
-    // Not kept prepared: a statement for every number of orders.
-    let inserted: BTreeSet<i64> = query
-        .persistent(false)
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .collect();
+    let inserted = inserted_ids(conn, query).await?;
     let mut stored = Vec::with_capacity(orders.len());
     for (order, id) in orders.iter().zip(first..) {
         stored.push(if inserted.contains(&id) {

@@ -10,7 +10,8 @@ use sqlx::{AnyConnection, FromRow};
 use super::topics;
 use crate::petstore::model::{Category, Pet, PetStatus};
 use crate::storage::{
-    Database, StoreError, WriteTx, placeholders, placeholders_from, positional, row_placeholders,
+    Database, StoreError, WriteTx, inserted_ids, placeholders, placeholders_from, positional,
+    row_placeholders,
 };
 
 #[derive(Debug, FromRow)]
@@ -25,6 +26,22 @@ struct PetRow {
 }
 
 const PET_COLUMNS: &str = "id, name, category_id, category_name, photo_urls, tags, status";
+
+/// Binds a pet's name and [`PetColumns`] (after its id, in the order of
+/// [`PET_COLUMNS`]) to a query; a macro because sqlx's `Query` and
+/// `QueryScalar` share no trait for `bind`.
+macro_rules! bind_pet {
+    ($query:expr, $name:expr, $columns:expr) => {{
+        let columns: PetColumns = $columns;
+        $query
+            .bind($name)
+            .bind(columns.category_id)
+            .bind(columns.category_name)
+            .bind(columns.photo_urls)
+            .bind(columns.tags)
+            .bind(columns.status)
+    }};
+}
 
 impl TryFrom<PetRow> for Pet {
     type Error = StoreError;
@@ -317,19 +334,14 @@ pub(crate) async fn write_keeping_tags(
     pet: &Pet,
 ) -> Result<(), StoreError> {
     let columns = PetColumns::of(pet)?;
-    sqlx::query(
+    let query = sqlx::query(
         "UPDATE pets SET name = $1, category_id = $2, category_name = $3, photo_urls = $4, \
          tags = $5, status = $6 WHERE id = $7",
-    )
-    .bind(&pet.name)
-    .bind(columns.category_id)
-    .bind(columns.category_name)
-    .bind(columns.photo_urls)
-    .bind(columns.tags)
-    .bind(columns.status)
-    .bind(id)
-    .execute(&mut *conn)
-    .await?;
+    );
+    bind_pet!(query, &pet.name, columns)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }
 
@@ -357,14 +369,7 @@ pub(crate) async fn write_many(
             let mut query = sqlx::query(&sql);
             for (id, pet) in pets {
                 let columns = PetColumns::of(pet)?;
-                query = query
-                    .bind(*id)
-                    .bind(pet.name.as_str())
-                    .bind(columns.category_id)
-                    .bind(columns.category_name)
-                    .bind(columns.photo_urls)
-                    .bind(columns.tags)
-                    .bind(columns.status);
+                query = bind_pet!(query.bind(*id), pet.name.as_str(), columns);
             }
             // Not kept prepared: a statement for every number of pets.
             query.persistent(false).execute(&mut *conn).await?;
@@ -412,20 +417,14 @@ pub(crate) async fn insert(
 ) -> Result<i64, StoreError> {
     let columns = PetColumns::of(pet)?;
     let id = loop {
-        let inserted: Option<i64> = sqlx::query_scalar(
+        let query = sqlx::query_scalar(
             "INSERT INTO pets (id, name, category_id, category_name, photo_urls, tags, status) \
              VALUES (COALESCE($1, (SELECT last_id + 1 FROM id_sequences WHERE name = 'pets')), \
              $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING id",
-        )
-        .bind(requested)
-        .bind(&pet.name)
-        .bind(columns.category_id)
-        .bind(columns.category_name.clone())
-        .bind(&columns.photo_urls)
-        .bind(&columns.tags)
-        .bind(columns.status)
-        .fetch_optional(&mut *conn)
-        .await?;
+        );
+        let inserted: Option<i64> = bind_pet!(query.bind(requested), &pet.name, columns.clone())
+            .fetch_optional(&mut *conn)
+            .await?;
         match (inserted, requested) {
             (Some(id), _) => break id,
             (None, Some(_)) => {
@@ -479,25 +478,11 @@ pub(super) async fn insert_new(
     let sql = positional(conn, &sql);
     let mut query = sqlx::query_scalar(&sql);
     let mut id = last_id;
-    for (pet, columns) in pets.iter().zip(&columns) {
+    for (pet, columns) in pets.iter().zip(columns) {
         id += 1;
-        query = query
-            .bind(id)
-            .bind(&pet.name)
-            .bind(columns.category_id)
-            .bind(columns.category_name.clone())
-            .bind(&columns.photo_urls)
-            .bind(&columns.tags)
-            .bind(columns.status);
+        query = bind_pet!(query.bind(id), &pet.name, columns);
     }
-    // Not kept prepared: a statement of its own for every number of pets
-    // would push the connection's usual statements out of its cache.
-    let inserted: BTreeSet<i64> = query
-        .persistent(false)
-        .fetch_all(&mut *conn)
-        .await?
-        .into_iter()
-        .collect();
+    let inserted = inserted_ids(conn, query).await?;
     let mut ids = Vec::with_capacity(pets.len());
     let mut to_index = Vec::with_capacity(pets.len());
     for (pet, id) in pets.iter().zip(last_id + 1..) {
@@ -513,6 +498,7 @@ pub(super) async fn insert_new(
 }
 
 /// A pet's fields as its row stores them.
+#[derive(Clone)]
 struct PetColumns {
     category_id: Option<i64>,
     category_name: Option<String>,

@@ -38,6 +38,11 @@ pub(crate) struct Caches {
 }
 
 impl Caches {
+    /// What the reads need: these caches and the database they keep.
+    pub(crate) fn reader<'a>(&'a self, db: &'a Database) -> Context<'a> {
+        Context { db, caches: self }
+    }
+
     /// Empty caches on `db`'s changes, with room for `cached_pets` pets'
     /// answers.
     pub(crate) fn new(db: &Database, cached_pets: usize) -> Caches {

@@ -28,6 +28,11 @@ pub(crate) struct Caches {
 }
 
 impl Caches {
+    /// What the reads need: these caches and the database they keep.
+    pub(crate) fn reader<'a>(&'a self, db: &'a Database) -> Context<'a> {
+        Context { db, caches: self }
+    }
+
     /// Empty caches on `db`'s changes.
     pub(crate) fn new(db: &Database) -> Caches {
         Caches {

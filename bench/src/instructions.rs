@@ -3,7 +3,7 @@
 //! a shared machine; callgrind counts the instructions a process runs, the
 //! same for the same binary and the same requests, so a change to the
 //! server's own work shows here even when the rates cannot tell it from
-//! the noise (BENCHMARKS.md, issue 20). It counts inside the runtime's
+//! the noise. It counts inside the runtime's
 //! tasks (each connection's: hyper's parsing and writing, the middleware,
 //! the handler; and the runtime's own work around them), from after a
 //! warm-up to the last request: not the kernel's share, nor the start.

@@ -15,10 +15,9 @@ use petstore_portfolio_server::{Server, cli, docs, telemetry};
 // burst of writes), and so do Rust's through the system allocator. Not as
 // `#[global_allocator]`: mimalloc's Rust allocator asks for every block
 // with `mi_malloc_aligned`, whose fast path only serves blocks of up to
-// 1 KiB; a larger one (a request's boxed futures are) went the slow path,
-// about 1,000 of a cached `GET /v2/pet/1`'s 49,000 instructions
-// (callgrind, BENCHMARKS.md change 21). The system allocator calls plain
-// `malloc` for the alignments `malloc` already gives.
+// 1 KiB; a larger one (a request's boxed futures are) goes the slow path,
+// a cost every request pays. The system allocator calls plain `malloc`
+// for the alignments `malloc` already gives.
 use mimalloc as _;
 
 #[derive(Debug, Parser)]

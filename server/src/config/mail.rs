@@ -63,8 +63,8 @@ pub struct SmtpConfig {
     /// Connections open to the server at most, each delivering one email at
     /// a time. Several are needed for speed: lettre sends the end of an
     /// email's data as a packet of its own, which waits for the server's
-    /// delayed acknowledgement of the one before (Nagle's algorithm), about
-    /// 40 ms per email on Linux; parallel connections hide that wait.
+    /// delayed acknowledgement of the one before (Nagle's algorithm), tens
+    /// of milliseconds per email; parallel connections hide that wait.
     #[serde(default = "default_smtp_connections")]
     pub connections: u32,
 }

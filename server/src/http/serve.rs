@@ -258,8 +258,7 @@ impl<S: Application> Served<S> {
         let in_flight = connection.clone();
         // The connection's own copy of the stack, called for each of its
         // requests: cloning the whole stack for each request (as `oneshot`
-        // needs) cost a box and every layer's clone (BENCHMARKS.md, issue
-        // 20). hyper calls a connection's service from that connection's
+        // needs) costs a box and every layer's clone. hyper calls a connection's service from that connection's
         // task, one request at a time, so the lock is never contended.
         let router = std::sync::Mutex::new(router);
         let service = hyper::service::service_fn(move |mut request: Request<Incoming>| {

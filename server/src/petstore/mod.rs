@@ -141,9 +141,8 @@ pub(crate) fn router(config: &PetstoreConfig) -> OpenApiRouter<PetstoreState> {
 
 /// The pet store's routes as served, and their documentation: each route
 /// at `prefix` (`/v2`) and its documented path, rather than nested under
-/// `prefix` (axum's `nest` rewrites every request's URI on its way in:
-/// some 2,000 instructions of a cached `GET /v2/pet/1`; BENCHMARKS.md,
-/// issue 20). The route templates are the same either way
+/// `prefix` (axum's `nest` rewrites every request's URI on its way in, a
+/// cost as large as much of a cached read's own work). The route templates are the same either way
 /// (`/v2/pet/{petId}`).
 pub(crate) fn routes_at(
     prefix: &str,

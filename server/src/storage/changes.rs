@@ -106,7 +106,7 @@ pub(crate) struct Generations {
     everything: AtomicU64,
     stripes: Box<[AtomicU64]>,
     /// foldhash (seeded per process) rather than SipHash: each cached read
-    /// hashes its topics (some 200 instructions each with SipHash).
+    /// hashes its topics, and SipHash's cost shows on the cheapest reads.
     hasher: foldhash::fast::RandomState,
 }
 

@@ -3,8 +3,7 @@
 //!
 //! SQLite lets one writer in at a time and, with `synchronous = FULL`,
 //! waits for the disk at every commit. One commit per write makes the disk
-//! the limit (about 2,000 writes/s here, each waiting behind all the others'
-//! flushes). Here writers still take turns, in the order they came (a fair
+//! the limit (each write waiting behind all the others' flushes). Here writers still take turns, in the order they came (a fair
 //! mutex), but a turn is a *savepoint* inside a batch transaction that stays
 //! open from one writer to the next:
 //!

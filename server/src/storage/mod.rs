@@ -262,7 +262,7 @@ impl Database {
                     // `cache_size`: 1 MiB of pages per connection rather
                     // than SQLite's 2 MiB: with 8 connections the default let
                     // the server's memory grow by 16 MiB as the file grew
-                    // (issue 9's 64 MiB target); the operating system caches
+                    // (against the memory target in BENCHMARKS.md); the operating system caches
                     // the file anyway.
                     conn.execute(
                         "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; \

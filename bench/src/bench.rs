@@ -537,7 +537,7 @@ fn sqlite_targets(
             rate("add-pet-tags") / rate("pet-json"),
             0.25,
         ),
-        at_least("GET /v2/pet/1 / ceiling", ratios(rows, "pet-json").0, 0.75),
+        at_least("GET /v2/pet/1 / ceiling", ratios(rows, "pet-json").0, 0.6),
         at_most("peak resident memory, MiB", peak_rss, 64.0),
         at_most(
             "start to first answer, ms",

@@ -157,6 +157,16 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
             }
         }
     }
+    let mut drift = xtask::docs_map::map_drift(root)?;
+    drift.extend(xtask::docs_map::unknown_files(root)?);
+    if drift.is_empty() {
+        println!("the docs' map names every folder and the docs name only files that are there");
+    } else {
+        clean = false;
+        for place in drift {
+            eprintln!("{place}");
+        }
+    }
     let graph = xtask::layers::server_graph(root)?;
     let circles = xtask::layers::circles_in_crates(root)?;
     let checks = xtask::layers::MODULE_CHECKS

@@ -1,7 +1,7 @@
 //! `backup --to FILE` and `restore --from FILE`: a consistent copy of the
 //! embedded SQLite database while a server writes it, and that copy put
-//! back in place of the database (with no server running on it). PostgreSQL has `pg_dump` and `pg_restore` for this
-//! (docs/deploy.md).
+//! back in place of the database (with no server running on it).
+//! PostgreSQL has `pg_dump` and `pg_restore` for this (docs/deploy.md).
 
 use std::path::PathBuf;
 

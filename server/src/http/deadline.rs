@@ -1,8 +1,8 @@
 //! The request timeout (`http.request_timeout_secs`), which tells whose
 //! slowness it was: a request whose body is still arriving when the time is
 //! up is answered 408 (the client was slow, e.g. dripping a byte a second),
-//! any other 503 (the server was). tower-http's `TimeoutLayer` answers one
-//! status for both.
+//! any other 503 (the server was). Hand-written because tower-http's
+//! `TimeoutLayer` answers one status for both.
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -1,4 +1,6 @@
-//! Email through a transactional outbox.
+//! Email through a transactional outbox. lettre sends; the outbox is
+//! hand-written because it lives in the transactions of this server's
+//! database, which no mail crate sees.
 //!
 //! A request that causes an email calls [`outbox::enqueue`] inside its own
 //! write transaction, so the email exists exactly when the change does. The

@@ -1,5 +1,6 @@
 //! Writes that arrive together go in together: one turn at the database, a
-//! few statements for each kind of write, one commit.
+//! few statements for each kind of write, one commit. Hand-written because
+//! what may go in together is the services' rules, not a pool's.
 //!
 //! A durable write waits for its turn at the database (SQLite lets one
 //! writer in at a time; on PostgreSQL, writers that take an id from

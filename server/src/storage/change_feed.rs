@@ -1,6 +1,7 @@
 //! On PostgreSQL, what every replica's writes changed reaches every other
 //! replica's caches, and a read on any replica sees every write that was
-//! acknowledged before it began.
+//! acknowledged before it began. Hand-written on sqlx's `PgListener`, which
+//! carries the notices; what they mean for the caches is this server's.
 //!
 //! - **Writes** say what they changed in the transaction itself: a
 //!   `pg_notify` on [`CHANNEL`] before the commit ([`send_notice`]), so

@@ -5,6 +5,8 @@
 //! database; it is served only while that ticket is still current. So a read
 //! that starts after a write was acknowledged never gets what the write
 //! replaced, and a write empties only what depends on what it changed.
+//! Hand-written because a cache library evicts by size and time, not by
+//! what a committed write changed.
 //!
 //! A transaction that names nothing changed *everything* (every ticket
 //! moves): forgetting to name a topic costs the caches' contents, never their

@@ -1,11 +1,13 @@
 //! Group commit for SQLite: concurrent write transactions share one commit,
-//! so that they share its `fsync`.
+//! so that they share its `fsync`. Hand-written because neither sqlx nor
+//! SQLite shares a commit among connections.
 //!
 //! SQLite lets one writer in at a time and, with `synchronous = FULL`,
 //! waits for the disk at every commit. One commit per write makes the disk
-//! the limit (each write waiting behind all the others' flushes). Here writers still take turns, in the order they came (a fair
-//! mutex), but a turn is a *savepoint* inside a batch transaction that stays
-//! open from one writer to the next:
+//! the limit (each write waiting behind all the others' flushes). Here
+//! writers still take turns, in the order they came (a fair mutex), but a
+//! turn is a *savepoint* inside a batch transaction that stays open from
+//! one writer to the next:
 //!
 //! - a writer takes the turn, opens a savepoint of its own in the open batch
 //!   (beginning one, `BEGIN IMMEDIATE`, if none is open) and does its work;

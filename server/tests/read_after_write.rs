@@ -1,5 +1,5 @@
 //! A read that starts after a write was acknowledged sees that write or a
-//! later one, with the read caches on (DESIGN 4.8): writers and readers at
+//! later one, with the read caches on: writers and readers at
 //! once, on one SQLite server, and on two PostgreSQL replicas (writes on
 //! one, reads on both). Each pet has one writer, which renames it `v1`,
 //! `v2`, ... and publishes each version once it is acknowledged; a reader

@@ -1,5 +1,5 @@
 //! Several server processes on one database, as replicas behind a load
-//! balancer run (DESIGN 4.9): started at once on a fresh database, they
+//! balancer run: started at once on a fresh database, they
 //! migrate it once and all serve; what one writes the others see within a
 //! second; their outbox workers deliver every email once, also when one is
 //! killed; a limit holds across them with Redis; a demo reset by one is

@@ -719,7 +719,7 @@ async fn concurrent_writes_that_fail_do_not_block_others(db: Db) {
     server.stop().await;
 }
 
-/// getPetById may answer from memory (DESIGN 4.8): after each kind of write
+/// getPetById may answer from memory: after each kind of write
 /// to a pet that was just read (and so is held), the next read sees it.
 async fn every_kind_of_write_is_seen_by_the_next_read(db: Db) {
     let server = TestServer::start(db).await;

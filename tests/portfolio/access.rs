@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 on_every_database!(every_protected_operation_refuses_every_bad_credential);
 
-/// Which credentials an operation takes (DESIGN 4.2).
+/// Which credentials an operation takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Level {
     /// An API key.

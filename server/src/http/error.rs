@@ -590,32 +590,11 @@ mod tests {
         );
     }
 
-    /// A log sink for one test.
-    #[derive(Clone, Default)]
-    struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// Answers `error` through the portfolio's renderer, for a request with
     /// the id `req-42`; returns the status, the body and what was logged.
     async fn rendered_with_logs(error: Error) -> (StatusCode, String, String) {
         use tower::ServiceExt as _;
-        let logs = Captured::default();
-        let sink = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || sink.clone())
-            .with_ansi(false)
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (logs, _guard) = crate::telemetry::CapturedLogs::start();
         let app = axum::Router::new()
             .route(
                 "/fails",
@@ -634,8 +613,11 @@ mod tests {
         let body = axum::body::to_bytes(response.into_body(), 1 << 16)
             .await
             .unwrap();
-        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
-        (status, String::from_utf8_lossy(&body).into_owned(), logs)
+        (
+            status,
+            String::from_utf8_lossy(&body).into_owned(),
+            logs.text(),
+        )
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -155,6 +155,45 @@ pub(crate) fn new_request_id() -> axum::http::HeaderValue {
         .unwrap_or_else(|_| axum::http::HeaderValue::from_static("-"))
 }
 
+/// What a test logs, captured: the events of the thread that holds the
+/// guard (and of the tasks a current-thread runtime runs on it).
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct CapturedLogs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+impl CapturedLogs {
+    /// Captures this thread's logs until the guard is dropped.
+    pub(crate) fn start() -> (Self, tracing::subscriber::DefaultGuard) {
+        let logs = Self::default();
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// What was logged so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+impl std::io::Write for CapturedLogs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

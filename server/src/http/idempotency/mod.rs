@@ -280,8 +280,9 @@ where
         let handled = std::panic::AssertUnwindSafe(routes.oneshot(request)).catch_unwind();
         match tokio::time::timeout(run_for, handled).await {
             Ok(Ok(Ok(response))) => match claimed.take() {
-                Some(held) => held.keep(response).await,
-                None => {
+                KeyState::Held(held) => held.keep(response).await,
+                KeyState::Answered => response,
+                KeyState::Unread => {
                     // Refused before its body was read (credentials, the
                     // path, `Accept`): the key was never looked at. A
                     // success here is a handler that forgot its keys.
@@ -296,7 +297,7 @@ where
             },
             Ok(Ok(Err(never))) => match never {},
             Ok(Err(_panic)) => {
-                if let Some(held) = claimed.take() {
+                if let KeyState::Held(held) = claimed.take() {
                     held.release().await;
                 }
                 Error::internal("an idempotent request", "its handler panicked").into_response()
@@ -322,24 +323,40 @@ struct KeyedRequest {
     claimed: Claimed,
 }
 
-/// The key a request's extractor claimed, for [`run_keyed`] to settle once
-/// the handler has answered.
+/// What a request's extractor did with its key, for [`run_keyed`] to settle
+/// once the handler has answered.
 #[derive(Clone, Default)]
-struct Claimed(Arc<std::sync::Mutex<Option<Held>>>);
+struct Claimed(Arc<std::sync::Mutex<KeyState>>);
+
+/// Where a request's key stands.
+#[derive(Default)]
+enum KeyState {
+    /// Never looked at: the request was refused before its body was read
+    /// (or its handler reads no [`Idempotent`] body).
+    #[default]
+    Unread,
+    /// Looked at and answered without running the handler: replayed, 409,
+    /// 422, or the body could not be read.
+    Answered,
+    /// Claimed: the handler runs, and its answer is kept or the key freed.
+    Held(Held),
+}
 
 impl Claimed {
-    fn put(&self, held: Held) {
+    fn set(&self, state: KeyState) {
         *self
             .0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(held);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = state;
     }
 
-    fn take(&self) -> Option<Held> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+    fn take(&self) -> KeyState {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
@@ -366,7 +383,12 @@ where
 
     async fn from_request(mut request: Request, state: &S) -> Result<Self, Response> {
         if let Some(keyed) = request.extensions_mut().remove::<KeyedRequest>() {
-            request = claim_or_answer(keyed, request).await?;
+            let claimed = keyed.claimed.clone();
+            request = claim_or_answer(keyed, request).await.inspect_err(|_| {
+                // Answered from the key (replayed, 409, 422) or refused for
+                // it: the handler does not run.
+                claimed.set(KeyState::Answered);
+            })?;
         }
         B::from_request(request, state)
             .await
@@ -450,12 +472,12 @@ async fn claim_or_answer(keyed: KeyedRequest, request: Request) -> Result<Reques
             },
         );
     }
-    keyed.claimed.put(Held {
+    keyed.claimed.set(KeyState::Held(Held {
         db: inner.db.clone(),
         caller,
         key,
         holder,
-    });
+    }));
     Ok(Request::from_parts(parts, Body::from(body)))
 }
 
@@ -831,6 +853,20 @@ mod tests {
             .unwrap()
     }
 
+    /// The layer over a test's routes: no prefix, no credential headers,
+    /// short enough holds for a test and room for small bodies.
+    fn keys_for(db: Database, api: &OpenApi) -> Idempotency {
+        Idempotency::new(
+            db,
+            api,
+            "",
+            &[],
+            Duration::from_secs(30),
+            Duration::from_secs(3600),
+            1024,
+        )
+    }
+
     #[tokio::test]
     async fn a_retry_while_the_first_runs_is_409_and_the_first_is_kept_if_its_client_leaves() {
         use tower::ServiceExt as _;
@@ -840,15 +876,7 @@ mod tests {
             .routes(utoipa_axum::routes!(make_thing))
             .with_state(gate.clone())
             .split_for_parts();
-        let keys = Idempotency::new(
-            db,
-            &api,
-            "",
-            &[],
-            Duration::from_secs(30),
-            Duration::from_secs(3600),
-            1024,
-        );
+        let keys = keys_for(db, &api);
         assert_eq!(keys.operations(), 1);
         let router = router.route_layer(keys);
 
@@ -879,6 +907,59 @@ mod tests {
             .unwrap();
         assert_eq!(&body[..], b"thing");
         assert_eq!(gate.made.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A retry answered from the kept answer is no handler's mistake: it
+    /// is replayed without a word in the log, while a handler that answers
+    /// a keyed request without reading its body through [`Idempotent`] is
+    /// logged as the bug it is.
+    #[tokio::test]
+    async fn a_replay_logs_nothing_and_a_handler_that_forgot_its_keys_is_logged() {
+        use tower::ServiceExt as _;
+
+        #[utoipa::path(
+            post, path = "/forgetful",
+            params(IdempotencyKeyHeader),
+            responses((status = 201, description = "Made"))
+        )]
+        async fn forgetful() -> StatusCode {
+            StatusCode::CREATED
+        }
+
+        let (_dir, db) = crate::storage::temporary_sqlite().await;
+        let gate = Gate::default();
+        let (router, api) = utoipa_axum::router::OpenApiRouter::new()
+            .routes(utoipa_axum::routes!(make_thing))
+            .routes(utoipa_axum::routes!(forgetful))
+            .with_state(gate.clone())
+            .split_for_parts();
+        let keys = keys_for(db, &api);
+        let router = router.route_layer(keys);
+        let (logs, _guard) = crate::telemetry::CapturedLogs::start();
+
+        gate.open.notify_one();
+        let first = router.clone().oneshot(post("b")).await.unwrap();
+        assert_eq!(first.status(), StatusCode::CREATED);
+        let replayed = router.clone().oneshot(post("b")).await.unwrap();
+        assert_eq!(replayed.headers()[IDEMPOTENCY_REPLAYED], "true");
+        assert!(
+            !logs.text().contains("ERROR"),
+            "a replay is no error: {}",
+            logs.text()
+        );
+
+        let forgot = Request::post("/forgetful")
+            .header(IDEMPOTENCY_KEY, "c")
+            .body(Body::empty())
+            .unwrap();
+        let forgot = router.clone().oneshot(forgot).await.unwrap();
+        assert_eq!(forgot.status(), StatusCode::CREATED);
+        assert!(
+            logs.text()
+                .contains("without reading its body through Idempotent"),
+            "{}",
+            logs.text()
+        );
     }
 
     /// A request whose lease ran out and whose key was taken over can

@@ -118,7 +118,7 @@ impl ModuleGraph {
             .iter()
             .map(|(path, text)| {
                 let name = module_name(krate, path.as_ref());
-                let code = without_test_items(&code_only(text.as_ref()));
+                let code = shipped_code(text.as_ref());
                 let imports = imports_of(krate, &name, &code, &names);
                 let module = Module {
                     name: name.clone(),
@@ -462,6 +462,12 @@ fn raw_string_len(chars: &[char], at: usize) -> usize {
     (at + 2 + hashes..chars.len())
         .find(|&i| chars[i..].starts_with(&closing))
         .map_or(chars.len() - at, |i| i + closing.len() - at)
+}
+
+/// What of `text` is built into the crate: [`code_only`] without its
+/// test-only modules and imports, each line where it was.
+pub fn shipped_code(text: &str) -> String {
+    without_test_items(&code_only(text))
 }
 
 /// `code` without its test-only modules and imports (`#[cfg(test)]`, or

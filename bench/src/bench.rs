@@ -422,6 +422,9 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     if options.measures("find-by-status-scaling") {
         find_by_status_scaling(&server, &http).await?;
     }
+    if options.measures("list-pullers") {
+        list_pullers(&server, &http, &wrk, scripts.path(), options).await?;
+    }
     if options.measures("notify") {
         notify_subscribers(&server, &http, &smtp).await?;
     }
@@ -654,6 +657,107 @@ async fn find_by_status_scaling(server: &Server, http: &reqwest::Client) -> anyh
             server.rss_mib()?
         );
     }
+    Ok(())
+}
+
+/// Whole lists beside everyone else: `GET /v2/pet/1` from 8 connections
+/// alone, then again while 8 other clients each pull the whole list of sold
+/// pets over and over (after the scaling run above, 100,000 of them); and
+/// what a page of 100 costs at the start of that list and deep in it.
+async fn list_pullers(
+    server: &Server,
+    http: &reqwest::Client,
+    wrk: &Path,
+    scripts: &Path,
+    options: &Options,
+) -> anyhow::Result<()> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const PULLERS: usize = 8;
+    let script = scripts.join("get-beside-pullers.lua");
+    std::fs::write(&script, "wrk.method = \"GET\"\n")?;
+    let get = Options {
+        connections: 8,
+        ..options.clone()
+    };
+    let url = format!("{}/v2/pet/1", server.url);
+    let alone = measure(wrk, &url, &script, &get)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let pullers: Vec<_> = (0..PULLERS)
+        .map(|_| {
+            let (http, stop, pulled) = (http.clone(), stop.clone(), pulled.clone());
+            let list = format!("{}/v2/pet/findByStatus?status=sold", server.url);
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let body = http
+                        .get(&list)
+                        .send()
+                        .await?
+                        .error_for_status()?
+                        .bytes()
+                        .await?;
+                    anyhow::ensure!(body.ends_with(b"]"), "a whole list was cut short");
+                    pulled.fetch_add(1, Ordering::Relaxed);
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    let (wrk, script) = (wrk.to_path_buf(), script.clone());
+    let crowded = tokio::task::spawn_blocking(move || measure(&wrk, &url, &script, &get)).await??;
+    stop.store(true, Ordering::Relaxed);
+    for puller in pullers {
+        puller.await??;
+    }
+    println!(
+        "GET /v2/pet/1 from 8 connections: alone {:.0} req/s, p99 {:.2} ms; beside {PULLERS} \
+         clients pulling whole lists of sold pets ({} lists in {} s): {:.0} req/s ({:.2} of alone), \
+         p99 {:.2} ms",
+        alone.requests_per_sec,
+        alone.p99_ms,
+        pulled.load(Ordering::Relaxed),
+        options.seconds,
+        crowded.requests_per_sec,
+        crowded.requests_per_sec / alone.requests_per_sec,
+        crowded.p99_ms,
+    );
+
+    // Every page of 100 of the list, in order: the first ten's and the
+    // last ten's median times.
+    let mut times = Vec::new();
+    let mut next = Some(format!("/v2/pet/findByStatus?status=sold&limit=100"));
+    while let Some(target) = next.take() {
+        let started = Instant::now();
+        let response = http
+            .get(format!("{}{target}", server.url))
+            .send()
+            .await?
+            .error_for_status()?;
+        next = response
+            .headers()
+            .get(reqwest::header::LINK)
+            .and_then(|link| link.to_str().ok())
+            .and_then(|link| link.strip_prefix('<'))
+            .and_then(|link| link.split_once('>'))
+            .map(|(target, _)| target.to_owned());
+        response.bytes().await?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    let median = |mut some: Vec<f64>| {
+        some.sort_by(f64::total_cmp);
+        some.get(some.len() / 2).copied().unwrap_or(0.0)
+    };
+    let first: Vec<f64> = times.iter().take(10).copied().collect();
+    let last: Vec<f64> = times.iter().rev().take(10).copied().collect();
+    println!(
+        "findByStatus?status=sold&limit=100, every page of the list ({} pages): the first ten \
+         {:.2} ms, the last ten {:.2} ms (medians)",
+        times.len(),
+        median(first),
+        median(last),
+    );
     Ok(())
 }
 

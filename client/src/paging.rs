@@ -1,9 +1,12 @@
 //! Paged lists as streams of their items.
 //!
 //! The portfolio's admin lists answer one page at a time (`page`,
-//! `per_page`, and the `total` across pages). Each of their builders has a
-//! `stream()` that asks for page after page as the caller reads and yields
-//! the items; an error ends the stream after it is yielded.
+//! `per_page`, and the `total` across pages); the pet store's lists
+//! (`find_pets_by_status`, `find_pets_by_tags`) a page at a time when asked
+//! (`limit`, `cursor`), each page naming the next in its `Link` header. Each
+//! of their builders has a `stream()` that asks for page after page as the
+//! caller reads and yields the items; an error ends the stream after it is
+//! yielded.
 //!
 //! ```no_run
 //! # async fn demo(client: &petstore_portfolio_client::portfolio::Client) -> Result<(), petstore_portfolio_client::Error> {
@@ -68,4 +71,90 @@ where
         .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
         .try_flatten()
         .boxed()
+}
+
+/// The items of every page of a list paged by cursor, from the first:
+/// `fetch(builder, cursor)` gets the page that begins at `cursor` (empty for
+/// the first) and the next page's cursor, if any.
+pub(crate) fn cursor_items<'a, B, T, F, Fut>(
+    builder: B,
+    fetch: F,
+) -> Pin<Box<dyn Stream<Item = Result<T, Error>> + Send + 'a>>
+where
+    B: Clone + Send + 'a,
+    T: Send + 'a,
+    F: Fn(B, String) -> Fut + Send + 'a,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), Error>> + Send + 'a,
+{
+    let pages = stream::try_unfold(
+        (builder, Some(String::new()), fetch),
+        |(builder, cursor, fetch)| async move {
+            let Some(cursor) = cursor else {
+                return Ok::<_, Error>(None);
+            };
+            let (items, next) = fetch(builder.clone(), cursor).await?;
+            let next = next.filter(|_| !items.is_empty());
+            Ok(Some((items, (builder, next, fetch))))
+        },
+    );
+    pages
+        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+}
+
+/// The `cursor` of the page a `Link` header names as `rel="next"`, if any.
+pub(crate) fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    headers
+        .get_all(reqwest::header::LINK)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .find(|link| {
+            link.split(';')
+                .skip(1)
+                .any(|param| param.trim().eq_ignore_ascii_case("rel=\"next\""))
+        })
+        .and_then(|link| {
+            let target = link.split(';').next()?.trim();
+            let target = target.strip_prefix('<')?.strip_suffix('>')?;
+            let (_, query) = target.split_once('?')?;
+            query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("cursor="))
+                .map(str::to_owned)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderMap, HeaderValue, LINK};
+
+    use super::next_cursor;
+
+    fn link(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(LINK, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn the_next_pages_cursor_is_read_from_its_link_and_no_other() {
+        assert_eq!(
+            next_cursor(&link(
+                "</v2/pet/findByStatus?status=sold&limit=2&cursor=cGV0czoy>; rel=\"next\""
+            ))
+            .as_deref(),
+            Some("cGV0czoy")
+        );
+        assert_eq!(
+            next_cursor(&link(
+                "</a?cursor=p>; rel=\"prev\", </a?cursor=n>; rel=\"next\""
+            ))
+            .as_deref(),
+            Some("n")
+        );
+        assert_eq!(next_cursor(&link("</a?cursor=p>; rel=\"prev\"")), None);
+        assert_eq!(next_cursor(&HeaderMap::new()), None);
+    }
 }

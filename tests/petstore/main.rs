@@ -19,6 +19,7 @@ mod images;
 mod login_limits;
 mod negotiation;
 mod operation;
+mod pages;
 mod pets;
 mod rate_limit;
 mod regenerate;

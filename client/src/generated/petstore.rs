@@ -1996,11 +1996,11 @@ impl Client {
     pub fn add_pet(&self) -> builder::AddPet<'_> {
         builder::AddPet::new(self)
     }
-    #[doc = "Finds Pets by status\n\nReturns the pets that have any of the statuses, in id order. Multiple status\nvalues can be given as repeated parameters (`?status=available&status=sold`)\nor comma separated (`?status=available,sold`). Without `status`, the available\npets are returned; an unknown status is a 400. In auth mode `enforce` it takes\na token with the scopes `write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `status`: The statuses to look for: `available`, `pending` or `sold`, repeated or\ncomma separated. Left out, `available`.\n```text\nlet response = client.find_pets_by_status()\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by status\n\nReturns the pets that have any of the statuses, in id order. Multiple status\nvalues can be given as repeated parameters (`?status=available&status=sold`)\nor comma separated (`?status=available,sold`). Without `status`, the available\npets are returned; an unknown status is a 400. In auth mode `enforce` it takes\na token with the scopes `write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `cursor`: Where the page begins: the opaque token in the `Link` header of the page\nbefore (`rel=\"next\"`). Empty (`cursor=`), the first page. A token this\nserver did not hand out is a 400.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `status`: The statuses to look for: `available`, `pending` or `sold`, repeated or\ncomma separated. Left out, `available`.\n```text\nlet response = client.find_pets_by_status()\n    .cursor(cursor)\n    .limit(limit)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_status(&self) -> builder::FindPetsByStatus<'_> {
         builder::FindPetsByStatus::new(self)
     }
-    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once, in id order. Tags\ncan be given as repeated parameters (`?tags=a&tags=b`) or comma separated\n(`?tags=a,b`); names match exactly (case matters, spaces around a comma are\ndropped). Leaving `tags` out is a 400; `tags=` names the empty tag, which no\npet has. In auth mode `enforce` it takes a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `tags`: Tag names to look for (a pet's `tags[].name`), repeated or comma separated.\n```text\nlet response = client.find_pets_by_tags()\n    .tags(tags)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once, in id order. Tags\ncan be given as repeated parameters (`?tags=a&tags=b`) or comma separated\n(`?tags=a,b`); names match exactly (case matters, spaces around a comma are\ndropped). Leaving `tags` out is a 400; `tags=` names the empty tag, which no\npet has. In auth mode `enforce` it takes a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `cursor`: Where the page begins: the opaque token in the `Link` header of the page\nbefore (`rel=\"next\"`). Empty (`cursor=`), the first page. A token this\nserver did not hand out is a 400.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `tags`: Tag names to look for (a pet's `tags[].name`), repeated or comma separated.\n```text\nlet response = client.find_pets_by_tags()\n    .cursor(cursor)\n    .limit(limit)\n    .tags(tags)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_tags(&self) -> builder::FindPetsByTags<'_> {
         builder::FindPetsByTags::new(self)
     }
@@ -2283,14 +2283,36 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct FindPetsByStatus<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<::std::string::String>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
         status: Result<Option<::std::vec::Vec<types::PetStatus>>, String>,
     }
     impl<'a> FindPetsByStatus<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
                 status: Ok(None),
             }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: string :: String` for cursor failed".to_string()
+            });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         pub fn status<V>(mut self, value: V) -> Self
         where
@@ -2317,7 +2339,14 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, Error<types::ApiResponse>> {
-            let Self { client, status } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+                status,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let status = status.map_err(Error::InvalidRequest)?;
             let url = format!("{}/pet/findByStatus", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -2333,6 +2362,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .query(&progenitor_client::QueryParam::new("status", &status))
                 .headers(header_map)
                 .build()?;
@@ -2360,14 +2391,36 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct FindPetsByTags<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<::std::string::String>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
         tags: Result<::std::vec::Vec<::std::string::String>, String>,
     }
     impl<'a> FindPetsByTags<'a> {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
                 tags: Err("tags was not initialized".to_string()),
             }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: string :: String` for cursor failed".to_string()
+            });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         pub fn tags<V>(mut self, value: V) -> Self
         where
@@ -2392,7 +2445,14 @@ pub mod builder {
         async fn send_generated(
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Pet>>, Error<types::ApiResponse>> {
-            let Self { client, tags } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+                tags,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let tags = tags.map_err(Error::InvalidRequest)?;
             let url = format!("{}/pet/findByTags", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
@@ -2408,6 +2468,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .query(&progenitor_client::QueryParam::new("tags", &tags))
                 .headers(header_map)
                 .build()?;

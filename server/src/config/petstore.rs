@@ -48,6 +48,11 @@ pub struct PetstoreConfig {
     /// How many pets' answers (one a pet and format) the read cache keeps
     /// in memory, a few hundred bytes each; past it, the least used go.
     pub cached_pets: usize,
+    /// The most pets a whole list (`findPetsByStatus`, `findPetsByTags`
+    /// without `limit` or `cursor`) may hold; a longer one is refused with
+    /// a 400 that says how to ask for pages. Off unless set (as upstream:
+    /// its clients know no pages).
+    pub max_unpaged_list: Option<u64>,
 }
 
 impl Default for PetstoreConfig {
@@ -64,6 +69,7 @@ impl Default for PetstoreConfig {
             oauth_redirect_uris: Vec::new(),
             requests_per_minute: None,
             cached_pets: 4096,
+            max_unpaged_list: None,
         }
     }
 }

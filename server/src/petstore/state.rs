@@ -36,6 +36,8 @@ pub(crate) struct Shared {
     pub(crate) access: Arc<Access>,
     /// Answers kept in memory while still current.
     pub(crate) caches: reads::Caches,
+    /// What bounds the whole lists of pets.
+    pub(crate) lists: Arc<reads::pet_lists::Lists>,
     /// New pets waiting to be inserted together.
     pub(crate) new_pets: db::new_pets::NewPets,
     /// New orders waiting to be placed together.
@@ -67,6 +69,7 @@ impl PetstoreState {
             public_url: Arc::from(public_url),
             access,
             caches: reads::Caches::new(db, config.cached_pets),
+            lists: Arc::new(reads::pet_lists::Lists::new(config.max_unpaged_list)),
             new_pets: db::new_pets::NewPets::on(&writer),
             new_orders: db::new_orders::NewOrders::on(&writer),
             replaced_pets: db::replaced_pets::ReplacedPets::on(&writer),
@@ -75,7 +78,11 @@ impl PetstoreState {
 
     /// What the reads need of the state.
     pub(crate) fn reads(&self) -> reads::Context<'_> {
-        self.caches.reader(&self.db)
+        reads::Context {
+            db: &self.db,
+            caches: &self.caches,
+            lists: &self.lists,
+        }
     }
 
     /// What the operations need of the state.

@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
@@ -151,6 +151,74 @@ pub(crate) struct TagsQuery {
     tags: Option<Vec<String>>,
 }
 
+/// The page a finder is asked for (`params(PageQuery)`); neither given asks
+/// for the whole list.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct PageQuery {
+    /// The most pets on a page
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    limit: Option<String>,
+    /// Where the page begins
+    cursor: Option<String>,
+}
+
+/// The page `limit` and `cursor` ask for; `None` for the whole list (neither
+/// is given). A cursor alone asks for a page of the default size.
+fn page_request(page: &PageQuery) -> Result<Option<pet_lists::PageRequest>, Error> {
+    let (limit, cursor) = (page.limit.as_deref(), page.cursor.as_deref());
+    if limit.is_none() && cursor.is_none() {
+        return Ok(None);
+    }
+    let limit = match limit {
+        None => pet_lists::DEFAULT_PAGE,
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|limit| (1..=pet_lists::LARGEST_PAGE).contains(limit))
+            .ok_or_else(|| {
+                Error::bad_request(format!(
+                    "limit must be a whole number from 1 to {}, not {text:?}",
+                    pet_lists::LARGEST_PAGE
+                ))
+            })?,
+    };
+    let after = match cursor {
+        // `cursor=` asks for the first page.
+        None | Some("") => None,
+        Some(token) => Some(pet_lists::Cursor::parse(token).ok_or_else(|| {
+            Error::bad_request(
+                "cursor is not one this server handed out: take it from the Link \
+                 header's rel=\"next\" of the page before, or leave it out for the first page",
+            )
+        })?),
+    };
+    Ok(Some(pet_lists::PageRequest { after, limit }))
+}
+
+/// A page answered: its pets, and where the next page is (`Link` with
+/// `rel="next"`, this request's own path and query with the next page's
+/// cursor) unless it is the last.
+fn page_response(format: Format, uri: &Uri, page: pet_lists::Page) -> Response {
+    let mut response = bytes_response(format, page.body);
+    if let Some(next) = page.next {
+        let mut query: Vec<&str> = uri
+            .query()
+            .unwrap_or("")
+            .split('&')
+            .filter(|pair| !pair.is_empty() && !pair.starts_with("cursor="))
+            .collect();
+        let cursor = format!("cursor={}", next.token());
+        query.push(&cursor);
+        let link = format!("<{}?{}>; rel=\"next\"", uri.path(), query.join("&"));
+        if let Ok(link) = HeaderValue::try_from(link) {
+            response.headers_mut().insert(header::LINK, link);
+        }
+    }
+    response
+}
+
 /// Splits repeated and comma-joined values into one list.
 fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
     values.iter().flat_map(|v| v.split(',')).map(str::trim)
@@ -163,9 +231,11 @@ fn split_values(values: &[String]) -> impl Iterator<Item = &str> {
     params(
         ("status" = Option<Vec<PetStatus>>, Query, style = Form, explode,
             description = "Status values that need to be considered for filter"),
+        PageQuery,
     ),
     responses(
-        (status = 200, description = "successful operation", body = Vec<Pet>),
+        (status = 200, description = "successful operation", body = Vec<Pet>,
+            headers(("Link" = String, description = "Where the next page is"))),
         (status = 400, description = "Invalid status value"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
@@ -174,8 +244,11 @@ pub(crate) async fn find_pets_by_status(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
+    uri: Uri,
     Query(query): Query<StatusQuery>,
+    Query(page): Query<PageQuery>,
 ) -> Result<Response, Error> {
+    let page = page_request(&page)?;
     let mut statuses = BTreeSet::new();
     for value in split_values(&query.status) {
         let status = PetStatus::parse(value).ok_or_else(|| {
@@ -188,9 +261,16 @@ pub(crate) async fn find_pets_by_status(
     if statuses.is_empty() {
         statuses.insert(PetStatus::Available);
     }
-    Ok(pet_lists::by_statuses(state.reads(), statuses, format)
-        .await?
-        .into_response(format))
+    Ok(match page {
+        Some(request) => page_response(
+            format,
+            &uri,
+            pet_lists::page_by_statuses(state.reads(), &statuses, request, format).await?,
+        ),
+        None => pet_lists::by_statuses(state.reads(), statuses, format)
+            .await?
+            .into_response(format),
+    })
 }
 
 /// Finds Pets by tags.
@@ -199,9 +279,11 @@ pub(crate) async fn find_pets_by_status(
     tag = "pet",
     params(
         ("tags" = Vec<String>, Query, style = Form, explode, description = "Tags to filter by"),
+        PageQuery,
     ),
     responses(
-        (status = 200, description = "successful operation", body = Vec<Pet>),
+        (status = 200, description = "successful operation", body = Vec<Pet>,
+            headers(("Link" = String, description = "Where the next page is"))),
         (status = 400, description = "Invalid tag value"),
     ),
     security(("petstore_auth" = ["write:pets", "read:pets"])),
@@ -210,8 +292,11 @@ pub(crate) async fn find_pets_by_tags(
     State(state): State<PetstoreState>,
     _auth: Authorized<Pets>,
     format: Format,
+    uri: Uri,
     Query(query): Query<TagsQuery>,
+    Query(page): Query<PageQuery>,
 ) -> Result<Response, Error> {
+    let page = page_request(&page)?;
     let Some(tags) = query.tags else {
         return Err(Error::bad_request("the query parameter tags is required"));
     };
@@ -219,9 +304,16 @@ pub(crate) async fn find_pets_by_tags(
     if names.is_empty() {
         return Ok(Reply::new(format, Vec::<Pet>::new()).into_response());
     }
-    Ok(pet_lists::by_tags(&state.db, &names, format)
-        .await?
-        .into_response(format))
+    Ok(match page {
+        Some(request) => page_response(
+            format,
+            &uri,
+            pet_lists::page_by_tags(state.reads(), &names, request, format).await?,
+        ),
+        None => pet_lists::by_tags(state.reads(), &names, format)
+            .await?
+            .into_response(format),
+    })
 }
 
 /// Find pet by ID.

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use futures::{Stream, StreamExt as _};
 use sqlx::{AnyConnection, FromRow};
 
 use super::topics;
@@ -259,22 +258,29 @@ pub(crate) fn stored_tags(pet: &Pet) -> Result<String, StoreError> {
     serde_json::to_string(&pet.tags).map_err(StoreError::corrupt)
 }
 
-/// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`): the
-/// query, read row by row with [`PetSelect::rows`].
+/// Which pets a list holds (`findPetsByStatus`, `findPetsByTags`), read a
+/// page at a time in id order ([`PetSelect::page`]): each page is found
+/// through an index from the last id of the one before (keyset paging), so
+/// it costs the same however deep into the list it is.
 #[derive(Debug, Clone)]
 pub(crate) struct PetSelect {
-    sql: String,
+    by: SelectBy,
+    /// The statuses or the tags' names, bound as `$1` onwards.
     values: Vec<String>,
+}
+
+/// What a list of pets is chosen by.
+#[derive(Debug, Clone, Copy)]
+enum SelectBy {
+    Status,
+    Tag,
 }
 
 impl PetSelect {
     /// The pets with any of these statuses, by id.
     pub(crate) fn with_statuses(statuses: &BTreeSet<PetStatus>) -> Self {
         PetSelect {
-            sql: format!(
-                "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({}) ORDER BY id",
-                placeholders(statuses.len())
-            ),
+            by: SelectBy::Status,
             values: statuses.iter().map(|s| s.as_str().to_owned()).collect(),
         }
     }
@@ -282,28 +288,67 @@ impl PetSelect {
     /// The pets that have any of these tags, each once, by id.
     pub(crate) fn with_tags(names: &BTreeSet<&str>) -> Self {
         PetSelect {
-            sql: format!(
-                "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
-                 (SELECT pet_id FROM pet_tags WHERE name IN ({})) ORDER BY id",
-                placeholders(names.len())
-            ),
+            by: SelectBy::Tag,
             values: names.iter().map(|&name| name.to_owned()).collect(),
         }
     }
 
-    /// The pets, one at a time as the database gives them: memory does not
-    /// grow with their number.
-    pub(crate) fn rows<'a>(
-        &'a self,
-        conn: &'a mut AnyConnection,
-    ) -> impl Stream<Item = Result<Pet, StoreError>> + Send + 'a {
-        let mut query = sqlx::query_as::<_, PetRow>(&self.sql);
+    /// At most `limit` of the pets, those with ids above `after`, by id.
+    ///
+    /// The index on status holds each row's id (SQLite's by its nature,
+    /// PostgreSQL's as its second column), and the tags' index each name's
+    /// pet ids in order, so a page of one status or one tag is read from
+    /// where the last one ended, not found by reading what came before.
+    pub(crate) async fn page(
+        &self,
+        conn: &mut AnyConnection,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<Pet>, StoreError> {
+        let values = placeholders(self.values.len());
+        let after_at = self.values.len() + 1;
+        let sql = match self.by {
+            SelectBy::Status => format!(
+                "SELECT {PET_COLUMNS} FROM pets WHERE status IN ({values}) \
+                 AND id > ${after_at} ORDER BY id LIMIT {limit}"
+            ),
+            SelectBy::Tag => format!(
+                "SELECT {PET_COLUMNS} FROM pets WHERE id IN \
+                 (SELECT DISTINCT pet_id FROM pet_tags WHERE name IN ({values}) \
+                 AND pet_id > ${after_at} ORDER BY pet_id LIMIT {limit}) ORDER BY id"
+            ),
+        };
+        let sql = positional(conn, &sql);
+        let mut query = sqlx::query_as::<_, PetRow>(&sql);
         for value in &self.values {
             query = query.bind(value.as_str());
         }
-        query
-            .fetch(conn)
-            .map(|row| row.map_err(StoreError::from).and_then(Pet::try_from))
+        let rows = query.bind(after).fetch_all(conn).await?;
+        rows.into_iter().map(Pet::try_from).collect()
+    }
+
+    /// How many pets the list holds, counted up to `most`: a count that
+    /// stops there costs no more than reading that many ids.
+    pub(crate) async fn count_up_to(
+        &self,
+        conn: &mut AnyConnection,
+        most: u64,
+    ) -> Result<u64, StoreError> {
+        let values = placeholders(self.values.len());
+        let ids = match self.by {
+            SelectBy::Status => format!("SELECT id FROM pets WHERE status IN ({values})"),
+            SelectBy::Tag => {
+                format!("SELECT DISTINCT pet_id FROM pet_tags WHERE name IN ({values})")
+            }
+        };
+        let sql = format!("SELECT COUNT(*) FROM ({ids} LIMIT {most}) AS listed");
+        let sql = positional(conn, &sql);
+        let mut query = sqlx::query_scalar::<_, i64>(&sql);
+        for value in &self.values {
+            query = query.bind(value.as_str());
+        }
+        let count = query.fetch_one(conn).await?;
+        Ok(u64::try_from(count).unwrap_or(0))
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod pets;
 pub(crate) mod users;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -17,11 +18,13 @@ use crate::petstore::wire::Format;
 use crate::storage::Database;
 use crate::storage::read_cache::ReadCache;
 
-/// What a read needs: the database and the read caches.
+/// What a read needs: the database, the read caches, and what bounds the
+/// whole lists.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Context<'a> {
     pub(crate) db: &'a Database,
     pub(crate) caches: &'a Caches,
+    pub(crate) lists: &'a Arc<pet_lists::Lists>,
 }
 
 /// The pet store's read caches: answers kept in memory while nothing they
@@ -38,11 +41,6 @@ pub(crate) struct Caches {
 }
 
 impl Caches {
-    /// What the reads need: these caches and the database they keep.
-    pub(crate) fn reader<'a>(&'a self, db: &'a Database) -> Context<'a> {
-        Context { db, caches: self }
-    }
-
     /// Empty caches on `db`'s changes, with room for `cached_pets` pets'
     /// answers.
     pub(crate) fn new(db: &Database, cached_pets: usize) -> Caches {

@@ -1,17 +1,21 @@
-//! Lists of pets (`findPetsByStatus`, `findPetsByTags`) written as they are
-//! read: memory does not grow with the number of pets, and the time is
-//! linear in it.
+//! Lists of pets (`findPetsByStatus`, `findPetsByTags`), whole or a page
+//! at a time.
 //!
-//! A task reads the rows on a pool connection of its own and sends the list,
-//! serialised, in pieces of about [`PIECE`] bytes through a channel that
-//! holds one, so that it reads no faster than the client takes. A list that
-//! fits in one piece (the usual case) is answered whole, with its length,
-//! and its connection is back in the pool before the answer goes out. A
-//! longer one is streamed, and its connection held while the client reads,
-//! for at most [`STREAM_DEADLINE`]: a client that reads slower than that
-//! has its answer cut off (the connection is closed mid-body, so it cannot
-//! take the piece it has for a whole list) rather than keep a connection
-//! from everyone else.
+//! A page (`limit`, `cursor`) is read from where the last one ended, through
+//! an index, so it costs the same at the millionth pet as at the first; it
+//! is answered whole, with the cursor of the next page if there is one.
+//!
+//! A whole list (upstream's answer, asked for without either) is read in
+//! chunks the same way, by a task that sends it serialised in pieces of
+//! about [`PIECE`] bytes through a channel that holds one, so that memory
+//! does not grow with the list and the task reads no faster than the client
+//! takes. Between chunks it holds nothing others wait for: no connection,
+//! and no turn among the whole lists being read ([`Lists`]), so a few
+//! clients pulling long lists take a bounded share of the server and a slow
+//! client holds up nobody. A list that fits in one piece (the usual case) is
+//! answered whole, with its length. A client that takes longer than
+//! [`STREAM_DEADLINE`] for a list has it cut off (the connection is closed
+//! mid-body, so it cannot take the piece it has for a whole list).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -70,9 +74,9 @@ pub(crate) fn ticket(
     generations.ticket(statuses.iter().map(|status| topics::pets_with(*status)))
 }
 
-/// `findPetsByStatus`'s list: a short one is kept, as the bytes sent, until
-/// a pet of its statuses changes, and then made again from the cached pets
-/// ([`from_cached_pets`]); a long one is streamed ([`read`]).
+/// `findPetsByStatus`'s whole list: a short one is kept, as the bytes
+/// sent, until a pet of its statuses changes, and then made again from the
+/// cached pets ([`from_cached_pets`]); a long one is streamed ([`whole`]).
 pub(crate) async fn by_statuses(
     ctx: Context<'_>,
     statuses: BTreeSet<PetStatus>,
@@ -91,8 +95,10 @@ pub(crate) async fn by_statuses(
             .keep(begun, key, Arc::new(bytes.clone()));
         return Ok(Listing::Whole(bytes));
     }
-    let listing = read(ctx.db.clone(), format, PetSelect::with_statuses(&key.0)).await?;
-    if let Listing::Whole(bytes) = &listing {
+    let listing = whole(ctx, format, PetSelect::with_statuses(&key.0)).await?;
+    if let Listing::Whole(bytes) = &listing
+        && bytes.len() <= PIECE
+    {
         ctx.caches
             .pet_lists
             .keep(begun, key, Arc::new(bytes.clone()));
@@ -100,14 +106,157 @@ pub(crate) async fn by_statuses(
     Ok(listing)
 }
 
-/// `findPetsByTags`'s list: every pet that has any of `names`, once.
+/// `findPetsByTags`'s whole list: every pet that has any of `names`, once.
 pub(crate) async fn by_tags(
-    db: &Database,
+    ctx: Context<'_>,
     names: &BTreeSet<&str>,
     format: Format,
 ) -> Result<Listing, Error> {
-    read(db.clone(), format, PetSelect::with_tags(names)).await
+    whole(ctx, format, PetSelect::with_tags(names)).await
 }
+
+/// How many pets a page holds when a request asks for pages without saying.
+pub(crate) const DEFAULT_PAGE: usize = 100;
+/// The most pets a page may hold.
+pub(crate) const LARGEST_PAGE: usize = 1000;
+
+/// Which page a request asks for: the pets after the cursor's, at most
+/// `limit` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PageRequest {
+    pub(crate) after: Option<Cursor>,
+    pub(crate) limit: usize,
+}
+
+/// Where a page ends and the next begins, as clients see it: an opaque
+/// token (the last pet's id, encoded so that no client comes to rely on
+/// what it holds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cursor(i64);
+
+impl Cursor {
+    /// What a token prefixes the id with, so that a token of another list
+    /// (or a guess) is told apart from one of ours.
+    const TAG: &'static str = "pets:";
+
+    /// The cursor `token` stands for; `None` for one this server did not
+    /// hand out.
+    pub(crate) fn parse(token: &str) -> Option<Cursor> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token)
+            .ok()?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let id = text.strip_prefix(Self::TAG)?.parse::<i64>().ok()?;
+        (id > 0).then_some(Cursor(id))
+    }
+
+    /// The token clients send back for the next page.
+    pub(crate) fn token(self) -> String {
+        use base64::Engine as _;
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}{}", Self::TAG, self.0))
+    }
+}
+
+/// A page of a list, serialised, and where the next one begins (none after
+/// the last).
+#[derive(Debug)]
+pub(crate) struct Page {
+    pub(crate) body: Bytes,
+    pub(crate) next: Option<Cursor>,
+}
+
+/// The page `request` asks for of `findPetsByStatus`'s list.
+pub(crate) async fn page_by_statuses(
+    ctx: Context<'_>,
+    statuses: &BTreeSet<PetStatus>,
+    request: PageRequest,
+    format: Format,
+) -> Result<Page, Error> {
+    page(ctx, &PetSelect::with_statuses(statuses), request, format).await
+}
+
+/// The page `request` asks for of `findPetsByTags`'s list.
+pub(crate) async fn page_by_tags(
+    ctx: Context<'_>,
+    names: &BTreeSet<&str>,
+    request: PageRequest,
+    format: Format,
+) -> Result<Page, Error> {
+    page(ctx, &PetSelect::with_tags(names), request, format).await
+}
+
+/// One more pet than the page holds is read: whether it is there says
+/// whether another page follows.
+async fn page(
+    ctx: Context<'_>,
+    select: &PetSelect,
+    request: PageRequest,
+    format: Format,
+) -> Result<Page, Error> {
+    let after = request.after.map_or(0, |Cursor(id)| id);
+    let mut pets = {
+        let mut conn = ctx.db.conn().await?;
+        select.page(&mut conn, after, request.limit + 1).await?
+    };
+    let next = if pets.len() > request.limit {
+        pets.truncate(request.limit);
+        pets.last().and_then(|pet| pet.id).map(Cursor)
+    } else {
+        None
+    };
+    let mut list = ListWriter::new(format);
+    for pet in &pets {
+        list.push(pet)?;
+    }
+    Ok(Page {
+        body: list.finish(),
+        next,
+    })
+}
+
+/// What bounds the whole lists: how many are read at one moment, and how
+/// long one may be (off unless the operator sets it).
+#[derive(Debug)]
+pub(crate) struct Lists {
+    /// A turn for each whole list being read; a list waits for one before
+    /// each chunk and gives it back before sending what it read.
+    turns: tokio::sync::Semaphore,
+    /// The most pets a whole list may hold (`petstore.max_unpaged_list`).
+    most_unpaged: Option<u64>,
+}
+
+impl Lists {
+    /// One whole list read at a time for each two cores (at least one): the
+    /// others wait their turn between chunks, and requests that are no
+    /// whole list keep the rest of the processor.
+    pub(crate) fn new(most_unpaged: Option<u64>) -> Lists {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        Lists {
+            turns: tokio::sync::Semaphore::new((cores / 2).max(1)),
+            most_unpaged,
+        }
+    }
+}
+
+impl Lists {
+    /// Refuses a whole list of `count` pets longer than the operator
+    /// allows, saying how to ask for pages. A list kept in the cache passed
+    /// here when it was made, and a write to it empties it.
+    fn allow_whole(&self, count: u64) -> Result<(), Error> {
+        match self.most_unpaged {
+            Some(most) if count > most => Err(Error::bad_request(format!(
+                "this list holds more than {most} pets, the most this server sends at once; \
+                 ask for it a page at a time: add limit (up to {LARGEST_PAGE}) and follow \
+                 the Link header's rel=\"next\" (its cursor) to the next page"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// How many pets a whole list reads at a time.
+const CHUNK: usize = 500;
 
 /// Most pets in a list made of cached pets ([`from_cached_pets`]), so that
 /// making one keeps a bounded number of pets in memory; a longer one is
@@ -146,6 +295,7 @@ async fn from_cached_pets(
     if ids.len() > MOST_CACHED_PETS {
         return Ok(None);
     }
+    ctx.lists.allow_whole(ids.len() as u64)?;
     let mut pets = Vec::with_capacity(ids.len());
     let mut missing = Vec::new();
     for (at, &id) in ids.iter().enumerate() {
@@ -232,15 +382,27 @@ struct Piece {
     last: bool,
 }
 
-/// Reads the pets `select` chooses and serialises them in `format`.
+/// The whole list `select` chooses, serialised in `format`: answered whole
+/// if it fits in one piece, streamed otherwise.
 ///
+/// Refused, saying how to page, when longer than the operator allows.
 /// Failures before the first piece (no connection, a corrupt row early
 /// on) are answered as errors; after it, the status is sent, so the body is
 /// cut off and the client sees a broken transfer, never a short list.
-async fn read(db: Database, format: Format, select: PetSelect) -> Result<Listing, Error> {
+async fn whole(ctx: Context<'_>, format: Format, select: PetSelect) -> Result<Listing, Error> {
+    if let Some(most) = ctx.lists.most_unpaged {
+        let count = {
+            let mut conn = ctx.db.conn().await?;
+            select.count_up_to(&mut conn, most + 1).await?
+        };
+        ctx.lists.allow_whole(count)?;
+    }
     let (pieces, mut received) = mpsc::channel::<Result<Piece, Error>>(0);
+    let db = ctx.db.clone();
+    let lists = Arc::clone(ctx.lists);
     tokio::spawn(crate::telemetry::within_request(async move {
-        let written = tokio::time::timeout(STREAM_DEADLINE, write(&db, format, &select, pieces));
+        let written =
+            tokio::time::timeout(STREAM_DEADLINE, write(&db, &lists, format, &select, pieces));
         if written.await.is_err() {
             tracing::warn!("a list of pets was cut off: its client read it too slowly");
         }
@@ -267,49 +429,73 @@ async fn read(db: Database, format: Format, select: PetSelect) -> Result<Listing
     Ok(Listing::Streamed(Body::from_stream(body)))
 }
 
-/// The task's side: reads the rows and sends the pieces; stops when the
+/// The task's side: reads the list a chunk at a time, each in its turn and
+/// on a connection given back before the pieces go out; stops when the
 /// reader is gone.
 async fn write(
     db: &Database,
+    lists: &Lists,
     format: Format,
     select: &PetSelect,
     mut pieces: mpsc::Sender<Result<Piece, Error>>,
 ) {
-    let mut conn = match db.conn().await {
-        Ok(conn) => conn,
-        Err(err) => {
-            let _ = pieces.send(Err(err.into())).await;
-            return;
-        }
-    };
     let mut list = ListWriter::new(format);
-    {
-        let mut pets = std::pin::pin!(select.rows(&mut conn));
-        while let Some(pet) = pets.next().await {
-            let pushed = pet.map_err(Error::from).and_then(|pet| list.push(&pet));
-            if let Err(err) = pushed {
+    let mut after = 0;
+    loop {
+        let chunk = read_chunk(db, lists, select, after, &mut list).await;
+        let (read, last_id) = match chunk {
+            Ok(read) => read,
+            Err(err) => {
                 let _ = pieces.send(Err(err)).await;
                 return;
             }
-            if list.len() >= PIECE {
-                let piece = Piece {
-                    bytes: list.take(),
-                    last: false,
-                };
-                if pieces.send(Ok(piece)).await.is_err() {
-                    return;
-                }
+        };
+        if read < CHUNK {
+            break;
+        }
+        after = last_id;
+        if list.len() >= PIECE {
+            let piece = Piece {
+                bytes: list.take(),
+                last: false,
+            };
+            if pieces.send(Ok(piece)).await.is_err() {
+                return;
             }
         }
     }
-    // The connection goes back before the last piece is sent.
-    drop(conn);
     let _ = pieces
         .send(Ok(Piece {
             bytes: list.finish(),
             last: true,
         }))
         .await;
+}
+
+/// Reads the pets after `after` (a chunk) in a turn of its own and writes
+/// them to `list`: how many there were, and the last one's id.
+async fn read_chunk(
+    db: &Database,
+    lists: &Lists,
+    select: &PetSelect,
+    after: i64,
+    list: &mut ListWriter,
+) -> Result<(usize, i64), Error> {
+    let _turn = lists
+        .turns
+        .acquire()
+        .await
+        .map_err(|err| Error::internal("waiting to read a list of pets", err))?;
+    let pets = {
+        let mut conn = db.conn().await?;
+        select.page(&mut conn, after, CHUNK).await?
+    };
+    let mut last_id = after;
+    for pet in &pets {
+        list.push(pet)?;
+        last_id = pet.id.unwrap_or(last_id);
+    }
+    Ok((pets.len(), last_id))
 }
 
 /// Writes a list of pets piece by piece, as `Vec<Pet>` would be written

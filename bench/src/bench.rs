@@ -727,7 +727,7 @@ async fn list_pullers(
     // Every page of 100 of the list, in order: the first ten's and the
     // last ten's median times.
     let mut times = Vec::new();
-    let mut next = Some(format!("/v2/pet/findByStatus?status=sold&limit=100"));
+    let mut next = Some("/v2/pet/findByStatus?status=sold&limit=100".to_owned());
     while let Some(target) = next.take() {
         let started = Instant::now();
         let response = http

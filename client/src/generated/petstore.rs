@@ -281,6 +281,112 @@ pub mod types {
                 })
         }
     }
+    #[doc = "`FindPetsByStatusCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FindPetsByStatusCursor(::std::string::String);
+    impl ::std::ops::Deref for FindPetsByStatusCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FindPetsByStatusCursor> for ::std::string::String {
+        fn from(value: FindPetsByStatusCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FindPetsByStatusCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,18}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FindPetsByStatusCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FindPetsByStatusCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FindPetsByStatusCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`FindPetsByTagsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct FindPetsByTagsCursor(::std::string::String);
+    impl ::std::ops::Deref for FindPetsByTagsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<FindPetsByTagsCursor> for ::std::string::String {
+        fn from(value: FindPetsByTagsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for FindPetsByTagsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,18}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for FindPetsByTagsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for FindPetsByTagsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for FindPetsByTagsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "A purchase order for a pet. Placing one changes the pet's status (see\n`placeOrder`); the order keeps the status it was placed with, since no\noperation changes an order."]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Deserialize, :: serde :: Serialize, Clone, Debug)]
@@ -1996,11 +2102,11 @@ impl Client {
     pub fn add_pet(&self) -> builder::AddPet<'_> {
         builder::AddPet::new(self)
     }
-    #[doc = "Finds Pets by status\n\nReturns the pets that have any of the statuses, in id order. Multiple status\nvalues can be given as repeated parameters (`?status=available&status=sold`)\nor comma separated (`?status=available,sold`). Without `status`, the available\npets are returned; an unknown status is a 400. In auth mode `enforce` it takes\na token with the scopes `write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `cursor`: Where the page begins: the opaque token in the `Link` header of the page\nbefore (`rel=\"next\"`). Empty (`cursor=`), the first page. A token this\nserver did not hand out is a 400.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `status`: The statuses to look for: `available`, `pending` or `sold`, repeated or\ncomma separated. Left out, `available`.\n```text\nlet response = client.find_pets_by_status()\n    .cursor(cursor)\n    .limit(limit)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by status\n\nReturns the pets that have any of the statuses, in id order. Multiple status\nvalues can be given as repeated parameters (`?status=available&status=sold`)\nor comma separated (`?status=available,sold`). Without `status`, the available\npets are returned; an unknown status is a 400. In auth mode `enforce` it takes\na token with the scopes `write:pets` and `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByStatus`\n\nArguments:\n- `cursor`: Where the page begins: the token in the `Link` header of the page before\n(`rel=\"next\"`), sent back as it came (treat it as opaque: its form may\nchange). Empty (`cursor=`), the first page.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `status`: The statuses to look for: `available`, `pending` or `sold`, repeated or\ncomma separated. Left out, `available`.\n```text\nlet response = client.find_pets_by_status()\n    .cursor(cursor)\n    .limit(limit)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_status(&self) -> builder::FindPetsByStatus<'_> {
         builder::FindPetsByStatus::new(self)
     }
-    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once, in id order. Tags\ncan be given as repeated parameters (`?tags=a&tags=b`) or comma separated\n(`?tags=a,b`); names match exactly (case matters, spaces around a comma are\ndropped). Leaving `tags` out is a 400; `tags=` names the empty tag, which no\npet has. In auth mode `enforce` it takes a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `cursor`: Where the page begins: the opaque token in the `Link` header of the page\nbefore (`rel=\"next\"`). Empty (`cursor=`), the first page. A token this\nserver did not hand out is a 400.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `tags`: Tag names to look for (a pet's `tags[].name`), repeated or comma separated.\n```text\nlet response = client.find_pets_by_tags()\n    .cursor(cursor)\n    .limit(limit)\n    .tags(tags)\n    .send()\n    .await;\n```"]
+    #[doc = "Finds Pets by tags\n\nReturns every pet that has at least one of the tags, once, in id order. Tags\ncan be given as repeated parameters (`?tags=a&tags=b`) or comma separated\n(`?tags=a,b`); names match exactly (case matters, spaces around a comma are\ndropped). Leaving `tags` out is a 400; `tags=` names the empty tag, which no\npet has. In auth mode `enforce` it takes a token with the scopes `write:pets`\nand `read:pets`, or HTTP Basic.\n\nSends a `GET` request to `/pet/findByTags`\n\nArguments:\n- `cursor`: Where the page begins: the token in the `Link` header of the page before\n(`rel=\"next\"`), sent back as it came (treat it as opaque: its form may\nchange). Empty (`cursor=`), the first page.\n- `limit`: Asks for the list a page at a time: the most pets on this page (100 when\nonly `cursor` is given). With neither `limit` nor `cursor` the whole list\ncomes, as upstream sends it (unless the operator caps whole lists, when a\nlonger one is a 400 that says to page). A page that is not the last has\na `Link` header whose `rel=\"next\"` is the next page's URL.\n- `tags`: Tag names to look for (a pet's `tags[].name`), repeated or comma separated.\n```text\nlet response = client.find_pets_by_tags()\n    .cursor(cursor)\n    .limit(limit)\n    .tags(tags)\n    .send()\n    .await;\n```"]
     pub fn find_pets_by_tags(&self) -> builder::FindPetsByTags<'_> {
         builder::FindPetsByTags::new(self)
     }
@@ -2283,7 +2389,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct FindPetsByStatus<'a> {
         client: &'a super::Client,
-        cursor: Result<Option<::std::string::String>, String>,
+        cursor: Result<Option<types::FindPetsByStatusCursor>, String>,
         limit: Result<Option<::std::num::NonZeroU32>, String>,
         status: Result<Option<::std::vec::Vec<types::PetStatus>>, String>,
     }
@@ -2298,10 +2404,10 @@ pub mod builder {
         }
         pub fn cursor<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::string::String>,
+            V: std::convert::TryInto<types::FindPetsByStatusCursor>,
         {
             self.cursor = value.try_into().map(Some).map_err(|_| {
-                "conversion to `:: std :: string :: String` for cursor failed".to_string()
+                "conversion to `FindPetsByStatusCursor` for cursor failed".to_string()
             });
             self
         }
@@ -2391,7 +2497,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct FindPetsByTags<'a> {
         client: &'a super::Client,
-        cursor: Result<Option<::std::string::String>, String>,
+        cursor: Result<Option<types::FindPetsByTagsCursor>, String>,
         limit: Result<Option<::std::num::NonZeroU32>, String>,
         tags: Result<::std::vec::Vec<::std::string::String>, String>,
     }
@@ -2406,11 +2512,12 @@ pub mod builder {
         }
         pub fn cursor<V>(mut self, value: V) -> Self
         where
-            V: std::convert::TryInto<::std::string::String>,
+            V: std::convert::TryInto<types::FindPetsByTagsCursor>,
         {
-            self.cursor = value.try_into().map(Some).map_err(|_| {
-                "conversion to `:: std :: string :: String` for cursor failed".to_string()
-            });
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `FindPetsByTagsCursor` for cursor failed".to_string());
             self
         }
         pub fn limit<V>(mut self, value: V) -> Self

@@ -160,6 +160,7 @@ pub(crate) struct PageQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
     limit: Option<String>,
     /// Where the page begins
+    #[param(pattern = r"^[0-9]{0,18}$")]
     cursor: Option<String>,
 }
 
@@ -189,8 +190,8 @@ fn page_request(page: &PageQuery) -> Result<Option<pet_lists::PageRequest>, Erro
         None | Some("") => None,
         Some(token) => Some(pet_lists::Cursor::parse(token).ok_or_else(|| {
             Error::bad_request(
-                "cursor is not one this server handed out: take it from the Link \
-                 header's rel=\"next\" of the page before, or leave it out for the first page",
+                "cursor is not a cursor: send back the one in the Link header's \
+                 rel=\"next\" of the page before, or cursor= for the first page",
             )
         })?),
     };

@@ -160,6 +160,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     };
     let args = database_args("main")?;
     let mix_args = database_args("mix")?;
+    let hot_spot_args = database_args("hot-spot")?;
     let bench_key = format!(r#"{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}"#);
     let keys = format!("[{bench_key}]");
     let mix_keys = format!("[{bench_key},{}]", crate::mix::mix_keys_config());
@@ -362,6 +363,13 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
         mix_server.peak_rss_mib()?
     );
     drop(mix_server);
+    if options.measures("hot-spot-mix") {
+        let hot_server = Server::start_with_args(&binary, &env, &hot_spot_args)?;
+        let (ours, top) =
+            crate::mix::hot_spot(&wrk, &ceiling_binary, &hot_server, &http, options).await?;
+        print_row("hot-spot mix", &ours, &top);
+        rows.push(("hot-spot-mix", ours, top));
+    }
     let point_reads = match databases.as_mut() {
         Some(databases) => {
             let tps = crate::postgres::pgbench_point_reads(databases, options.seconds)?;
@@ -511,6 +519,7 @@ fn sqlite_targets(
 ) -> Vec<Target> {
     let rate = |name| figures(rows, name).map_or(0.0, |(_, ours, _)| ours.requests_per_sec);
     let (mix, mix_p99) = ratios(rows, "pet-store-mix");
+    let (hot, hot_p99) = ratios(rows, "hot-spot-mix");
     let (order, order_p99) = ratios(rows, "place-order");
     let at_least = |what, measured, bound| Target {
         what,
@@ -527,6 +536,8 @@ fn sqlite_targets(
     vec![
         at_least("pet store mix / ceiling", mix, 0.45),
         at_most("pet store mix p99 / ceiling's", mix_p99, 6.0),
+        at_least("hot-spot mix / ceiling", hot, 0.45),
+        at_most("hot-spot mix p99 / ceiling's", hot_p99, 6.0),
         at_least("inventory / ceiling", ratios(rows, "inventory").0, 0.4),
         at_least(
             "llm-context with a key / ceiling",
@@ -569,6 +580,11 @@ fn postgres_targets(
             "pet store mix / pgbench -S",
             of_pgbench("pet-store-mix"),
             0.35,
+        ),
+        at_least(
+            "hot-spot mix / pgbench -S",
+            of_pgbench("hot-spot-mix"),
+            0.45,
         ),
         at_least("placeOrder / pgbench -S", of_pgbench("place-order"), 0.1),
         Target {

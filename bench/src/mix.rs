@@ -194,6 +194,109 @@ end
     )
 }
 
+/// The first of the hot-spot mix's pets.
+const HOT_FIRST_PET: i64 = 3_000_000;
+/// How many pets everyone reads and some rewrite.
+const HOT_PETS: i64 = 10;
+
+/// A pending pet of the hot spot, as `updatePet` rewrites it.
+fn hot_pet_body(slot: i64, version: i64) -> String {
+    format!(
+        r#"{{"id":{},"name":"hot {slot} v{version}","category":{{"id":1,"name":"Dogs"}},"photoUrls":["https://example.com/p.png"],"tags":[{{"id":1,"name":"hot"}}],"status":"pending"}}"#,
+        HOT_FIRST_PET + slot
+    )
+}
+
+/// A pet added during the hot-spot mix: available, so that the pending
+/// list stays the hot spot's ten.
+const HOT_ADDED_PET: &str = r#"{"name":"added","category":{"id":2,"name":"Cats"},"photoUrls":["https://example.com/a.png"],"tags":[{"id":3,"name":"new"}],"status":"available"}"#;
+
+/// Writes where everyone reads, on `server` (a fresh database): of each 100
+/// requests, 80 `getPetById` of ten pending pets, 10
+/// `findByStatus?status=pending` (those ten), 6 `updatePet` of the same ten
+/// (renamed, still pending), 4 `addPet` (available); beside a ceiling that
+/// answers each kind with what the server answered.
+pub async fn hot_spot(
+    wrk: &Path,
+    ceiling_binary: &Path,
+    server: &Server,
+    http: &reqwest::Client,
+    options: &Options,
+) -> anyhow::Result<(Figures, Figures)> {
+    let json = "application/json";
+    crate::load::send_all((0..HOT_PETS).map(|slot| {
+        http.post(format!("{}/v2/pet", server.url))
+            .header("Content-Type", json)
+            .body(hot_pet_body(slot, 0))
+    }))
+    .await?;
+    let answers = tempfile::tempdir()?;
+    let samples: [(&str, reqwest::RequestBuilder); 4] = [
+        (
+            "hot-get",
+            http.get(format!("{}/v2/pet/{HOT_FIRST_PET}", server.url)),
+        ),
+        (
+            "hot-find",
+            http.get(format!("{}/v2/pet/findByStatus?status=pending", server.url)),
+        ),
+        (
+            "hot-update",
+            http.put(format!("{}/v2/pet", server.url))
+                .header("Content-Type", json)
+                .body(hot_pet_body(0, 0)),
+        ),
+        (
+            "hot-add",
+            http.post(format!("{}/v2/pet", server.url))
+                .header("Content-Type", json)
+                .body(HOT_ADDED_PET),
+        ),
+    ];
+    record_answers(answers.path(), samples).await?;
+    let script = |ceiling: bool| {
+        format!(
+            r#"{WRK_THREAD_INDEX}
+local CEILING = {ceiling}
+function init(args)
+  math.randomseed(7919 + tindex * 104729)
+end
+local accept = {{}}
+accept["Accept"] = "application/json"
+local json = {{}}
+json["Content-Type"] = "application/json"
+local function path(real, name)
+  if CEILING then return "/" .. name end
+  return real
+end
+function request()
+  sent = sent + 1
+  local r = math.random(100)
+  local slot = math.random({HOT_PETS}) - 1
+  if r <= 80 then
+    return wrk.format("GET", path("/v2/pet/" .. ({HOT_FIRST_PET} + slot), "hot-get"), accept)
+  elseif r <= 90 then
+    return wrk.format("GET", path("/v2/pet/findByStatus?status=pending", "hot-find"), accept)
+  elseif r <= 96 then
+    local body = string.format('{{"id":%d,"name":"hot %d v%d-%d","category":{{"id":1,"name":"Dogs"}},"photoUrls":["https://example.com/p.png"],"tags":[{{"id":1,"name":"hot"}}],"status":"pending"}}', {HOT_FIRST_PET} + slot, slot, tindex, sent)
+    return wrk.format("PUT", path("/v2/pet", "hot-update"), json, body)
+  else
+    return wrk.format("POST", path("/v2/pet", "hot-add"), json, [[{HOT_ADDED_PET}]])
+  end
+end
+"#
+        )
+    };
+    run_beside_ceiling(
+        wrk,
+        ceiling_binary,
+        answers.path(),
+        &server.url,
+        script,
+        options,
+    )
+}
+
 /// The portfolio mix on `server` (configured with [`mix_keys_config`]).
 pub async fn portfolio(
     wrk: &Path,

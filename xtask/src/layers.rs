@@ -20,10 +20,8 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
-use anyhow::Context as _;
-
 use crate::rust_text::{
-    BENCH, CLIENT, CrateSource, Module, ModuleGraph, SERVER, module_graph, rust_files, shown,
+    BENCH, CLIENT, CrateSource, Module, ModuleGraph, SERVER, module_graph, shown,
 };
 
 /// Where SQL may be written, relative to the workspace root: the shared
@@ -66,18 +64,10 @@ impl std::fmt::Display for Misplaced {
 /// statement.
 pub fn sql_outside_storage(root: &Path) -> anyhow::Result<Vec<Misplaced>> {
     let mut found = Vec::new();
-    for file in rust_files(&root.join("server/src"))? {
-        let relative = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .replace('\\', "/");
-        if STORAGE_MODULES.iter().any(|m| relative.starts_with(m)) {
-            continue;
+    for (file, text) in crate::rust_text::read_rust_files(root, "server/src")? {
+        if !STORAGE_MODULES.iter().any(|m| file.starts_with(m)) {
+            found.extend(sql_lines(&file, &text));
         }
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        found.extend(sql_lines(&relative, &text));
     }
     Ok(found)
 }

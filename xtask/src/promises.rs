@@ -12,8 +12,6 @@
 
 use std::path::Path;
 
-use anyhow::Context as _;
-
 /// The parameter that declares the `Idempotency-Key` header.
 const DECLARES_KEY: &str = "IdempotencyKeyHeader";
 /// The extractor that reads a keyed body.
@@ -22,18 +20,10 @@ const READS_KEYED_BODY: &str = "Idempotent<";
 /// Each handler of the server's source whose declaration of
 /// `Idempotency-Key` and use of `Idempotent` disagree, as `file:line: why`.
 pub fn idempotency_keys_unread(root: &Path) -> anyhow::Result<Vec<String>> {
-    let mut found = Vec::new();
-    for file in crate::rust_text::rust_files(&root.join("server/src"))? {
-        let relative = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        found.extend(keys_unread_in(&relative, &text));
-    }
-    Ok(found)
+    Ok(crate::rust_text::read_rust_files(root, "server/src")?
+        .iter()
+        .flat_map(|(file, text)| keys_unread_in(file, text))
+        .collect())
 }
 
 /// [`idempotency_keys_unread`] for one file's text.
@@ -103,15 +93,8 @@ const ON_THE_POOL: [&str; 2] = ["execute(db.pool())", "execute(&db.pool"];
 pub fn writes_outside_transactions(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut found = Vec::new();
     for folder in SERVICE_STORAGE {
-        for file in crate::rust_text::rust_files(&root.join(folder))? {
-            let relative = file
-                .strip_prefix(root)
-                .unwrap_or(&file)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            found.extend(writes_on_the_pool(&relative, &text));
+        for (file, text) in crate::rust_text::read_rust_files(root, folder)? {
+            found.extend(writes_on_the_pool(&file, &text));
         }
     }
     Ok(found)

@@ -24,6 +24,24 @@ pub fn rust_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Every `.rs` file under `folder` (relative to `root`), sorted, as its
+/// path from `root` (with `/`) and its text: what each check reads.
+pub fn read_rust_files(root: &Path, folder: &str) -> anyhow::Result<Vec<(String, String)>> {
+    rust_files(&root.join(folder))?
+        .into_iter()
+        .map(|file| {
+            let relative = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            Ok((relative, text))
+        })
+        .collect()
+}
+
 /// A crate whose source the checks read.
 #[derive(Debug, Clone, Copy)]
 pub struct CrateSource {

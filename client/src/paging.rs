@@ -1,11 +1,14 @@
 //! Paged lists as streams of their items.
 //!
-//! The portfolio's admin lists answer one page at a time (`page`,
-//! `per_page`, and the `total` across pages); the pet store's lists
-//! (`find_pets_by_status`, `find_pets_by_tags`) a page at a time when asked
-//! (`limit`, `cursor`), each page naming the next in its `Link` header. Each
-//! of their builders has a `stream()` that asks for page after page as the
-//! caller reads and yields the items; an error ends the stream after it is
+//! Every list of both services can be read a page at a time: the pet
+//! store's finders (`find_pets_by_status`, `find_pets_by_tags`, `limit` and
+//! `cursor`), the portfolio's admin lists (`per_page`, and `page` or
+//! `cursor`) and its short lists (`limit` and `cursor`). Each page followed by
+//! another names it in a `Link` header (`rel="next"`); the admin pages also
+//! in `next_cursor`. Each of their builders has a `stream()` that asks for
+//! page after page as the caller reads, each after the cursor the page before
+//! named (so an item added or removed meanwhile neither repeats nor skips
+//! another), and yields the items; an error ends the stream after it is
 //! yielded.
 //!
 //! ```no_run
@@ -37,40 +40,6 @@ pub trait Page {
 /// Whether pages come after page `page` of `per_page` items, of `total`.
 pub(crate) fn more_after(page: NonZeroU32, per_page: NonZeroU32, total: i64) -> bool {
     i64::from(page.get()) * i64::from(per_page.get()) < total
-}
-
-/// The items of every page, from the first: `fetch(builder, n)` gets page
-/// `n`.
-pub(crate) fn items<'a, B, P, F, Fut>(
-    builder: B,
-    fetch: F,
-) -> Pin<Box<dyn Stream<Item = Result<P::Item, Error>> + Send + 'a>>
-where
-    B: Clone + Send + 'a,
-    P: Page + Send + 'a,
-    P::Item: Send + 'a,
-    F: Fn(B, NonZeroU32) -> Fut + Send + 'a,
-    Fut: Future<Output = Result<P, Error>> + Send + 'a,
-{
-    let pages = stream::try_unfold(
-        (builder, Some(NonZeroU32::MIN), fetch),
-        |(builder, next, fetch)| async move {
-            let Some(page) = next else {
-                return Ok::<_, Error>(None);
-            };
-            let (items, more) = fetch(builder.clone(), page).await?.into_items();
-            let next = if more && !items.is_empty() {
-                page.checked_add(1)
-            } else {
-                None
-            };
-            Ok(Some((items, (builder, next, fetch))))
-        },
-    );
-    pages
-        .map_ok(|items| stream::iter(items.into_iter().map(Ok)))
-        .try_flatten()
-        .boxed()
 }
 
 /// The items of every page of a list paged by cursor, from the first:
@@ -125,6 +94,32 @@ pub(crate) fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String
                 .map(str::to_owned)
         })
 }
+
+/// `stream()` for a list builder whose pages name the next in a `Link`
+/// header: `$items` takes the answer's body (`|$body|`) to its items.
+macro_rules! stream_by_link {
+    ($builder:ident, $item:ty, |$body:ident| $items:expr, $what:expr) => {
+        impl<'a> builder::$builder<'a> {
+            #[doc = concat!("Every ", $what, ", a page at a time as the stream is read, as")]
+            /// one stream of items: each page asked for with the cursor the
+            /// one before named. An error (a page refused, the server gone)
+            /// is the stream's last item. See [`crate::paging`].
+            pub fn stream(
+                self,
+            ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<$item, Error>> + Send + 'a>>
+            {
+                crate::paging::cursor_items(self, |builder: Self, cursor: String| async move {
+                    let page = builder.cursor(cursor).send().await?;
+                    let next = crate::paging::next_cursor(page.headers());
+                    let $body = page.into_inner();
+                    Ok(($items, next))
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use stream_by_link;
 
 #[cfg(test)]
 mod tests {

@@ -122,28 +122,15 @@ pub fn refusal(error: &Error) -> Option<Refusal> {
     )
 }
 
-macro_rules! paged_by_cursor {
-    ($builder:ident, $what:literal) => {
-        impl<'a> builder::$builder<'a> {
-            #[doc = concat!("Every pet ", $what, ", a page at a time as the stream is read")]
-            /// (`limit` pets a page, 100 if not set), as one stream of
-            /// pets: each page asked for with the cursor the one before
-            /// named. An error (a page refused, the server gone) is the
-            /// stream's last item. See [`crate::paging`].
-            pub fn stream(
-                self,
-            ) -> std::pin::Pin<
-                Box<dyn futures::Stream<Item = Result<types::Pet, Error>> + Send + 'a>,
-            > {
-                crate::paging::cursor_items(self, |builder: Self, cursor: String| async move {
-                    let page = builder.cursor(cursor).send().await?;
-                    let next = crate::paging::next_cursor(page.headers());
-                    Ok((page.into_inner(), next))
-                })
-            }
-        }
-    };
-}
-
-paged_by_cursor!(FindPetsByStatus, "with the statuses asked for");
-paged_by_cursor!(FindPetsByTags, "with any of the tags asked for");
+crate::paging::stream_by_link!(
+    FindPetsByStatus,
+    types::Pet,
+    |pets| pets,
+    "pet with the statuses asked for (`limit` a page, 100 if not set)"
+);
+crate::paging::stream_by_link!(
+    FindPetsByTags,
+    types::Pet,
+    |pets| pets,
+    "pet with any of the tags asked for (`limit` a page, 100 if not set)"
+);

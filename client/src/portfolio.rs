@@ -158,25 +158,12 @@ macro_rules! paged {
             }
         }
 
-        impl<'a> builder::$builder<'a> {
-            #[doc = concat!("Every ", $what, " the query matches, page after page as the")]
-            /// stream is read (`per_page` each), as one stream of items. An
-            /// error (a page refused, the server gone) is the stream's last
-            /// item. See [`crate::paging`].
-            pub fn stream(
-                self,
-            ) -> std::pin::Pin<
-                Box<dyn futures::Stream<Item = Result<types::$item, Error>> + Send + 'a>,
-            > {
-                crate::paging::items(self, |builder: Self, page| async move {
-                    builder
-                        .page(page)
-                        .send()
-                        .await
-                        .map(ResponseValue::into_inner)
-                })
-            }
-        }
+        crate::paging::stream_by_link!(
+            $builder,
+            types::$item,
+            |page| page.items,
+            concat!($what, " the query matches (`per_page` a page)")
+        );
     };
 }
 
@@ -192,4 +179,25 @@ paged!(
     ContactEntry,
     ListContactSubmissions,
     "contact submission"
+);
+crate::paging::stream_by_link!(ListProjects, types::Project, |list| list, "project");
+crate::paging::stream_by_link!(
+    ListAchievements,
+    types::Achievement,
+    |list| list,
+    "achievement"
+);
+crate::paging::stream_by_link!(ListPosts, types::PostSummary, |list| list, "post");
+crate::paging::stream_by_link!(ListApiKeys, types::ApiKey, |list| list, "API key");
+crate::paging::stream_by_link!(
+    ListOauthClients,
+    types::OAuthClient,
+    |list| list,
+    "OAuth client"
+);
+crate::paging::stream_by_link!(
+    ListFailedEmails,
+    types::FailedEmail,
+    |list| list,
+    "failed email"
 );

@@ -13,6 +13,7 @@ mod idempotency;
 mod key_requests;
 mod mail;
 mod oauth;
+mod pages;
 mod rate_limit;
 mod sdk;
 mod social;

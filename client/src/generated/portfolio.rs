@@ -671,6 +671,9 @@ pub mod types {
     pub struct ContactSubmissionPage {
         #[doc = "The submissions on this page, newest first."]
         pub items: ::std::vec::Vec<ContactEntry>,
+        #[doc = "The `cursor` of the next page (also in the `Link` header); absent on the last page."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
         #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
         #[doc = "Items per page, as asked (default 50)."]
@@ -1869,6 +1872,9 @@ pub mod types {
     pub struct KeyRequestPage {
         #[doc = "The requests on this page, oldest first."]
         pub items: ::std::vec::Vec<KeyRequest>,
+        #[doc = "The `cursor` of the next page (also in the `Link` header); absent on the last page."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
         #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
         #[doc = "Items per page, as asked (default 50)."]
@@ -2008,6 +2014,485 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for LinkLabel {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListAchievementsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListAchievementsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListAchievementsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListAchievementsCursor> for ::std::string::String {
+        fn from(value: ListAchievementsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListAchievementsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListAchievementsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListAchievementsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListAchievementsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListApiKeysCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListApiKeysCursor(::std::string::String);
+    impl ::std::ops::Deref for ListApiKeysCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListApiKeysCursor> for ::std::string::String {
+        fn from(value: ListApiKeysCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListApiKeysCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListApiKeysCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListApiKeysCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListApiKeysCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListContactSubmissionsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListContactSubmissionsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListContactSubmissionsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListContactSubmissionsCursor> for ::std::string::String {
+        fn from(value: ListContactSubmissionsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListContactSubmissionsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,18}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListContactSubmissionsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListContactSubmissionsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListContactSubmissionsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListFailedEmailsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListFailedEmailsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListFailedEmailsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListFailedEmailsCursor> for ::std::string::String {
+        fn from(value: ListFailedEmailsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListFailedEmailsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListFailedEmailsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListFailedEmailsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListFailedEmailsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListKeyRequestsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListKeyRequestsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListKeyRequestsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListKeyRequestsCursor> for ::std::string::String {
+        fn from(value: ListKeyRequestsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListKeyRequestsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| {
+                    ::regress::Regex::new("^(kr_[0-9a-f]{16})?$").unwrap()
+                });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^(kr_[0-9a-f]{16})?$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListKeyRequestsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListKeyRequestsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListKeyRequestsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListOauthClientsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListOauthClientsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListOauthClientsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListOauthClientsCursor> for ::std::string::String {
+        fn from(value: ListOauthClientsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListOauthClientsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListOauthClientsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListOauthClientsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListOauthClientsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListPostsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListPostsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListPostsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListPostsCursor> for ::std::string::String {
+        fn from(value: ListPostsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListPostsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListPostsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListPostsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListPostsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListProjectsCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListProjectsCursor(::std::string::String);
+    impl ::std::ops::Deref for ListProjectsCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListProjectsCursor> for ::std::string::String {
+        fn from(value: ListProjectsCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListProjectsCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,9}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,9}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListProjectsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListProjectsCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListProjectsCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    #[doc = "`ListSubscribersCursor`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ListSubscribersCursor(::std::string::String);
+    impl ::std::ops::Deref for ListSubscribersCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ListSubscribersCursor> for ::std::string::String {
+        fn from(value: ListSubscribersCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ListSubscribersCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> =
+                ::std::sync::LazyLock::new(|| ::regress::Regex::new("^[0-9]{0,18}$").unwrap());
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{0,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ListSubscribersCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ListSubscribersCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ListSubscribersCursor {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -4493,6 +4978,9 @@ pub mod types {
     pub struct SubscriberPage {
         #[doc = "The subscribers on this page, in the order they came."]
         pub items: ::std::vec::Vec<SubscriberEntry>,
+        #[doc = "The `cursor` of the next page (also in the `Link` header); absent on the last page."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub next_cursor: ::std::option::Option<::std::string::String>,
         #[doc = "The page, from 1."]
         pub page: ::std::num::NonZeroU32,
         #[doc = "Items per page, as asked (default 50)."]
@@ -6172,6 +6660,10 @@ pub mod types {
         pub struct ContactSubmissionPage {
             items:
                 ::std::result::Result<::std::vec::Vec<super::ContactEntry>, ::std::string::String>,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             total: ::std::result::Result<i64, ::std::string::String>,
@@ -6180,6 +6672,7 @@ pub mod types {
             fn default() -> Self {
                 Self {
                     items: Err("no value supplied for items".to_string()),
+                    next_cursor: Ok(Default::default()),
                     page: Err("no value supplied for page".to_string()),
                     per_page: Err("no value supplied for per_page".to_string()),
                     total: Err("no value supplied for total".to_string()),
@@ -6195,6 +6688,16 @@ pub mod types {
                 self.items = value
                     .try_into()
                     .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for next_cursor: {e}"));
                 self
             }
             pub fn page<T>(mut self, value: T) -> Self
@@ -6235,6 +6738,7 @@ pub mod types {
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     items: value.items?,
+                    next_cursor: value.next_cursor?,
                     page: value.page?,
                     per_page: value.per_page?,
                     total: value.total?,
@@ -6249,13 +6753,15 @@ pub mod types {
             {
                 let mut problems = crate::InvalidFields::new("ContactSubmissionPage");
                 let items = problems.take("items", self.items);
+                let next_cursor = problems.take("next_cursor", self.next_cursor);
                 let page = problems.take("page", self.page);
                 let per_page = problems.take("per_page", self.per_page);
                 let total = problems.take("total", self.total);
-                match (items, page, per_page, total) {
-                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                match (items, next_cursor, page, per_page, total) {
+                    (Some(items), Some(next_cursor), Some(page), Some(per_page), Some(total)) => {
                         Ok(super::ContactSubmissionPage {
                             items,
+                            next_cursor,
                             page,
                             per_page,
                             total,
@@ -6269,6 +6775,7 @@ pub mod types {
             fn from(value: super::ContactSubmissionPage) -> Self {
                 Self {
                     items: Ok(value.items),
+                    next_cursor: Ok(value.next_cursor),
                     page: Ok(value.page),
                     per_page: Ok(value.per_page),
                     total: Ok(value.total),
@@ -7218,6 +7725,10 @@ pub mod types {
         #[derive(Clone, Debug)]
         pub struct KeyRequestPage {
             items: ::std::result::Result<::std::vec::Vec<super::KeyRequest>, ::std::string::String>,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             total: ::std::result::Result<i64, ::std::string::String>,
@@ -7226,6 +7737,7 @@ pub mod types {
             fn default() -> Self {
                 Self {
                     items: Err("no value supplied for items".to_string()),
+                    next_cursor: Ok(Default::default()),
                     page: Err("no value supplied for page".to_string()),
                     per_page: Err("no value supplied for per_page".to_string()),
                     total: Err("no value supplied for total".to_string()),
@@ -7241,6 +7753,16 @@ pub mod types {
                 self.items = value
                     .try_into()
                     .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for next_cursor: {e}"));
                 self
             }
             pub fn page<T>(mut self, value: T) -> Self
@@ -7281,6 +7803,7 @@ pub mod types {
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     items: value.items?,
+                    next_cursor: value.next_cursor?,
                     page: value.page?,
                     per_page: value.per_page?,
                     total: value.total?,
@@ -7294,13 +7817,15 @@ pub mod types {
             ) -> ::std::result::Result<super::KeyRequestPage, crate::InvalidFields> {
                 let mut problems = crate::InvalidFields::new("KeyRequestPage");
                 let items = problems.take("items", self.items);
+                let next_cursor = problems.take("next_cursor", self.next_cursor);
                 let page = problems.take("page", self.page);
                 let per_page = problems.take("per_page", self.per_page);
                 let total = problems.take("total", self.total);
-                match (items, page, per_page, total) {
-                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                match (items, next_cursor, page, per_page, total) {
+                    (Some(items), Some(next_cursor), Some(page), Some(per_page), Some(total)) => {
                         Ok(super::KeyRequestPage {
                             items,
+                            next_cursor,
                             page,
                             per_page,
                             total,
@@ -7314,6 +7839,7 @@ pub mod types {
             fn from(value: super::KeyRequestPage) -> Self {
                 Self {
                     items: Ok(value.items),
+                    next_cursor: Ok(value.next_cursor),
                     page: Ok(value.page),
                     per_page: Ok(value.per_page),
                     total: Ok(value.total),
@@ -9811,6 +10337,10 @@ pub mod types {
                 ::std::vec::Vec<super::SubscriberEntry>,
                 ::std::string::String,
             >,
+            next_cursor: ::std::result::Result<
+                ::std::option::Option<::std::string::String>,
+                ::std::string::String,
+            >,
             page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             per_page: ::std::result::Result<::std::num::NonZeroU32, ::std::string::String>,
             total: ::std::result::Result<i64, ::std::string::String>,
@@ -9819,6 +10349,7 @@ pub mod types {
             fn default() -> Self {
                 Self {
                     items: Err("no value supplied for items".to_string()),
+                    next_cursor: Ok(Default::default()),
                     page: Err("no value supplied for page".to_string()),
                     per_page: Err("no value supplied for per_page".to_string()),
                     total: Err("no value supplied for total".to_string()),
@@ -9834,6 +10365,16 @@ pub mod types {
                 self.items = value
                     .try_into()
                     .map_err(|e| format!("error converting supplied value for items: {e}"));
+                self
+            }
+            pub fn next_cursor<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<::std::option::Option<::std::string::String>>,
+                T::Error: ::std::fmt::Display,
+            {
+                self.next_cursor = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for next_cursor: {e}"));
                 self
             }
             pub fn page<T>(mut self, value: T) -> Self
@@ -9874,6 +10415,7 @@ pub mod types {
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     items: value.items?,
+                    next_cursor: value.next_cursor?,
                     page: value.page?,
                     per_page: value.per_page?,
                     total: value.total?,
@@ -9887,13 +10429,15 @@ pub mod types {
             ) -> ::std::result::Result<super::SubscriberPage, crate::InvalidFields> {
                 let mut problems = crate::InvalidFields::new("SubscriberPage");
                 let items = problems.take("items", self.items);
+                let next_cursor = problems.take("next_cursor", self.next_cursor);
                 let page = problems.take("page", self.page);
                 let per_page = problems.take("per_page", self.per_page);
                 let total = problems.take("total", self.total);
-                match (items, page, per_page, total) {
-                    (Some(items), Some(page), Some(per_page), Some(total)) => {
+                match (items, next_cursor, page, per_page, total) {
+                    (Some(items), Some(next_cursor), Some(page), Some(per_page), Some(total)) => {
                         Ok(super::SubscriberPage {
                             items,
+                            next_cursor,
                             page,
                             per_page,
                             total,
@@ -9907,6 +10451,7 @@ pub mod types {
             fn from(value: super::SubscriberPage) -> Self {
                 Self {
                     items: Ok(value.items),
+                    next_cursor: Ok(value.next_cursor),
                     page: Ok(value.page),
                     per_page: Ok(value.per_page),
                     total: Ok(value.total),
@@ -10064,7 +10609,7 @@ impl Client {
     pub fn get_authorization_server_metadata(&self) -> builder::GetAuthorizationServerMetadata<'_> {
         builder::GetAuthorizationServerMetadata::new(self)
     }
-    #[doc = "Lists the achievements\n\nEvery achievement, newest first (by `date`). Public.\n\nSends a `GET` request to `/api/achievements`\n\n```text\nlet response = client.list_achievements()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the achievements\n\nEvery achievement, newest first (by `date`). Public.\n\nSends a `GET` request to `/api/achievements`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_achievements()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_achievements(&self) -> builder::ListAchievements<'_> {
         builder::ListAchievements::new(self)
     }
@@ -10080,7 +10625,7 @@ impl Client {
     pub fn delete_achievement(&self) -> builder::DeleteAchievement<'_> {
         builder::DeleteAchievement::new(self)
     }
-    #[doc = "Lists the API keys\n\nEvery API key made through the API, the CLI or an approved request, newest first, revoked\nand rotated ones included; never their secrets. Keys from the configuration file are not\nlisted.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/api-keys`\n\n```text\nlet response = client.list_api_keys()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the API keys\n\nEvery API key made through the API, the CLI or an approved request, newest first, revoked\nand rotated ones included; never their secrets. Keys from the configuration file are not\nlisted.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/api-keys`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_api_keys()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_api_keys(&self) -> builder::ListApiKeys<'_> {
         builder::ListApiKeys::new(self)
     }
@@ -10096,11 +10641,11 @@ impl Client {
     pub fn rotate_api_key(&self) -> builder::RotateApiKey<'_> {
         builder::RotateApiKey::new(self)
     }
-    #[doc = "Lists the contact-form submissions, a page at a time\n\nThe contact-form submissions, a page at a time, newest first.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/contact-submissions`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n```text\nlet response = client.list_contact_submissions()\n    .page(page)\n    .per_page(per_page)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the contact-form submissions, a page at a time\n\nThe contact-form submissions, a page at a time, newest first.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/contact-submissions`\n\nArguments:\n- `cursor`: Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Pages asked for by cursor cost the same at\nany depth, and an item added or removed meanwhile shifts none of them. Not with `page`.\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n```text\nlet response = client.list_contact_submissions()\n    .cursor(cursor)\n    .page(page)\n    .per_page(per_page)\n    .send()\n    .await;\n```"]
     pub fn list_contact_submissions(&self) -> builder::ListContactSubmissions<'_> {
         builder::ListContactSubmissions::new(self)
     }
-    #[doc = "Lists the requests for API keys, oldest first\n\nThe requests for API keys, a page at a time, oldest first; optionally only those with one\nstatus (`pending`: waiting for a decision).\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the requests with this status; absent: all.\n```text\nlet response = client.list_key_requests()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the requests for API keys, oldest first\n\nThe requests for API keys, a page at a time, oldest first; optionally only those with one\nstatus (`pending`: waiting for a decision).\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `cursor`: Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Not with `page`.\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the requests with this status; absent: all.\n```text\nlet response = client.list_key_requests()\n    .cursor(cursor)\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn list_key_requests(&self) -> builder::ListKeyRequests<'_> {
         builder::ListKeyRequests::new(self)
     }
@@ -10112,7 +10657,7 @@ impl Client {
     pub fn reject_key_request(&self) -> builder::RejectKeyRequest<'_> {
         builder::RejectKeyRequest::new(self)
     }
-    #[doc = "Lists the OAuth clients\n\nEvery OAuth client, newest first, revoked ones included; never their secrets.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\n```text\nlet response = client.list_oauth_clients()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the OAuth clients\n\nEvery OAuth client, newest first, revoked ones included; never their secrets.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/oauth-clients`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_oauth_clients()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_oauth_clients(&self) -> builder::ListOauthClients<'_> {
         builder::ListOauthClients::new(self)
     }
@@ -10124,7 +10669,7 @@ impl Client {
     pub fn revoke_oauth_client(&self) -> builder::RevokeOauthClient<'_> {
         builder::RevokeOauthClient::new(self)
     }
-    #[doc = "Lists the emails that failed for good\n\nThe emails the mail worker gave up on, newest first, at most 1,000, with why the last\nattempt failed.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\n```text\nlet response = client.list_failed_emails()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the emails that failed for good\n\nThe emails the mail worker gave up on, newest first, at most 1,000, with why the last\nattempt failed.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_failed_emails()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_failed_emails(&self) -> builder::ListFailedEmails<'_> {
         builder::ListFailedEmails::new(self)
     }
@@ -10160,7 +10705,7 @@ impl Client {
     pub fn replace_site_info(&self) -> builder::ReplaceSiteInfo<'_> {
         builder::ReplaceSiteInfo::new(self)
     }
-    #[doc = "Lists the subscribers, a page at a time\n\nThe newsletter's subscribers, a page at a time, in the order they came; optionally only\nthose with one status.\n\nPrivate: a bearer token with `subscribers:read` (or `admin`).\n\nSends a `GET` request to `/api/admin/subscribers`\n\nArguments:\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the subscribers with this status; absent: all.\n```text\nlet response = client.list_subscribers()\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the subscribers, a page at a time\n\nThe newsletter's subscribers, a page at a time, in the order they came; optionally only\nthose with one status.\n\nPrivate: a bearer token with `subscribers:read` (or `admin`).\n\nSends a `GET` request to `/api/admin/subscribers`\n\nArguments:\n- `cursor`: Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Pages asked for by cursor cost the same at\nany depth, and an item added or removed meanwhile shifts none of them. Not with `page`.\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the subscribers with this status; absent: all.\n```text\nlet response = client.list_subscribers()\n    .cursor(cursor)\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn list_subscribers(&self) -> builder::ListSubscribers<'_> {
         builder::ListSubscribers::new(self)
     }
@@ -10216,7 +10761,7 @@ impl Client {
     pub fn notify_subscribers(&self) -> builder::NotifySubscribers<'_> {
         builder::NotifySubscribers::new(self)
     }
-    #[doc = "Lists the posts\n\nEvery post, newest first (by `published_at`), without its body: `getPost` has it. Public.\n\nSends a `GET` request to `/api/posts`\n\n```text\nlet response = client.list_posts()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the posts\n\nEvery post, newest first (by `published_at`), without its body: `getPost` has it. Public.\n\nSends a `GET` request to `/api/posts`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_posts()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_posts(&self) -> builder::ListPosts<'_> {
         builder::ListPosts::new(self)
     }
@@ -10224,7 +10769,7 @@ impl Client {
     pub fn get_post(&self) -> builder::GetPost<'_> {
         builder::GetPost::new(self)
     }
-    #[doc = "Lists the projects\n\nEvery project, featured ones first, then the others by title. Public.\n\nSends a `GET` request to `/api/projects`\n\n```text\nlet response = client.list_projects()\n    .send()\n    .await;\n```"]
+    #[doc = "Lists the projects\n\nEvery project, featured ones first, then the others by title. Public.\n\nSends a `GET` request to `/api/projects`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_projects()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_projects(&self) -> builder::ListProjects<'_> {
         builder::ListProjects::new(self)
     }
@@ -10329,10 +10874,34 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListAchievements<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListAchievementsCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListAchievements<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListAchievementsCursor>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `ListAchievementsCursor` for cursor failed".to_string()
+            });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/achievements`"]
         pub async fn send(
@@ -10351,7 +10920,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Achievement>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/achievements", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -10366,6 +10941,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -10377,6 +10954,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -10680,10 +11258,35 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListApiKeys<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListApiKeysCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListApiKeys<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListApiKeysCursor>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `ListApiKeysCursor` for cursor failed".to_string());
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/admin/api-keys`"]
         pub async fn send(
@@ -10702,7 +11305,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::ApiKey>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/api-keys", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -10717,6 +11326,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -10728,6 +11339,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
@@ -11045,6 +11657,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListContactSubmissions<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListContactSubmissionsCursor>, String>,
         page: Result<Option<::std::num::NonZeroU32>, String>,
         per_page: Result<Option<::std::num::NonZeroU32>, String>,
     }
@@ -11052,9 +11665,19 @@ pub mod builder {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                cursor: Ok(None),
                 page: Ok(None),
                 per_page: Ok(None),
             }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListContactSubmissionsCursor>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `ListContactSubmissionsCursor` for cursor failed".to_string()
+            });
+            self
         }
         pub fn page<V>(mut self, value: V) -> Self
         where
@@ -11092,9 +11715,11 @@ pub mod builder {
         ) -> Result<ResponseValue<types::ContactSubmissionPage>, Error<types::ErrorBody>> {
             let Self {
                 client,
+                cursor,
                 page,
                 per_page,
             } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
             let page = page.map_err(Error::InvalidRequest)?;
             let per_page = per_page.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/contact-submissions", client.baseurl,);
@@ -11111,6 +11736,7 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
                 .query(&progenitor_client::QueryParam::new("page", &page))
                 .query(&progenitor_client::QueryParam::new("per_page", &per_page))
                 .headers(header_map)
@@ -11138,6 +11764,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListKeyRequests<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListKeyRequestsCursor>, String>,
         page: Result<Option<::std::num::NonZeroU32>, String>,
         per_page: Result<Option<::std::num::NonZeroU32>, String>,
         status: Result<Option<types::KeyRequestStatus>, String>,
@@ -11146,10 +11773,21 @@ pub mod builder {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                cursor: Ok(None),
                 page: Ok(None),
                 per_page: Ok(None),
                 status: Ok(None),
             }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListKeyRequestsCursor>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `ListKeyRequestsCursor` for cursor failed".to_string());
+            self
         }
         pub fn page<V>(mut self, value: V) -> Self
         where
@@ -11195,10 +11833,12 @@ pub mod builder {
         ) -> Result<ResponseValue<types::KeyRequestPage>, Error<types::ErrorBody>> {
             let Self {
                 client,
+                cursor,
                 page,
                 per_page,
                 status,
             } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
             let page = page.map_err(Error::InvalidRequest)?;
             let per_page = per_page.map_err(Error::InvalidRequest)?;
             let status = status.map_err(Error::InvalidRequest)?;
@@ -11216,6 +11856,7 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
                 .query(&progenitor_client::QueryParam::new("page", &page))
                 .query(&progenitor_client::QueryParam::new("per_page", &per_page))
                 .query(&progenitor_client::QueryParam::new("status", &status))
@@ -11450,10 +12091,34 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListOauthClients<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListOauthClientsCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListOauthClients<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListOauthClientsCursor>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `ListOauthClientsCursor` for cursor failed".to_string()
+            });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/admin/oauth-clients`"]
         pub async fn send(
@@ -11472,7 +12137,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::OAuthClient>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/oauth-clients", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -11487,6 +12158,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -11498,6 +12171,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
@@ -11699,10 +12373,34 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListFailedEmails<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListFailedEmailsCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListFailedEmails<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListFailedEmailsCursor>,
+        {
+            self.cursor = value.try_into().map(Some).map_err(|_| {
+                "conversion to `ListFailedEmailsCursor` for cursor failed".to_string()
+            });
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/admin/outbox/failed`"]
         pub async fn send(
@@ -11721,7 +12419,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::FailedEmail>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/admin/outbox/failed", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -11736,6 +12440,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -11747,6 +12453,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
@@ -12519,6 +13226,7 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListSubscribers<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListSubscribersCursor>, String>,
         page: Result<Option<::std::num::NonZeroU32>, String>,
         per_page: Result<Option<::std::num::NonZeroU32>, String>,
         status: Result<Option<types::SubscriberStatus>, String>,
@@ -12527,10 +13235,21 @@ pub mod builder {
         pub fn new(client: &'a super::Client) -> Self {
             Self {
                 client: client,
+                cursor: Ok(None),
                 page: Ok(None),
                 per_page: Ok(None),
                 status: Ok(None),
             }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListSubscribersCursor>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `ListSubscribersCursor` for cursor failed".to_string());
+            self
         }
         pub fn page<V>(mut self, value: V) -> Self
         where
@@ -12576,10 +13295,12 @@ pub mod builder {
         ) -> Result<ResponseValue<types::SubscriberPage>, Error<types::ErrorBody>> {
             let Self {
                 client,
+                cursor,
                 page,
                 per_page,
                 status,
             } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
             let page = page.map_err(Error::InvalidRequest)?;
             let per_page = per_page.map_err(Error::InvalidRequest)?;
             let status = status.map_err(Error::InvalidRequest)?;
@@ -12597,6 +13318,7 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
                 .query(&progenitor_client::QueryParam::new("page", &page))
                 .query(&progenitor_client::QueryParam::new("per_page", &per_page))
                 .query(&progenitor_client::QueryParam::new("status", &status))
@@ -13720,10 +14442,35 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListPosts<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListPostsCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListPosts<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListPostsCursor>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `ListPostsCursor` for cursor failed".to_string());
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/posts`"]
         pub async fn send(
@@ -13742,7 +14489,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::PostSummary>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/posts", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -13757,6 +14510,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -13768,6 +14523,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -13855,10 +14611,35 @@ pub mod builder {
     #[derive(Debug, Clone)]
     pub struct ListProjects<'a> {
         client: &'a super::Client,
+        cursor: Result<Option<types::ListProjectsCursor>, String>,
+        limit: Result<Option<::std::num::NonZeroU32>, String>,
     }
     impl<'a> ListProjects<'a> {
         pub fn new(client: &'a super::Client) -> Self {
-            Self { client: client }
+            Self {
+                client: client,
+                cursor: Ok(None),
+                limit: Ok(None),
+            }
+        }
+        pub fn cursor<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ListProjectsCursor>,
+        {
+            self.cursor = value
+                .try_into()
+                .map(Some)
+                .map_err(|_| "conversion to `ListProjectsCursor` for cursor failed".to_string());
+            self
+        }
+        pub fn limit<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU32>,
+        {
+            self.limit = value.try_into().map(Some).map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU32` for limit failed".to_string()
+            });
+            self
         }
         #[doc = "Sends a `GET` request to `/api/projects`"]
         pub async fn send(
@@ -13877,7 +14658,13 @@ pub mod builder {
             self,
         ) -> Result<ResponseValue<::std::vec::Vec<types::Project>>, Error<types::ErrorBody>>
         {
-            let Self { client } = self;
+            let Self {
+                client,
+                cursor,
+                limit,
+            } = self;
+            let cursor = cursor.map_err(Error::InvalidRequest)?;
+            let limit = limit.map_err(Error::InvalidRequest)?;
             let url = format!("{}/api/projects", client.baseurl,);
             let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
             header_map.append(
@@ -13892,6 +14679,8 @@ pub mod builder {
                     ::reqwest::header::ACCEPT,
                     ::reqwest::header::HeaderValue::from_static("application/json"),
                 )
+                .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+                .query(&progenitor_client::QueryParam::new("limit", &limit))
                 .headers(header_map)
                 .build()?;
             let info = OperationInfo {
@@ -13903,6 +14692,7 @@ pub mod builder {
             let response = result?;
             match response.status().as_u16() {
                 200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),

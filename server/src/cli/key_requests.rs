@@ -62,7 +62,12 @@ pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result
     let ctx = Context::offline(&db);
     match command {
         KeyRequestsCommand::List { status, json } => {
-            let (requests, _) = lists::key_requests(&db, status, 0, LIST_LIMIT).await?;
+            let window = lists::Window {
+                after: None,
+                offset: 0,
+                limit: LIST_LIMIT,
+            };
+            let requests = lists::key_requests(&db, status, &window).await?.items;
             super::print(json, &requests, || {
                 if requests.is_empty() {
                     return vec!["no key requests".to_owned()];

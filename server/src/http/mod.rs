@@ -1,7 +1,7 @@
 //! How both services speak HTTP, and nothing of either service: serving
 //! connections (TCP, TLS), each service's edge, errors rendered in a
 //! service's format, extractors, credentials as requests carry them, CORS,
-//! compression, the request and body deadlines, what is noted of every
+//! compression, the request and body deadlines, where a list's next page is, what is noted of every
 //! request, idempotency keys, and the documents and their helpers.
 
 pub(crate) mod challenges;
@@ -16,6 +16,7 @@ pub(crate) mod error;
 pub(crate) mod extract;
 pub(crate) mod idempotency;
 pub(crate) mod limit_headers;
+pub(crate) mod next_page;
 pub(crate) mod observe;
 pub(crate) mod openapi_errors;
 pub mod paths;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse as _, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
+use crate::http::next_page::link_next;
 use crate::petstore::api::auth::{Authorized, Pets, PetsOrKey};
 use crate::petstore::model::{Category, Pet, PetStatus, Tag, check_pet_name};
 use crate::petstore::ops;
@@ -202,22 +203,8 @@ fn page_request(page: &PageQuery) -> Result<Option<pet_lists::PageRequest>, Erro
 /// `rel="next"`, this request's own path and query with the next page's
 /// cursor) unless it is the last.
 fn page_response(format: Format, uri: &Uri, page: pet_lists::Page) -> Response {
-    let mut response = bytes_response(format, page.body);
-    if let Some(next) = page.next {
-        let mut query: Vec<&str> = uri
-            .query()
-            .unwrap_or("")
-            .split('&')
-            .filter(|pair| !pair.is_empty() && !pair.starts_with("cursor="))
-            .collect();
-        let cursor = format!("cursor={}", next.token());
-        query.push(&cursor);
-        let link = format!("<{}?{}>; rel=\"next\"", uri.path(), query.join("&"));
-        if let Ok(link) = HeaderValue::try_from(link) {
-            response.headers_mut().insert(header::LINK, link);
-        }
-    }
-    response
+    let next = page.next.map(|next| next.token());
+    link_next(bytes_response(format, page.body), uri, next.as_deref())
 }
 
 /// Splits repeated and comma-joined values into one list.

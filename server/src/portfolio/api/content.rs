@@ -3,7 +3,7 @@
 //! first start.
 
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::http::error::Error;
-use crate::http::extract::Path as PathParam;
+use crate::http::extract::{Path as PathParam, Query};
 use crate::portfolio::api::auth::{ContextRead, Protected};
+use crate::portfolio::api::paging::SliceQuery;
 use crate::portfolio::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug, SlugParam};
 use crate::portfolio::reads::content;
 use crate::portfolio::state::PortfolioState;
@@ -44,10 +45,19 @@ pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result
 #[utoipa::path(
     get, path = "/api/projects",
     tag = "content",
-    responses((status = 200, description = "The projects", body = Vec<Project>)),
+    params(SliceQuery),
+    responses(
+        (status = 200, description = "The projects", body = Vec<Project>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
+    ),
 )]
-pub(crate) async fn list_projects(State(state): State<PortfolioState>) -> Result<Response, Error> {
-    Ok(json_response(content::projects(state.reads()).await?))
+pub(crate) async fn list_projects(
+    State(state): State<PortfolioState>,
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer(content::projects(state.reads()).await?, &uri)
 }
 
 /// One project.
@@ -71,22 +81,38 @@ pub(crate) async fn get_project(
 #[utoipa::path(
     get, path = "/api/achievements",
     tag = "content",
-    responses((status = 200, description = "The achievements", body = Vec<Achievement>)),
+    params(SliceQuery),
+    responses(
+        (status = 200, description = "The achievements", body = Vec<Achievement>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
+    ),
 )]
 pub(crate) async fn list_achievements(
     State(state): State<PortfolioState>,
-) -> Result<axum::Json<Vec<Achievement>>, Error> {
-    Ok(axum::Json(content::achievements(&state.db).await?))
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer_items(&content::achievements(&state.db).await?, &uri)
 }
 
 /// Lists the posts.
 #[utoipa::path(
     get, path = "/api/posts",
     tag = "content",
-    responses((status = 200, description = "The posts", body = Vec<PostSummary>)),
+    params(SliceQuery),
+    responses(
+        (status = 200, description = "The posts", body = Vec<PostSummary>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
+    ),
 )]
-pub(crate) async fn list_posts(State(state): State<PortfolioState>) -> Result<Response, Error> {
-    Ok(json_response(content::posts(state.reads()).await?))
+pub(crate) async fn list_posts(
+    State(state): State<PortfolioState>,
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer(content::posts(state.reads()).await?, &uri)
 }
 
 /// One post, with its body.

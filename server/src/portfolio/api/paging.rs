@@ -1,11 +1,23 @@
-//! Paged lists (the admin operations'): `?page=1&per_page=50`, answered
-//! `{"items": [...], "page": 1, "per_page": 50, "total": 123}`.
+//! Paged lists. The admin lists are asked for by page number
+//! (`?page=1&per_page=50`) or, whatever the depth at the same cost, after
+//! the last item of the page before (`?cursor=...`), and answer
+//! `{"items": [...], "page": 1, "per_page": 50, "total": 123,
+//! "next_cursor": "..."}`. The short lists (content, keys, clients, failed
+//! emails) answer whole unless asked for a slice (`?limit=10&cursor=...`).
+//! A page followed by another names it in a `Link` header (`rel="next"`).
 
-use serde::Deserialize;
+use axum::http::Uri;
+use axum::http::header;
+use axum::response::{IntoResponse as _, Response};
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::IntoParams;
 
 use crate::http::error::Error;
 use crate::http::extract::keep_empty;
+use crate::http::next_page::link_next;
+use crate::portfolio::reads::lists::{After, Window};
 
 /// The last page one may ask for (the largest `int32`, as documented).
 pub(crate) const MAX_PAGE: u32 = i32::MAX as u32;
@@ -28,16 +40,70 @@ pub(crate) struct PageQuery {
     per_page: Option<u32>,
 }
 
-/// A page, checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a page of a list ordered by id begins.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct IdCursor {
+    /// The `next_cursor` of the page before
+    #[param(pattern = r"^[0-9]{0,18}$")]
+    cursor: Option<String>,
+}
+
+/// Where a page of key requests begins.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct KeyRequestCursor {
+    /// The `next_cursor` of the page before
+    #[param(pattern = r"^(kr_[0-9a-f]{16})?$")]
+    cursor: Option<String>,
+}
+
+const BAD_CURSOR: &str = "cursor is not a cursor: send back the next_cursor of the page before \
+                          (or its Link header's rel=\"next\"), or cursor= for the first page";
+
+impl IdCursor {
+    /// The item the page begins after; none for the first page.
+    pub(crate) fn after(&self) -> Result<Option<After>, Error> {
+        match self.cursor.as_deref() {
+            None | Some("") => Ok(None),
+            Some(digits) => digits
+                .parse::<u64>()
+                .ok()
+                .and_then(|id| i64::try_from(id).ok())
+                .filter(|_| digits.len() <= 18)
+                .map(|id| Some(After::Id(id)))
+                .ok_or_else(|| Error::bad_request(BAD_CURSOR)),
+        }
+    }
+}
+
+impl KeyRequestCursor {
+    /// The request the page begins after; none for the first page.
+    pub(crate) fn after(&self) -> Result<Option<After>, Error> {
+        match self.cursor.as_deref() {
+            None | Some("") => Ok(None),
+            Some(id) => id
+                .strip_prefix("kr_")
+                .filter(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                .filter(|hex| !hex.bytes().any(|b| b.is_ascii_uppercase()))
+                .map(|_| Some(After::Key(id.to_owned())))
+                .ok_or_else(|| Error::bad_request(BAD_CURSOR)),
+        }
+    }
+}
+
+/// A page, checked: by number, or after an item.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Paging {
     pub(crate) page: u32,
     pub(crate) per_page: u32,
+    pub(crate) after: Option<After>,
 }
 
 impl PageQuery {
-    /// The page asked for: 400 for a page below 1 or a size out of range.
-    pub(crate) fn paging(&self) -> Result<Paging, Error> {
+    /// The page asked for: 400 for a page below 1, a size out of range, or
+    /// a page number beside a cursor (two answers to "where").
+    pub(crate) fn paging(&self, after: Option<After>) -> Result<Paging, Error> {
         let page = self.page.unwrap_or(1);
         let per_page = self.per_page.unwrap_or(DEFAULT_PER_PAGE);
         if !(1..=MAX_PAGE).contains(&page) {
@@ -50,29 +116,48 @@ impl PageQuery {
                 "per_page must be from 1 to {MAX_PER_PAGE}"
             )));
         }
-        Ok(Paging { page, per_page })
+        if page > 1 && after.is_some() {
+            return Err(Error::bad_request(
+                "page and cursor both say where the page begins: send one",
+            ));
+        }
+        Ok(Paging {
+            page,
+            per_page,
+            after,
+        })
     }
 }
 
 impl Paging {
-    /// How many items come before the page.
-    pub(crate) fn offset(self) -> i64 {
-        i64::from(self.page - 1) * i64::from(self.per_page)
-    }
-
-    pub(crate) fn limit(self) -> i64 {
-        i64::from(self.per_page)
+    /// The rows the page holds.
+    pub(crate) fn window(&self) -> Window {
+        Window {
+            offset: match self.after {
+                Some(_) => 0,
+                None => i64::from(self.page - 1) * i64::from(self.per_page),
+            },
+            after: self.after.clone(),
+            limit: i64::from(self.per_page),
+        }
     }
 }
 
-/// Declares a page of `$item`s: the items, where the page is, and how many
-/// there are in all.
+/// A page as JSON, with a `Link` to the next one when there is one.
+pub(crate) fn page_response<P: Serialize>(page: P, next: Option<&str>, uri: &Uri) -> Response {
+    link_next(axum::Json(page).into_response(), uri, next)
+}
+
+/// Declares a page of `$item`s: the items, where the page is, how many
+/// there are in all, and where the next page begins.
 macro_rules! page_of {
     ($(#[$doc:meta])* $name:ident, $item:ty) => {
         $(#[$doc])*
+        #[serde_with::skip_serializing_none]
         #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
         pub(crate) struct $name {
             pub(crate) items: Vec<$item>,
+            /// The page's number; 1 for a page asked for by cursor.
             #[schema(minimum = 1)]
             pub(crate) page: u32,
             #[schema(minimum = 1, maximum = 100)]
@@ -80,19 +165,108 @@ macro_rules! page_of {
             /// How many items there are in all.
             #[schema(minimum = 0)]
             pub(crate) total: i64,
+            /// The `cursor` of the next page; absent on the last page.
+            #[schema(nullable = false)]
+            pub(crate) next_cursor: Option<String>,
         }
 
         impl $name {
-            pub(crate) fn new(items: Vec<$item>, paging: $crate::portfolio::api::paging::Paging, total: i64) -> Self {
-                $name {
-                    items,
+            /// The page answered, with a `Link` to the next one.
+            pub(crate) fn response(
+                page: $crate::portfolio::reads::lists::Page<$item>,
+                paging: &$crate::portfolio::api::paging::Paging,
+                uri: &axum::http::Uri,
+            ) -> axum::response::Response {
+                let next_cursor = page.next.map(|after| after.token());
+                let link = next_cursor.clone();
+                let body = $name {
+                    items: page.items,
                     page: paging.page,
                     per_page: paging.per_page,
-                    total,
-                }
+                    total: page.total,
+                    next_cursor,
+                };
+                $crate::portfolio::api::paging::page_response(body, link.as_deref(), uri)
             }
         }
     };
 }
 
 pub(crate) use page_of;
+
+/// A slice of a short list: `limit` items after the first `cursor`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct SliceQuery {
+    /// The most items to answer, from 1 to 100 (default 50 with a cursor)
+    #[param(minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "keep_empty")]
+    limit: Option<u32>,
+    /// Where the slice begins: the cursor the `Link` header named
+    #[param(pattern = r"^[0-9]{0,9}$")]
+    cursor: Option<String>,
+}
+
+impl SliceQuery {
+    /// Where the slice begins and how long it is; none for the whole list.
+    fn slice(&self) -> Result<Option<(usize, usize)>, Error> {
+        if self.limit.is_none() && self.cursor.is_none() {
+            return Ok(None);
+        }
+        let limit = self.limit.unwrap_or(DEFAULT_PER_PAGE);
+        if !(1..=MAX_PER_PAGE).contains(&limit) {
+            return Err(Error::bad_request(format!(
+                "limit must be from 1 to {MAX_PER_PAGE}"
+            )));
+        }
+        let start = match self.cursor.as_deref() {
+            None | Some("") => 0,
+            Some(digits) => digits
+                .parse::<u32>()
+                .ok()
+                .filter(|_| digits.len() <= 9)
+                .ok_or_else(|| {
+                    Error::bad_request(
+                        "cursor is not a cursor: send back the one in the Link header's \
+                         rel=\"next\", or cursor= for the first slice",
+                    )
+                })?,
+        };
+        Ok(Some((start as usize, limit as usize)))
+    }
+
+    /// The list (a JSON array) whole, or the slice asked for with a `Link`
+    /// to the next one.
+    pub(crate) fn answer(&self, list: Bytes, uri: &Uri) -> Result<Response, Error> {
+        let Some((start, limit)) = self.slice()? else {
+            return Ok(json_array(list));
+        };
+        let items: Vec<&RawValue> = serde_json::from_slice(&list)
+            .map_err(|err| Error::internal("cannot read a list back", err))?;
+        let end = start.saturating_add(limit).min(items.len());
+        let slice = items.get(start..end).unwrap_or_default();
+        let body = serde_json::to_vec(slice)
+            .map_err(|err| Error::internal("cannot write a slice of a list", err))?;
+        let next = (end < items.len()).then(|| end.to_string());
+        Ok(link_next(
+            json_array(Bytes::from(body)),
+            uri,
+            next.as_deref(),
+        ))
+    }
+
+    /// [`SliceQuery::answer`] for a list not yet written as JSON.
+    pub(crate) fn answer_items<T: Serialize>(
+        &self,
+        items: &[T],
+        uri: &Uri,
+    ) -> Result<Response, Error> {
+        let list =
+            serde_json::to_vec(items).map_err(|err| Error::internal("cannot write a list", err))?;
+        self.answer(Bytes::from(list), uri)
+    }
+}
+
+fn json_array(body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

@@ -54,14 +54,17 @@ impl TryFrom<EntryRow> for ContactEntry {
 /// One page of the submissions, newest first, and how many there are.
 pub(crate) async fn page(
     db: &Database,
-    offset: i64,
-    limit: i64,
-) -> Result<(Vec<ContactEntry>, i64), StoreError> {
+    window: &super::Window,
+) -> Result<super::Page<ContactEntry>, StoreError> {
     let listing = super::Listing {
         table: "contact_submissions",
         columns: "id, name, email, subject, message, created_at",
         order_by: "id DESC",
         filtered_by: None,
+        after: "id < {c}",
     };
-    super::page::<EntryRow, _>(db, listing, None, offset, limit).await
+    super::page::<EntryRow, _>(db, listing, None, window, |entry: &ContactEntry| {
+        super::After::Id(entry.id)
+    })
+    .await
 }

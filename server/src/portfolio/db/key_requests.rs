@@ -144,17 +144,22 @@ pub(crate) async fn owner_notice(
 pub(crate) async fn list(
     db: &Database,
     status: Option<KeyRequestStatus>,
-    offset: i64,
-    limit: i64,
-) -> Result<(Vec<KeyRequest>, i64), StoreError> {
+    window: &super::Window,
+) -> Result<super::Page<KeyRequest>, StoreError> {
     let listing = super::Listing {
         table: "key_requests",
         columns: COLUMNS,
         order_by: "created_at_ms, id",
         filtered_by: Some("status"),
+        // A request is never deleted, so the cursor's request is there to
+        // say where it stood; an unknown one leaves nothing after it.
+        after: "(created_at_ms, id) > (SELECT created_at_ms, id FROM key_requests WHERE id = {c})",
     };
     let status = status.map(KeyRequestStatus::as_str);
-    super::page::<KeyRequestRow, _>(db, listing, status, offset, limit).await
+    super::page::<KeyRequestRow, _>(db, listing, status, window, |request: &KeyRequest| {
+        super::After::Key(request.id.clone())
+    })
+    .await
 }
 
 /// One request, in the caller's transaction.

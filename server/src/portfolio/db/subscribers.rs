@@ -209,17 +209,20 @@ impl TryFrom<EntryRow> for SubscriberEntry {
 pub(crate) async fn page(
     db: &Database,
     status: Option<SubscriberStatus>,
-    offset: i64,
-    limit: i64,
-) -> Result<(Vec<SubscriberEntry>, i64), StoreError> {
+    window: &super::Window,
+) -> Result<super::Page<SubscriberEntry>, StoreError> {
     let listing = super::Listing {
         table: "subscribers",
         columns: "id, email, status, created_at, updated_at",
         order_by: "id",
         filtered_by: Some("status"),
+        after: "id > {c}",
     };
     let status = status.map(SubscriberStatus::as_str);
-    super::page::<EntryRow, _>(db, listing, status, offset, limit).await
+    super::page::<EntryRow, _>(db, listing, status, window, |entry: &SubscriberEntry| {
+        super::After::Id(entry.id)
+    })
+    .await
 }
 
 /// Deletes subscriber `id` (in the caller's transaction); its address, if

@@ -10,36 +10,32 @@ use crate::portfolio::model::{
 };
 use crate::storage::{Database, time_from_ms};
 
-/// A page of items and how many there are in all.
-pub(crate) type Page<T> = (Vec<T>, i64);
+pub(crate) use crate::portfolio::db::{After, Page, Window};
 
-/// The subscribers (of `status`, or all), `limit` from `offset`.
+/// A page of the subscribers (of `status`, or all), in the order they came.
 pub(crate) async fn subscribers(
     db: &Database,
     status: Option<SubscriberStatus>,
-    offset: i64,
-    limit: i64,
+    window: &Window,
 ) -> Result<Page<SubscriberEntry>, Failure> {
-    Ok(db::subscribers::page(db, status, offset, limit).await?)
+    Ok(db::subscribers::page(db, status, window).await?)
 }
 
-/// The contact-form submissions, `limit` from `offset`.
+/// A page of the contact-form submissions, newest first.
 pub(crate) async fn contact_submissions(
     db: &Database,
-    offset: i64,
-    limit: i64,
+    window: &Window,
 ) -> Result<Page<ContactEntry>, Failure> {
-    Ok(db::contact::page(db, offset, limit).await?)
+    Ok(db::contact::page(db, window).await?)
 }
 
-/// The requests for API keys (of `status`, or all), oldest first.
+/// A page of the requests for API keys (of `status`, or all), oldest first.
 pub(crate) async fn key_requests(
     db: &Database,
     status: Option<KeyRequestStatus>,
-    offset: i64,
-    limit: i64,
+    window: &Window,
 ) -> Result<Page<KeyRequest>, Failure> {
-    Ok(db::key_requests::list(db, status, offset, limit).await?)
+    Ok(db::key_requests::list(db, status, window).await?)
 }
 
 /// At most `limit` emails of the outbox (only the failed ones, or all).

@@ -3,7 +3,8 @@
 //! second on the others sharing the database.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -16,6 +17,7 @@ use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::{Idempotent, NoBody};
 use crate::portfolio::api::auth::{KeysManage, Private};
+use crate::portfolio::api::paging::SliceQuery;
 use crate::portfolio::state::PortfolioState;
 
 /// A key to make.
@@ -50,18 +52,21 @@ pub(crate) struct RotationQuery {
 #[utoipa::path(
     get, path = "/api/admin/api-keys",
     tag = "admin",
+    params(SliceQuery),
     responses(
-        (status = 200, description = "The keys", body = Vec<ApiKey>),
+        (status = 200, description = "The keys", body = Vec<ApiKey>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
 pub(crate) async fn list_api_keys(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
-) -> Result<axum::Json<Vec<ApiKey>>, Error> {
-    Ok(axum::Json(
-        ops::list_keys(state.ops().access(), None).await?,
-    ))
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer_items(&ops::list_keys(state.ops().access(), None).await?, &uri)
 }
 
 /// Makes an API key; it works at once and is shown this once.

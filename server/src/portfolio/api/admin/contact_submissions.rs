@@ -1,11 +1,13 @@
 //! Contact-form submissions, read a page at a time (newest first).
 
 use axum::extract::State;
+use axum::http::Uri;
+use axum::response::Response;
 
 use crate::http::error::Error;
 use crate::http::extract::Query;
 use crate::portfolio::api::auth::{Admin, Private};
-use crate::portfolio::api::paging::{PageQuery, page_of};
+use crate::portfolio::api::paging::{IdCursor, PageQuery, page_of};
 use crate::portfolio::model::ContactEntry;
 use crate::portfolio::reads::lists;
 use crate::portfolio::state::PortfolioState;
@@ -20,9 +22,10 @@ page_of!(
 #[utoipa::path(
     get, path = "/api/admin/contact-submissions",
     tag = "admin",
-    params(PageQuery),
+    params(PageQuery, IdCursor),
     responses(
-        (status = 200, description = "A page of submissions", body = ContactSubmissionPage),
+        (status = 200, description = "A page of submissions", body = ContactSubmissionPage,
+            headers(("Link" = String, description = "Where the next page is"))),
         (status = 400, description = "A malformed page"),
     ),
     security(("oauth" = ["admin"])),
@@ -30,12 +33,11 @@ page_of!(
 pub(crate) async fn list_contact_submissions(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
+    uri: Uri,
     Query(page): Query<PageQuery>,
-) -> Result<axum::Json<ContactSubmissionPage>, Error> {
-    let paging = page.paging()?;
-    let (entries, total) =
-        lists::contact_submissions(&state.db, paging.offset(), paging.limit()).await?;
-    Ok(axum::Json(ContactSubmissionPage::new(
-        entries, paging, total,
-    )))
+    Query(cursor): Query<IdCursor>,
+) -> Result<Response, Error> {
+    let paging = page.paging(cursor.after()?)?;
+    let page = lists::contact_submissions(&state.db, &paging.window()).await?;
+    Ok(ContactSubmissionPage::response(page, &paging, &uri))
 }

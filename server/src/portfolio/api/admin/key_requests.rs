@@ -4,6 +4,8 @@
 //! same operations ([`ops::key_requests`]).
 
 use axum::extract::State;
+use axum::http::Uri;
+use axum::response::Response;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -13,7 +15,7 @@ use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
 use crate::http::paths;
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::api::paging::{PageQuery, page_of};
+use crate::portfolio::api::paging::{KeyRequestCursor, PageQuery, page_of};
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
 use crate::portfolio::ops;
 use crate::portfolio::ops::key_requests::{Approval, ApprovedKeyRequest};
@@ -38,9 +40,10 @@ pub(crate) struct KeyRequestFilter {
 #[utoipa::path(
     get, path = "/api/admin/key-requests",
     tag = "admin",
-    params(KeyRequestFilter, PageQuery),
+    params(KeyRequestFilter, PageQuery, KeyRequestCursor),
     responses(
-        (status = 200, description = "A page of requests", body = KeyRequestPage),
+        (status = 200, description = "A page of requests", body = KeyRequestPage,
+            headers(("Link" = String, description = "Where the next page is"))),
         (status = 400, description = "A malformed status or page"),
     ),
     security(("oauth" = ["keys:manage"])),
@@ -49,12 +52,13 @@ pub(crate) async fn list_key_requests(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
     Query(filter): Query<KeyRequestFilter>,
+    uri: Uri,
     Query(page): Query<PageQuery>,
-) -> Result<axum::Json<KeyRequestPage>, Error> {
-    let paging = page.paging()?;
-    let (requests, total) =
-        lists::key_requests(&state.db, filter.status, paging.offset(), paging.limit()).await?;
-    Ok(axum::Json(KeyRequestPage::new(requests, paging, total)))
+    Query(cursor): Query<KeyRequestCursor>,
+) -> Result<Response, Error> {
+    let paging = page.paging(cursor.after()?)?;
+    let page = lists::key_requests(&state.db, filter.status, &paging.window()).await?;
+    Ok(KeyRequestPage::response(page, &paging, &uri))
 }
 
 /// Approves a request: its key is made, shown here once, and emailed to

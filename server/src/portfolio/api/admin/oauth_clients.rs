@@ -2,7 +2,8 @@
 //! them, revoke one (its tokens stop working at once).
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -12,9 +13,10 @@ use crate::access::ops::{self, Actor};
 use crate::access::tokens::OAuthClient;
 use crate::config::Scope;
 use crate::http::error::Error;
-use crate::http::extract::{JsonBody, Path};
+use crate::http::extract::{JsonBody, Path, Query};
 use crate::http::idempotency::Idempotent;
 use crate::portfolio::api::auth::{KeysManage, Private};
+use crate::portfolio::api::paging::SliceQuery;
 use crate::portfolio::state::PortfolioState;
 
 /// A client to register.
@@ -31,16 +33,21 @@ pub(crate) struct OAuthClientSpec {
 #[utoipa::path(
     get, path = "/api/admin/oauth-clients",
     tag = "admin",
+    params(SliceQuery),
     responses(
-        (status = 200, description = "The clients", body = Vec<OAuthClient>),
+        (status = 200, description = "The clients", body = Vec<OAuthClient>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
     ),
     security(("oauth" = ["keys:manage"])),
 )]
 pub(crate) async fn list_oauth_clients(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
-) -> Result<axum::Json<Vec<OAuthClient>>, Error> {
-    Ok(axum::Json(ops::list_clients(state.ops().access()).await?))
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer_items(&ops::list_clients(state.ops().access()).await?, &uri)
 }
 
 /// Registers an OAuth client; its secret is shown this once.

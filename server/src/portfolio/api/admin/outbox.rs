@@ -2,12 +2,15 @@
 //! (as the CLI's `outbox`).
 
 use axum::extract::State;
+use axum::http::Uri;
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::http::error::Error;
-use crate::http::extract::JsonBody;
+use crate::http::extract::{JsonBody, Query};
 use crate::portfolio::api::auth::{Admin, Private};
+use crate::portfolio::api::paging::SliceQuery;
 use crate::portfolio::model::FailedEmail;
 use crate::portfolio::ops;
 use crate::portfolio::ops::outbox::Requeued;
@@ -29,18 +32,21 @@ pub(crate) struct Requeue {
 #[utoipa::path(
     get, path = "/api/admin/outbox/failed",
     tag = "admin",
+    params(SliceQuery),
     responses(
-        (status = 200, description = "The failed emails", body = Vec<FailedEmail>),
+        (status = 200, description = "The failed emails", body = Vec<FailedEmail>,
+            headers(("Link" = String, description = "Where the next slice is"))),
+        (status = 400, description = "A malformed limit or cursor"),
     ),
     security(("oauth" = ["admin"])),
 )]
 pub(crate) async fn list_failed_emails(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
-) -> Result<axum::Json<Vec<FailedEmail>>, Error> {
-    Ok(axum::Json(
-        lists::failed_emails(&state.db, LIST_LIMIT).await?,
-    ))
+    uri: Uri,
+    Query(slice): Query<SliceQuery>,
+) -> Result<Response, Error> {
+    slice.answer_items(&lists::failed_emails(&state.db, LIST_LIMIT).await?, &uri)
 }
 
 /// Puts failed emails back in the queue.

@@ -2,14 +2,15 @@
 //! address (the subscriber and every email to it, sent or not).
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
+use axum::response::Response;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
 use crate::portfolio::api::auth::{Private, SubscribersRead, SubscribersWrite};
-use crate::portfolio::api::paging::{PageQuery, page_of};
+use crate::portfolio::api::paging::{IdCursor, PageQuery, page_of};
 use crate::portfolio::model::{SubscriberEntry, SubscriberStatus};
 use crate::portfolio::ops;
 use crate::portfolio::reads::lists;
@@ -33,9 +34,10 @@ pub(crate) struct SubscriberFilter {
 #[utoipa::path(
     get, path = "/api/admin/subscribers",
     tag = "admin",
-    params(SubscriberFilter, PageQuery),
+    params(SubscriberFilter, PageQuery, IdCursor),
     responses(
-        (status = 200, description = "A page of subscribers", body = SubscriberPage),
+        (status = 200, description = "A page of subscribers", body = SubscriberPage,
+            headers(("Link" = String, description = "Where the next page is"))),
         (status = 400, description = "A malformed status or page"),
     ),
     security(("oauth" = ["subscribers:read"])),
@@ -44,12 +46,13 @@ pub(crate) async fn list_subscribers(
     State(state): State<PortfolioState>,
     _caller: Private<SubscribersRead>,
     Query(filter): Query<SubscriberFilter>,
+    uri: Uri,
     Query(page): Query<PageQuery>,
-) -> Result<axum::Json<SubscriberPage>, Error> {
-    let paging = page.paging()?;
-    let (entries, total) =
-        lists::subscribers(&state.db, filter.status, paging.offset(), paging.limit()).await?;
-    Ok(axum::Json(SubscriberPage::new(entries, paging, total)))
+    Query(cursor): Query<IdCursor>,
+) -> Result<Response, Error> {
+    let paging = page.paging(cursor.after()?)?;
+    let page = lists::subscribers(&state.db, filter.status, &paging.window()).await?;
+    Ok(SubscriberPage::response(page, &paging, &uri))
 }
 
 /// Erases a subscriber: the address and every email to it are deleted.

@@ -5,21 +5,41 @@
 //! nothing (the machines are noisy: compare ratios, not rates).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
 use crate::load::{
-    Ceiling, Figures, Options, WRK_THREAD_INDEX, apt_install, build_ceiling, find_or_install,
-    first_line, measure, record_answer, send_all, write_answer,
+    Ceiling, Figures, Options, WRK_THREAD_INDEX, build_ceiling, find_or_install, measure,
+    record_answer, send_all, write_answer,
 };
 use crate::postgres::FreshDatabases;
+use crate::smtp::SmtpSink;
 use crate::stress::{Server, build_release, client};
 
 /// The API key the run gives `GET /api/llm-context` (from the environment,
 /// as an operator's configuration would hold it).
-const BENCH_KEY: &str = "bench-key-0123456789abcdef";
+pub(crate) const BENCH_KEY: &str = "bench-key-0123456789abcdef";
+
+/// The server's environment for a run: rate limits raised (a run measures
+/// the work, not the limiter), the API keys `keys` (a TOML array), and
+/// emails to the local SMTP server on `smtp_port`.
+pub(crate) fn server_env<'a>(keys: &'a str, smtp_port: &'a str) -> Vec<(&'static str, &'a str)> {
+    vec![
+        (
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__PER_KEY_PER_MINUTE",
+            "1000000000",
+        ),
+        (
+            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
+            "1000000000",
+        ),
+        ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__HOST", "127.0.0.1"),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__PORT", smtp_port),
+        ("PETSTORE_PORTFOLIO_MAIL__SMTP__TLS", "none"),
+    ]
+}
 
 /// One measured request (`place-order` has a script of its own: each order
 /// is for another available pet, see [`wrk_script`]).
@@ -166,22 +186,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     let mix_keys = format!("[{bench_key},{}]", crate::mix::mix_keys_config());
     let smtp = SmtpSink::start(root)?;
     let smtp_port = smtp.port.to_string();
-    let env = [
-        // Rate limits raised for the run: it measures the work, not the limiter.
-        (
-            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__PER_KEY_PER_MINUTE",
-            "1000000000",
-        ),
-        (
-            "PETSTORE_PORTFOLIO_PORTFOLIO__RATE_LIMIT__ANONYMOUS_PER_MINUTE",
-            "1000000000",
-        ),
-        ("PETSTORE_PORTFOLIO_PORTFOLIO__API_KEYS", keys.as_str()),
-        // Emails go to a local SMTP server that counts them.
-        ("PETSTORE_PORTFOLIO_MAIL__SMTP__HOST", "127.0.0.1"),
-        ("PETSTORE_PORTFOLIO_MAIL__SMTP__PORT", smtp_port.as_str()),
-        ("PETSTORE_PORTFOLIO_MAIL__SMTP__TLS", "none"),
-    ];
+    let env = server_env(&keys, &smtp_port);
     let http = client()?;
     // The start is noisy on a shared machine (a first run of a fresh
     // binary reads it from disk; a busy neighbour delays a thread): the
@@ -797,7 +802,8 @@ async fn notify_subscribers(
     }))
     .await?;
     let subscribing = started.elapsed();
-    smtp.wait_for(before + SUBSCRIBERS as u64).await?;
+    smtp.wait_for(before + SUBSCRIBERS as u64, Duration::from_secs(120))
+        .await?;
     let welcomed = started.elapsed();
     println!(
         "newsletter: {SUBSCRIBERS} subscriptions in {:.1} s; their welcome emails delivered \
@@ -833,7 +839,8 @@ async fn notify_subscribers(
         .await?;
     let answered = started.elapsed();
     let queued = answer["queued"].as_u64().context("no queued count")?;
-    smtp.wait_for(before + queued).await?;
+    smtp.wait_for(before + queued, Duration::from_secs(120))
+        .await?;
     let delivered = started.elapsed() - answered;
     println!(
         "notify-subscribers: {queued} emails queued, answered in {} ms; delivered in {:.1} s \
@@ -843,78 +850,6 @@ async fn notify_subscribers(
         queued as f64 / delivered.as_secs_f64()
     );
     Ok(())
-}
-
-/// Debian's Python, which python3-aiosmtpd installs into (a `python3` first
-/// on PATH may be another).
-const DEBIAN_PYTHON: &str = "/usr/bin/python3";
-
-/// An SMTP server that counts what it accepts (`bench/smtp_sink.py`,
-/// on Debian's python3-aiosmtpd, installed if missing).
-struct SmtpSink {
-    child: Child,
-    port: u16,
-    counter: tempfile::NamedTempFile,
-}
-
-impl SmtpSink {
-    fn start(root: &Path) -> anyhow::Result<SmtpSink> {
-        let has_aiosmtpd = || {
-            Command::new(DEBIAN_PYTHON)
-                .args(["-c", "import aiosmtpd"])
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !has_aiosmtpd() {
-            apt_install("python3-aiosmtpd")?;
-            anyhow::ensure!(has_aiosmtpd(), "aiosmtpd is still missing");
-        }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let counter = tempfile::NamedTempFile::new()?;
-        let mut child = Command::new(DEBIAN_PYTHON)
-            .arg(root.join("bench/smtp_sink.py"))
-            .arg(counter.path())
-            .arg(port.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("cannot start the SMTP server")?;
-        let line = first_line(&mut child)?;
-        anyhow::ensure!(line.trim() == "READY", "the SMTP server did not start");
-        Ok(SmtpSink {
-            child,
-            port,
-            counter,
-        })
-    }
-
-    /// Emails accepted so far.
-    fn delivered(&self) -> anyhow::Result<u64> {
-        Ok(std::fs::metadata(self.counter.path())?.len())
-    }
-
-    /// Waits until `count` emails were accepted (at most two minutes).
-    async fn wait_for(&self, count: u64) -> anyhow::Result<()> {
-        let started = Instant::now();
-        while self.delivered()? < count {
-            anyhow::ensure!(
-                started.elapsed() < Duration::from_secs(120),
-                "the outbox delivered {} of {count} emails in two minutes",
-                self.delivered()?
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for SmtpSink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Adds `count` sold pets, 64 at a time.

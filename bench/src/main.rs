@@ -9,6 +9,8 @@ mod instructions;
 mod load;
 mod mix;
 mod postgres;
+mod scale;
+mod smtp;
 mod stress;
 
 use std::path::{Path, PathBuf};
@@ -52,6 +54,16 @@ enum Command {
         /// checked.
         #[arg(long)]
         only: Option<String>,
+        /// Instead of the run above: fill one server through the API to
+        /// 1,000, 10,000, 100,000 and 1,000,000 pets, then 100,000
+        /// subscribers and 1,000,000 page views, and print what each read
+        /// costs at each size (takes a while).
+        #[arg(long)]
+        scale: bool,
+        /// With `--scale`: these store sizes instead, comma-separated (e.g.
+        /// `1000,10000` for a quick try).
+        #[arg(long, value_delimiter = ',', requires = "scale")]
+        sizes: Option<Vec<usize>>,
     },
 }
 
@@ -93,6 +105,8 @@ async fn run(root: &Path, command: Command) -> anyhow::Result<()> {
             connections,
             database_url,
             only,
+            scale,
+            sizes,
         } => {
             let options = load::Options {
                 seconds,
@@ -100,7 +114,12 @@ async fn run(root: &Path, command: Command) -> anyhow::Result<()> {
                 database_url,
                 only,
             };
-            bench::run(root, &options).await
+            if scale {
+                let sizes = sizes.unwrap_or_else(|| scale::SIZES.to_vec());
+                scale::run(root, &options, &sizes).await
+            } else {
+                bench::run(root, &options).await
+            }
         }
     }
 }

@@ -69,6 +69,22 @@ fn with_database(url: &str, name: &str) -> anyhow::Result<String> {
     Ok(format!("{base}/{name}{query}"))
 }
 
+/// The size of the database `url` names, in MiB.
+pub fn database_size_mib(url: &str) -> anyhow::Result<f64> {
+    let output = Command::new("psql")
+        .args(["-X", "-q", "-A", "-t", "-d", url, "-c"])
+        .arg("SELECT pg_database_size(current_database())")
+        .output()
+        .context("cannot run psql (Debian's postgresql-client)")?;
+    anyhow::ensure!(
+        output.status.success(),
+        "psql: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let bytes: f64 = String::from_utf8_lossy(&output.stdout).trim().parse()?;
+    Ok(bytes / (1024.0 * 1024.0))
+}
+
 fn psql(url: &str, statement: &str) -> anyhow::Result<()> {
     let output = Command::new("psql")
         .args([

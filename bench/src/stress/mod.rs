@@ -44,7 +44,7 @@ pub fn cargo_build_release(root: &Path, what: &[&str]) -> anyhow::Result<PathBuf
 pub struct Server {
     child: Child,
     pub url: String,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
 }
 
 impl Server {
@@ -73,7 +73,27 @@ impl Server {
         shell_prefix: &str,
         args: &[String],
     ) -> anyhow::Result<Server> {
-        let data = tempfile::tempdir()?;
+        Self::spawn_in(tempfile::tempdir()?, binary, env, shell_prefix, args)
+    }
+
+    /// Like [`start_with_args`](Self::start_with_args), on the data folder
+    /// `data` (prepared before the start, e.g. with an OAuth client).
+    pub(crate) fn start_in(
+        data: tempfile::TempDir,
+        binary: &Path,
+        env: &[(&str, &str)],
+        args: &[String],
+    ) -> anyhow::Result<Server> {
+        Self::spawn_in(data, binary, env, "", args)
+    }
+
+    fn spawn_in(
+        data: tempfile::TempDir,
+        binary: &Path,
+        env: &[(&str, &str)],
+        shell_prefix: &str,
+        args: &[String],
+    ) -> anyhow::Result<Server> {
         let script = format!(
             "{shell_prefix} data=\"$1\"; shift; exec \"$0\" --bind 127.0.0.1:0 --data-dir \"$data\" \"$@\"",
         );
@@ -92,11 +112,12 @@ impl Server {
         }
         let mut child = command.spawn().context("cannot start the server")?;
         let url = listening_on(&mut child, Duration::from_secs(30))?;
-        Ok(Server {
-            child,
-            url,
-            _data: data,
-        })
+        Ok(Server { child, url, data })
+    }
+
+    /// The server's data folder (its SQLite database, emails as files).
+    pub(crate) fn data_dir(&self) -> &Path {
+        self.data.path()
     }
 
     /// The server's peak resident memory so far (VmHWM), in MiB.

@@ -20,6 +20,7 @@ on_every_database!(
     an_approved_order_makes_the_pet_pending,
     an_empty_inventory_has_every_status_at_zero,
     the_inventory_counts_pets_per_status,
+    the_inventory_follows_every_kind_of_pet_write,
     the_inventory_refuses_xml_in_xml,
     the_inventory_refuses_other_formats_in_json,
     ordering_a_pending_pet_is_422,
@@ -175,6 +176,80 @@ async fn the_inventory_counts_pets_per_status(db: Db) {
     assert_eq!(counts.get("available"), Some(&1));
     assert_eq!(counts.get("pending"), Some(&1));
     assert_eq!(counts.get("sold"), Some(&0));
+    server.stop().await;
+}
+
+/// Each status's pets, as `findByStatus` lists them whole.
+async fn listed(server: &TestServer) -> std::collections::HashMap<String, i32> {
+    let mut counts = std::collections::HashMap::new();
+    for status in ["available", "pending", "sold"] {
+        let (code, _, body) = send(http().get(format!(
+            "{}/v2/pet/findByStatus?status={status}",
+            server.url
+        )))
+        .await;
+        assert_eq!(code, 200, "{body}");
+        let pets: Vec<serde_json::Value> = serde_json::from_str(&body).expect("a list");
+        counts.insert(status.to_owned(), i32::try_from(pets.len()).expect("a count"));
+    }
+    counts
+}
+
+/// The inventory's counts are kept as pets are written, by every kind of
+/// write: added (by the server's ids and the client's, far apart), replaced
+/// with another status or the same, changed by a form, ordered, freed,
+/// delivered, deleted. After each step they are what the lists hold.
+async fn the_inventory_follows_every_kind_of_pet_write(db: Db) {
+    let server = TestServer::start(db).await;
+    let client = server.petstore();
+    let post = |body: serde_json::Value| {
+        send(http().post(format!("{}/v2/pet", server.url)).json(&body))
+    };
+    for n in 0..40_u64 {
+        let status = ["available", "pending", "sold"][usize::try_from(n % 3).expect("small")];
+        let mut pet = json!({"name": format!("p{n}"), "photoUrls": [], "status": status});
+        if n % 2 == 0 {
+            // Client-chosen ids land in every stripe the counts are kept in.
+            pet["id"] = json!(1_000_000 + n * 37);
+        }
+        assert_eq!(post(pet).await.0, 200);
+    }
+    assert_eq!(inventory(&client).await, listed(&server).await, "after adding");
+
+    let replace = |id: u64, status: &str| {
+        send(http().put(format!("{}/v2/pet", server.url)).json(&json!({
+            "id": id, "name": "replaced", "photoUrls": [], "status": status
+        })))
+    };
+    assert_eq!(replace(1_000_000, "sold").await.0, 200);
+    assert_eq!(replace(1_000_074, "pending").await.0, 200);
+    assert_eq!(replace(1_000_148, "available").await.0, 200);
+    assert_eq!(replace(1_000_148, "available").await.0, 200);
+    let form = send(
+        http()
+            .post(format!("{}/v2/pet/1000222", server.url))
+            .form(&[("status", "sold")]),
+    )
+    .await;
+    assert_eq!(form.0, 200, "{}", form.2);
+    assert_eq!(inventory(&client).await, listed(&server).await, "after replacing");
+
+    let freed = add_named_pet(&client, "Freed", &[]).await;
+    let placed = place_order(&client, order(freed, None)).await;
+    assert_eq!(inventory(&client).await, listed(&server).await, "after an order");
+    delete_order(&client, &placed).await;
+    let sold = add_named_pet(&client, "Sold", &[]).await;
+    place_order(&client, order(sold, Some(OrderStatus::Delivered))).await;
+    assert_eq!(inventory(&client).await, listed(&server).await, "after orders");
+
+    for id in [1_000_000, 1_000_296, freed] {
+        let (code, _, body) =
+            send(http().delete(format!("{}/v2/pet/{id}", server.url))).await;
+        assert_eq!(code, 200, "{body}");
+    }
+    let counts = inventory(&client).await;
+    assert_eq!(counts, listed(&server).await, "after deleting");
+    assert_eq!(counts.values().sum::<i32>(), 39, "40 + 2 added, 3 deleted");
     server.stop().await;
 }
 

@@ -21,7 +21,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use quick_cache::UnitWeighter;
-use quick_cache::sync::{Cache, DefaultLifecycle};
+use quick_cache::sync::{Cache, DefaultLifecycle, EntryAction, EntryResult};
 
 use crate::storage::{Database, Generations};
 
@@ -100,6 +100,13 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
 
     /// The value for `key`: from memory if nothing it depends on was written
     /// since it was read, from `load` (the database) otherwise.
+    ///
+    /// Of the requests that miss the same key at once, one reads it and the
+    /// others wait for what it reads: a write to a value everyone reads (or a
+    /// cold start) would otherwise send each of them to the database at
+    /// once, for a value that costs the same to read for all, and a slow one
+    /// (the inventory's count over every pet) would pile up as a crowd of
+    /// identical reads.
     pub(crate) async fn get<F, E>(
         &self,
         db: &Database,
@@ -109,13 +116,44 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
     where
         F: AsyncFnOnce() -> Result<Option<V>, E>,
     {
-        let (held, begun) = self.lookup(db, &key).await;
-        if let Some(value) = held {
+        if !self.enabled || db.catch_up().await.is_err() {
+            return Ok(load().await?.map(Arc::new));
+        }
+        // Taken before the database is read, as in `lookup_caught_up`.
+        let ticket = (self.ticket_of)(db.generations(), &key);
+        if let Some(value) = self.held(ticket, &key) {
+            self.hits.increment(1);
             return Ok(Some(value));
         }
+        // A value kept under this ticket or a later one is as new as this
+        // request needs; an older one is replaced, by this request or by the
+        // one already reading it, which this one then waits for.
+        let entry = self
+            .entries
+            .entry_async(&key, |_, (held, value)| {
+                if *held >= ticket {
+                    EntryAction::Retain(value.clone())
+                } else {
+                    EntryAction::ReplaceWithGuard
+                }
+            })
+            .await;
+        let guard = match entry {
+            EntryResult::Retained(value) => {
+                self.hits.increment(1);
+                return Ok(Some(value));
+            }
+            EntryResult::Vacant(guard) | EntryResult::Replaced(guard, _) => Some(guard),
+            // Neither is answered to a callback that never removes and to a
+            // wait without a timeout; read alone then.
+            EntryResult::Removed(..) | EntryResult::Timeout => None,
+        };
+        self.misses.increment(1);
         let value = load().await?.map(Arc::new);
-        if let Some(value) = &value {
-            self.keep(begun, key, value.clone());
+        if let (Some(guard), Some(value)) = (guard, &value) {
+            // Refused only when the entry was evicted meanwhile: nothing
+            // is lost but a later hit.
+            let _ = guard.insert((ticket, value.clone()));
         }
         Ok(value)
     }
@@ -170,9 +208,10 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         self.entries.insert(key, (ticket, value));
     }
 
+    /// The value kept for `key` if it was read under `ticket` or later.
     fn held(&self, ticket: u64, key: &K) -> Option<Arc<V>> {
         let (held, value) = self.entries.get(key)?;
-        (held == ticket).then_some(value)
+        (held >= ticket).then_some(value)
     }
 }
 
@@ -228,5 +267,37 @@ mod tests {
             (900..=1000).contains(&kept),
             "{kept} of 1,100 kept in a cache of 1,000"
         );
+    }
+
+    /// Requests that miss one key at once read it once: the others wait
+    /// for that read and answer what it read.
+    #[tokio::test]
+    async fn requests_missing_one_key_at_once_read_it_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (_dir, db) = crate::storage::temporary_sqlite().await;
+        let cache: ReadCache<u64, u64> = ReadCache::new(&db, "test", 10, any_key);
+        let reads = AtomicUsize::new(0);
+        let (release, released) = tokio::sync::watch::channel(false);
+        let request = || async {
+            cache
+                .get(&db, 7, async || {
+                    reads.fetch_add(1, Ordering::SeqCst);
+                    let mut released = released.clone();
+                    released.wait_for(|go| *go).await.map_err(|_| "released")?;
+                    Ok::<_, &str>(Some(42))
+                })
+                .await
+        };
+        let crowd = futures::future::join_all((0..16).map(|_| request()));
+        let answers = tokio::join!(crowd, async {
+            // Every request has asked before the first read finishes.
+            tokio::task::yield_now().await;
+            release.send(true).ok();
+        })
+        .0;
+        assert_eq!(reads.load(Ordering::SeqCst), 1, "one read for the crowd");
+        for answer in answers {
+            assert_eq!(answer.map(|value| value.map(|v| *v)), Ok(Some(42)));
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The inventory: how many pets have each status, every status present (0
 //! where none), as JSON. From memory until a pet's status changes, or a pet
-//! comes or goes: counting is a scan of every pet.
+//! comes or goes; then from the counts the database keeps as pets are
+//! written (a few rows, however many pets there are).
 
 use std::collections::BTreeMap;
 

@@ -168,12 +168,20 @@ async fn set_status(
     Ok(())
 }
 
-/// Everyone subscribed, in the order they came.
-pub(crate) async fn subscribed(conn: &mut AnyConnection) -> Result<Vec<Subscriber>, StoreError> {
+/// At most `limit` of the subscribed, in the order they came, after
+/// subscriber `after`.
+pub(crate) async fn subscribed_after(
+    conn: &mut AnyConnection,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<Subscriber>, StoreError> {
     let rows: Vec<SubscriberRow> = sqlx::query_as(&format!(
-        "SELECT {SUBSCRIBER_COLUMNS} FROM subscribers WHERE status = $1 ORDER BY id"
+        "SELECT {SUBSCRIBER_COLUMNS} FROM subscribers WHERE status = $1 AND id > $2 \
+         ORDER BY id LIMIT $3"
     ))
     .bind(SubscriberStatus::Subscribed.as_str())
+    .bind(after)
+    .bind(limit)
     .fetch_all(conn)
     .await?;
     rows.into_iter().map(Subscriber::try_from).collect()

@@ -192,17 +192,24 @@ pub(crate) async fn notify(
     if let Some(queued) = db::notifications::queued_for(tx.conn(), slug).await? {
         return Ok(result(queued, true));
     }
-    let subscribers = db::subscribers::subscribed(tx.conn()).await?;
     let url = format!("{public_url}/api/posts/{slug}");
     let notice = templates::PostNotice {
         title: &post.title,
         summary: &post.summary,
         url: &url,
     };
-    // Written a chunk at a time: 10,000 emails held at once would take
-    // tens of MiB.
-    for chunk in subscribers.chunks(outbox::EMAILS_PER_STATEMENT) {
-        let emails: Vec<_> = chunk
+    // Read and written a chunk at a time, in the transaction: however many
+    // subscribers there are, the server holds one chunk of them and of
+    // their emails.
+    let chunk = i64::try_from(outbox::EMAILS_PER_STATEMENT).unwrap_or(i64::MAX);
+    let (mut queued, mut after) = (0_i64, 0);
+    loop {
+        let subscribers = db::subscribers::subscribed_after(tx.conn(), after, chunk).await?;
+        let Some(last) = subscribers.last() else {
+            break;
+        };
+        after = last.id;
+        let emails: Vec<_> = subscribers
             .iter()
             .map(|subscriber| {
                 templates::new_post(
@@ -214,8 +221,8 @@ pub(crate) async fn notify(
             })
             .collect();
         outbox::enqueue_all(tx.conn(), &emails).await?;
+        queued += i64::try_from(emails.len()).unwrap_or(i64::MAX);
     }
-    let queued = i64::try_from(subscribers.len()).unwrap_or(i64::MAX);
     db::notifications::record(tx.conn(), slug, queued).await?;
     tx.commit().await?;
     ctx.mail_queued();

@@ -647,13 +647,7 @@ async fn find_by_status_scaling(server: &Server, http: &reqwest::Client) -> anyh
         "pets", "ms", "us/pet", "body MiB", "RSS MiB"
     );
     for count in [1_000_usize, 10_000, 100_000] {
-        let inventory: serde_json::Value = http
-            .get(format!("{}/v2/store/inventory", server.url))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let sold = usize::try_from(inventory["sold"].as_u64().unwrap_or(0))?;
+        let sold = sold_pets(http, &server.url).await?;
         add_sold_pets(http, &server.url, count.saturating_sub(sold)).await?;
         let mut times = Vec::new();
         let mut size = 0;
@@ -682,9 +676,9 @@ async fn find_by_status_scaling(server: &Server, http: &reqwest::Client) -> anyh
 }
 
 /// Whole lists beside everyone else: `GET /v2/pet/1` from 8 connections
-/// alone, then again while 8 other clients each pull the whole list of sold
-/// pets over and over (after the scaling run above, 100,000 of them); and
-/// what a page of 100 costs at the start of that list and deep in it.
+/// alone, then again while 8 other clients each pull the whole list of
+/// 150,000 sold pets over and over; and what a page of 100 costs at the
+/// start of that list and deep in it.
 async fn list_pullers(
     server: &Server,
     http: &reqwest::Client,
@@ -695,6 +689,9 @@ async fn list_pullers(
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const PULLERS: usize = 8;
+    const LISTED: usize = 150_000;
+    let sold = sold_pets(http, &server.url).await?;
+    add_sold_pets(http, &server.url, LISTED.saturating_sub(sold)).await?;
     let script = scripts.join("get-beside-pullers.lua");
     std::fs::write(&script, "wrk.method = \"GET\"\n")?;
     let get = Options {
@@ -734,8 +731,8 @@ async fn list_pullers(
     }
     println!(
         "GET /v2/pet/1 from 8 connections: alone {:.0} req/s, p99 {:.2} ms; beside {PULLERS} \
-         clients pulling whole lists of sold pets ({} lists in {} s): {:.0} req/s ({:.2} of alone), \
-         p99 {:.2} ms",
+         clients pulling whole lists of {LISTED} sold pets ({} lists in {} s): {:.0} req/s ({:.2} \
+         of alone), p99 {:.2} ms",
         alone.requests_per_sec,
         alone.p99_ms,
         pulled.load(Ordering::Relaxed),
@@ -850,6 +847,18 @@ async fn notify_subscribers(
         queued as f64 / delivered.as_secs_f64()
     );
     Ok(())
+}
+
+/// How many sold pets the store holds.
+async fn sold_pets(http: &reqwest::Client, url: &str) -> anyhow::Result<usize> {
+    let inventory: serde_json::Value = http
+        .get(format!("{url}/v2/store/inventory"))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    Ok(usize::try_from(inventory["sold"].as_u64().unwrap_or(0))?)
 }
 
 /// Adds `count` sold pets, 64 at a time.

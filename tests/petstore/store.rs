@@ -190,7 +190,10 @@ async fn listed(server: &TestServer) -> std::collections::HashMap<String, i32> {
         .await;
         assert_eq!(code, 200, "{body}");
         let pets: Vec<serde_json::Value> = serde_json::from_str(&body).expect("a list");
-        counts.insert(status.to_owned(), i32::try_from(pets.len()).expect("a count"));
+        counts.insert(
+            status.to_owned(),
+            i32::try_from(pets.len()).expect("a count"),
+        );
     }
     counts
 }
@@ -202,9 +205,8 @@ async fn listed(server: &TestServer) -> std::collections::HashMap<String, i32> {
 async fn the_inventory_follows_every_kind_of_pet_write(db: Db) {
     let server = TestServer::start(db).await;
     let client = server.petstore();
-    let post = |body: serde_json::Value| {
-        send(http().post(format!("{}/v2/pet", server.url)).json(&body))
-    };
+    let post =
+        |body: serde_json::Value| send(http().post(format!("{}/v2/pet", server.url)).json(&body));
     for n in 0..40_u64 {
         let status = ["available", "pending", "sold"][usize::try_from(n % 3).expect("small")];
         let mut pet = json!({"name": format!("p{n}"), "photoUrls": [], "status": status});
@@ -214,7 +216,11 @@ async fn the_inventory_follows_every_kind_of_pet_write(db: Db) {
         }
         assert_eq!(post(pet).await.0, 200);
     }
-    assert_eq!(inventory(&client).await, listed(&server).await, "after adding");
+    assert_eq!(
+        inventory(&client).await,
+        listed(&server).await,
+        "after adding"
+    );
 
     let replace = |id: u64, status: &str| {
         send(http().put(format!("{}/v2/pet", server.url)).json(&json!({
@@ -232,19 +238,30 @@ async fn the_inventory_follows_every_kind_of_pet_write(db: Db) {
     )
     .await;
     assert_eq!(form.0, 200, "{}", form.2);
-    assert_eq!(inventory(&client).await, listed(&server).await, "after replacing");
+    assert_eq!(
+        inventory(&client).await,
+        listed(&server).await,
+        "after replacing"
+    );
 
     let freed = add_named_pet(&client, "Freed", &[]).await;
     let placed = place_order(&client, order(freed, None)).await;
-    assert_eq!(inventory(&client).await, listed(&server).await, "after an order");
+    assert_eq!(
+        inventory(&client).await,
+        listed(&server).await,
+        "after an order"
+    );
     delete_order(&client, &placed).await;
     let sold = add_named_pet(&client, "Sold", &[]).await;
     place_order(&client, order(sold, Some(OrderStatus::Delivered))).await;
-    assert_eq!(inventory(&client).await, listed(&server).await, "after orders");
+    assert_eq!(
+        inventory(&client).await,
+        listed(&server).await,
+        "after orders"
+    );
 
     for id in [1_000_000, 1_000_296, freed] {
-        let (code, _, body) =
-            send(http().delete(format!("{}/v2/pet/{id}", server.url))).await;
+        let (code, _, body) = send(http().delete(format!("{}/v2/pet/{id}", server.url))).await;
         assert_eq!(code, 200, "{body}");
     }
     let counts = inventory(&client).await;

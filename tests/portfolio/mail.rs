@@ -13,6 +13,8 @@ use serde_json::json;
 use crate::support::{assert_api_error, assert_refused, parse};
 
 on_every_database!(
+    calls_at_once_notify_a_crowd_once_a_chunk_at_a_time,
+    a_notification_cut_short_goes_on_where_it_stopped,
     a_contact_is_stored,
     a_contact_is_emailed_to_the_owner,
     contacting_without_a_valid_key_is_401_and_stores_nothing,
@@ -621,6 +623,79 @@ async fn notifying_again_of_a_post_queues_nothing(db: Db) {
     let again = notify(&admin, "outbox-pattern").await;
     assert_eq!((again.queued, again.already_notified), (2, true));
     assert_eq!(server.count("outbox").await, 5, "nothing queued twice");
+    server.stop().await;
+}
+
+/// Subscribes `count` addresses `n{i}@example.test`, 32 at a time.
+async fn subscribe_many(server: &TestServer, count: usize) {
+    use futures::StreamExt as _;
+    futures::stream::iter(0..count)
+        .for_each_concurrent(32, |n| async move {
+            subscribe(server, &format!("n{n}@example.test")).await;
+        })
+        .await;
+}
+
+/// How many "new post" emails the outbox holds, and for how many addresses.
+async fn post_emails(server: &TestServer) -> (i64, i64) {
+    let news = "outbox WHERE subject LIKE 'New post%'";
+    let emails = server.count(news).await;
+    let addresses = server
+        .count(&format!(
+            "(SELECT DISTINCT recipient FROM {news}) AS addresses"
+        ))
+        .await;
+    (emails, addresses)
+}
+
+/// More subscribers than one chunk holds, and four calls at once: they take
+/// the chunks in turn, and each address gets one email.
+async fn calls_at_once_notify_a_crowd_once_a_chunk_at_a_time(db: Db) {
+    let server = TestServer::start(db).await;
+    subscribe_many(&server, 1_001).await;
+    let admin = server.portfolio_with_key(Some(keys::ADMIN));
+    let answers = futures::future::join_all((0..4).map(|_| notify(&admin, "outbox-pattern"))).await;
+    for answer in &answers {
+        assert_eq!(answer.queued, 1_001, "{answers:?}");
+    }
+    assert!(
+        answers.iter().any(|answer| !answer.already_notified),
+        "{answers:?}"
+    );
+    assert_eq!(post_emails(&server).await, (1_001, 1_001));
+    let again = notify(&admin, "outbox-pattern").await;
+    assert_eq!((again.queued, again.already_notified), (1_001, true));
+    server.stop().await;
+}
+
+/// A notification a restart cut short after its first chunk (as its record
+/// says) queues the rest when asked again, and nobody twice.
+async fn a_notification_cut_short_goes_on_where_it_stopped(db: Db) {
+    let server = TestServer::start(db).await;
+    subscribe_many(&server, 600).await;
+    let admin = server.portfolio_with_key(Some(keys::ADMIN));
+    notify(&admin, "outbox-pattern").await;
+    // Undo its end: the emails after the 500th subscriber, and the record's
+    // "done", as if the server stopped after the first chunk.
+    server
+        .execute(
+            "DELETE FROM outbox WHERE subject LIKE 'New post%' AND recipient IN \
+             (SELECT email FROM subscribers WHERE id > \
+              (SELECT id FROM subscribers ORDER BY id LIMIT 1 OFFSET 499))",
+            &[],
+        )
+        .await;
+    server
+        .execute(
+            "UPDATE post_notifications SET queued = 500, resume_after = \
+             (SELECT id FROM subscribers ORDER BY id LIMIT 1 OFFSET 499)",
+            &[],
+        )
+        .await;
+    assert_eq!(post_emails(&server).await, (500, 500));
+    let resumed = notify(&admin, "outbox-pattern").await;
+    assert_eq!((resumed.queued, resumed.already_notified), (600, false));
+    assert_eq!(post_emails(&server).await, (600, 600));
     server.stop().await;
 }
 

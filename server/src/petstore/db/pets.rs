@@ -356,11 +356,10 @@ impl PetSelect {
 pub(crate) async fn count_by_status(db: &Database) -> Result<Vec<(PetStatus, i64)>, StoreError> {
     // The counts the pets' triggers keep (a few rows per status): the
     // inventory costs the same however many pets there are.
-    let counts: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT status, CAST(SUM(pets) AS BIGINT) FROM pet_counts GROUP BY status",
-    )
-    .fetch_all(db.pool())
-    .await?;
+    let counts: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, CAST(SUM(pets) AS BIGINT) FROM pet_counts GROUP BY status")
+            .fetch_all(db.pool())
+            .await?;
     counts
         .into_iter()
         .map(|(status, count)| Ok((parse_status(&status)?, count)))

@@ -184,31 +184,44 @@ pub(crate) async fn notify(
     let post = db::content::post(tx.conn(), slug)
         .await?
         .ok_or_else(|| Failure::not_found(format!("no post {:?}", slug.as_str())))?;
-    let result = |queued, already_notified| NotifyResult {
-        post_slug: slug.to_string(),
-        queued,
-        already_notified,
-    };
-    if let Some(queued) = db::notifications::queued_for(tx.conn(), slug).await? {
-        return Ok(result(queued, true));
+    let begun_before = db::notifications::progress(tx.conn(), slug).await?;
+    if let Some(done) = begun_before.filter(|progress| progress.resume_after.is_none()) {
+        return Ok(NotifyResult {
+            post_slug: slug.to_string(),
+            queued: done.queued,
+            already_notified: true,
+        });
     }
+    db::notifications::begin(tx.conn(), slug).await?;
+    tx.commit().await?;
+
     let url = format!("{public_url}/api/posts/{slug}");
     let notice = templates::PostNotice {
         title: &post.title,
         summary: &post.summary,
         url: &url,
     };
-    // Read and written a chunk at a time, in the transaction: however many
-    // subscribers there are, the server holds one chunk of them and of
-    // their emails.
-    let chunk = i64::try_from(outbox::EMAILS_PER_STATEMENT).unwrap_or(i64::MAX);
-    let (mut queued, mut after) = (0_i64, 0);
+    // A chunk of subscribers a transaction: the server holds one chunk of
+    // them and their emails however many there are, other writers wait for
+    // one chunk at most, and the worker sends the first emails while the
+    // last are queued. A call that finds the notification under way (begun
+    // by another, or by one a restart cut short) takes its next chunks.
+    let mut queued_here = 0;
     loop {
-        let subscribers = db::subscribers::subscribed_after(tx.conn(), after, chunk).await?;
-        let Some(last) = subscribers.last() else {
-            break;
+        let mut tx = ctx.db.begin_write().await?;
+        tx.changes_nothing_cached();
+        let progress = db::notifications::hold(tx.conn(), slug)
+            .await?
+            .ok_or_else(|| Failure::fault("notify", "the notification's record is gone"))?;
+        let Some(after) = progress.resume_after else {
+            return Ok(NotifyResult {
+                post_slug: slug.to_string(),
+                queued: progress.queued,
+                already_notified: begun_before.is_some() && queued_here == 0,
+            });
         };
-        after = last.id;
+        let chunk = i64::try_from(outbox::EMAILS_PER_STATEMENT).unwrap_or(i64::MAX);
+        let subscribers = db::subscribers::subscribed_after(tx.conn(), after, chunk).await?;
         let emails: Vec<_> = subscribers
             .iter()
             .map(|subscriber| {
@@ -221,12 +234,18 @@ pub(crate) async fn notify(
             })
             .collect();
         outbox::enqueue_all(tx.conn(), &emails).await?;
-        queued += i64::try_from(emails.len()).unwrap_or(i64::MAX);
+        let next = db::notifications::Progress {
+            queued: progress.queued + i64::try_from(emails.len()).unwrap_or(i64::MAX),
+            // An empty chunk: every subscriber has the email.
+            resume_after: subscribers.last().map(|last| last.id),
+        };
+        db::notifications::advance(tx.conn(), slug, next).await?;
+        tx.commit().await?;
+        if !emails.is_empty() {
+            queued_here += emails.len();
+            ctx.mail_queued();
+        }
     }
-    db::notifications::record(tx.conn(), slug, queued).await?;
-    tx.commit().await?;
-    ctx.mail_queued();
-    Ok(result(queued, false))
 }
 
 /// Erases subscriber `id` and every email still waiting for its address.

@@ -3,7 +3,7 @@
 //! first start.
 
 use axum::extract::State;
-use axum::http::{Uri, header};
+use axum::http::header;
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::http::error::Error;
-use crate::http::extract::{Path as PathParam, Query};
+use crate::http::extract::Path as PathParam;
 use crate::portfolio::api::auth::{ContextRead, Protected};
-use crate::portfolio::api::paging::SliceQuery;
+use crate::portfolio::api::paging::{Slice, SliceQuery};
 use crate::portfolio::model::{Achievement, Post, PostSummary, Project, SiteInfo, Slug, SlugParam};
 use crate::portfolio::reads::content;
 use crate::portfolio::state::PortfolioState;
@@ -54,10 +54,9 @@ pub(crate) async fn get_site_info(State(state): State<PortfolioState>) -> Result
 )]
 pub(crate) async fn list_projects(
     State(state): State<PortfolioState>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer(content::projects(state.reads()).await?, &uri)
+    slice.answer(content::projects(state.reads()).await?)
 }
 
 /// One project.
@@ -90,10 +89,9 @@ pub(crate) async fn get_project(
 )]
 pub(crate) async fn list_achievements(
     State(state): State<PortfolioState>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer_items(&content::achievements(&state.db).await?, &uri)
+    slice.answer_items(&content::achievements(&state.db).await?)
 }
 
 /// Lists the posts.
@@ -109,10 +107,9 @@ pub(crate) async fn list_achievements(
 )]
 pub(crate) async fn list_posts(
     State(state): State<PortfolioState>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer(content::posts(state.reads()).await?, &uri)
+    slice.answer(content::posts(state.reads()).await?)
 }
 
 /// One post, with its body.

@@ -6,8 +6,9 @@
 //! emails) answer whole unless asked for a slice (`?limit=10&cursor=...`).
 //! A page followed by another names it in a `Link` header (`rel="next"`).
 
-use axum::http::Uri;
-use axum::http::header;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -15,7 +16,7 @@ use serde_json::value::RawValue;
 use utoipa::IntoParams;
 
 use crate::http::error::Error;
-use crate::http::extract::keep_empty;
+use crate::http::extract::{Query, keep_empty};
 use crate::http::next_page::link_next;
 use crate::portfolio::reads::lists::{After, Window};
 
@@ -58,12 +59,17 @@ pub(crate) struct KeyRequestCursor {
     cursor: Option<String>,
 }
 
+/// A list's cursor parameter: where its page begins.
+pub(crate) trait Cursor: serde::de::DeserializeOwned + Send {
+    /// The item the page begins after; none for the first page.
+    fn after(&self) -> Result<Option<After>, Error>;
+}
+
 const BAD_CURSOR: &str = "cursor is not a cursor: send back the next_cursor of the page before \
                           (or its Link header's rel=\"next\"), or cursor= for the first page";
 
-impl IdCursor {
-    /// The item the page begins after; none for the first page.
-    pub(crate) fn after(&self) -> Result<Option<After>, Error> {
+impl Cursor for IdCursor {
+    fn after(&self) -> Result<Option<After>, Error> {
         match self.cursor.as_deref() {
             None | Some("") => Ok(None),
             Some(digits) => digits
@@ -77,9 +83,8 @@ impl IdCursor {
     }
 }
 
-impl KeyRequestCursor {
-    /// The request the page begins after; none for the first page.
-    pub(crate) fn after(&self) -> Result<Option<After>, Error> {
+impl Cursor for KeyRequestCursor {
+    fn after(&self) -> Result<Option<After>, Error> {
         match self.cursor.as_deref() {
             None | Some("") => Ok(None),
             Some(id) => id
@@ -143,6 +148,37 @@ impl Paging {
     }
 }
 
+/// The page of an admin list a request asks for (`page`, `per_page` and the
+/// list's cursor `C`, checked), and the request's own URI, which the next
+/// page's `Link` repeats.
+#[derive(Debug)]
+pub(crate) struct AdminPage<C> {
+    pub(crate) paging: Paging,
+    pub(crate) uri: Uri,
+    cursor: std::marker::PhantomData<C>,
+}
+
+impl<S: Send + Sync, C: Cursor> FromRequestParts<S> for AdminPage<C> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        let Query(page) = Query::<PageQuery>::from_request_parts(parts, state).await?;
+        let Query(cursor) = Query::<C>::from_request_parts(parts, state).await?;
+        Ok(AdminPage {
+            paging: page.paging(cursor.after()?)?,
+            uri: parts.uri.clone(),
+            cursor: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<C> AdminPage<C> {
+    /// The rows the page holds.
+    pub(crate) fn window(&self) -> Window {
+        self.paging.window()
+    }
+}
+
 /// A page as JSON, with a `Link` to the next one when there is one.
 pub(crate) fn page_response<P: Serialize>(page: P, next: Option<&str>, uri: &Uri) -> Response {
     link_next(axum::Json(page).into_response(), uri, next)
@@ -172,11 +208,11 @@ macro_rules! page_of {
 
         impl $name {
             /// The page answered, with a `Link` to the next one.
-            pub(crate) fn response(
+            pub(crate) fn response<C>(
                 page: $crate::portfolio::reads::lists::Page<$item>,
-                paging: &$crate::portfolio::api::paging::Paging,
-                uri: &axum::http::Uri,
+                asked: &$crate::portfolio::api::paging::AdminPage<C>,
             ) -> axum::response::Response {
+                let (paging, uri) = (&asked.paging, &asked.uri);
                 let next_cursor = page.next.map(|after| after.token());
                 let link = next_cursor.clone();
                 let body = $name {
@@ -193,6 +229,38 @@ macro_rules! page_of {
 }
 
 pub(crate) use page_of;
+
+/// The slice of a short list a request asks for, and the request's own URI,
+/// which the next slice's `Link` repeats.
+#[derive(Debug)]
+pub(crate) struct Slice {
+    query: SliceQuery,
+    uri: Uri,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Slice {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        let Query(query) = Query::<SliceQuery>::from_request_parts(parts, state).await?;
+        Ok(Slice {
+            query,
+            uri: parts.uri.clone(),
+        })
+    }
+}
+
+impl Slice {
+    /// The list (a JSON array) whole, or the slice asked for.
+    pub(crate) fn answer(&self, list: Bytes) -> Result<Response, Error> {
+        self.query.answer(list, &self.uri)
+    }
+
+    /// [`Slice::answer`] for a list not yet written as JSON.
+    pub(crate) fn answer_items<T: Serialize>(&self, items: &[T]) -> Result<Response, Error> {
+        self.query.answer_items(items, &self.uri)
+    }
+}
 
 /// A slice of a short list: `limit` items after the first `cursor`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -237,7 +305,7 @@ impl SliceQuery {
 
     /// The list (a JSON array) whole, or the slice asked for with a `Link`
     /// to the next one.
-    pub(crate) fn answer(&self, list: Bytes, uri: &Uri) -> Result<Response, Error> {
+    fn answer(&self, list: Bytes, uri: &Uri) -> Result<Response, Error> {
         let Some((start, limit)) = self.slice()? else {
             return Ok(json_array(list));
         };
@@ -256,11 +324,7 @@ impl SliceQuery {
     }
 
     /// [`SliceQuery::answer`] for a list not yet written as JSON.
-    pub(crate) fn answer_items<T: Serialize>(
-        &self,
-        items: &[T],
-        uri: &Uri,
-    ) -> Result<Response, Error> {
+    fn answer_items<T: Serialize>(&self, items: &[T], uri: &Uri) -> Result<Response, Error> {
         let list =
             serde_json::to_vec(items).map_err(|err| Error::internal("cannot write a list", err))?;
         self.answer(Bytes::from(list), uri)

@@ -3,7 +3,7 @@
 //! second on the others sharing the database.
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -17,7 +17,7 @@ use crate::http::error::Error;
 use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::{Idempotent, NoBody};
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::api::paging::SliceQuery;
+use crate::portfolio::api::paging::{Slice, SliceQuery};
 use crate::portfolio::state::PortfolioState;
 
 /// A key to make.
@@ -63,10 +63,9 @@ pub(crate) struct RotationQuery {
 pub(crate) async fn list_api_keys(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer_items(&ops::list_keys(state.ops().access(), None).await?, &uri)
+    slice.answer_items(&ops::list_keys(state.ops().access(), None).await?)
 }
 
 /// Makes an API key; it works at once and is shown this once.

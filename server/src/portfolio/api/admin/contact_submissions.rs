@@ -1,13 +1,11 @@
 //! Contact-form submissions, read a page at a time (newest first).
 
 use axum::extract::State;
-use axum::http::Uri;
 use axum::response::Response;
 
 use crate::http::error::Error;
-use crate::http::extract::Query;
 use crate::portfolio::api::auth::{Admin, Private};
-use crate::portfolio::api::paging::{IdCursor, PageQuery, page_of};
+use crate::portfolio::api::paging::{AdminPage, IdCursor, PageQuery, page_of};
 use crate::portfolio::model::ContactEntry;
 use crate::portfolio::reads::lists;
 use crate::portfolio::state::PortfolioState;
@@ -33,11 +31,8 @@ page_of!(
 pub(crate) async fn list_contact_submissions(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
-    uri: Uri,
-    Query(page): Query<PageQuery>,
-    Query(cursor): Query<IdCursor>,
+    asked: AdminPage<IdCursor>,
 ) -> Result<Response, Error> {
-    let paging = page.paging(cursor.after()?)?;
-    let page = lists::contact_submissions(&state.db, &paging.window()).await?;
-    Ok(ContactSubmissionPage::response(page, &paging, &uri))
+    let page = lists::contact_submissions(&state.db, &asked.window()).await?;
+    Ok(ContactSubmissionPage::response(page, &asked))
 }

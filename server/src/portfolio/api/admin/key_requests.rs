@@ -4,7 +4,6 @@
 //! same operations ([`ops::key_requests`]).
 
 use axum::extract::State;
-use axum::http::Uri;
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -15,7 +14,7 @@ use crate::http::extract::{JsonBody, Path, Query, keep_empty};
 use crate::http::idempotency::Idempotent;
 use crate::http::paths;
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::api::paging::{KeyRequestCursor, PageQuery, page_of};
+use crate::portfolio::api::paging::{AdminPage, KeyRequestCursor, PageQuery, page_of};
 use crate::portfolio::model::{KeyRequest, KeyRequestStatus};
 use crate::portfolio::ops;
 use crate::portfolio::ops::key_requests::{Approval, ApprovedKeyRequest};
@@ -52,13 +51,10 @@ pub(crate) async fn list_key_requests(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
     Query(filter): Query<KeyRequestFilter>,
-    uri: Uri,
-    Query(page): Query<PageQuery>,
-    Query(cursor): Query<KeyRequestCursor>,
+    asked: AdminPage<KeyRequestCursor>,
 ) -> Result<Response, Error> {
-    let paging = page.paging(cursor.after()?)?;
-    let page = lists::key_requests(&state.db, filter.status, &paging.window()).await?;
-    Ok(KeyRequestPage::response(page, &paging, &uri))
+    let page = lists::key_requests(&state.db, filter.status, &asked.window()).await?;
+    Ok(KeyRequestPage::response(page, &asked))
 }
 
 /// Approves a request: its key is made, shown here once, and emailed to

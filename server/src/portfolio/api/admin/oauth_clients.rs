@@ -2,7 +2,7 @@
 //! them, revoke one (its tokens stop working at once).
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -13,10 +13,10 @@ use crate::access::ops::{self, Actor};
 use crate::access::tokens::OAuthClient;
 use crate::config::Scope;
 use crate::http::error::Error;
-use crate::http::extract::{JsonBody, Path, Query};
+use crate::http::extract::{JsonBody, Path};
 use crate::http::idempotency::Idempotent;
 use crate::portfolio::api::auth::{KeysManage, Private};
-use crate::portfolio::api::paging::SliceQuery;
+use crate::portfolio::api::paging::{Slice, SliceQuery};
 use crate::portfolio::state::PortfolioState;
 
 /// A client to register.
@@ -44,10 +44,9 @@ pub(crate) struct OAuthClientSpec {
 pub(crate) async fn list_oauth_clients(
     State(state): State<PortfolioState>,
     _caller: Private<KeysManage>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer_items(&ops::list_clients(state.ops().access()).await?, &uri)
+    slice.answer_items(&ops::list_clients(state.ops().access()).await?)
 }
 
 /// Registers an OAuth client; its secret is shown this once.

@@ -2,15 +2,14 @@
 //! (as the CLI's `outbox`).
 
 use axum::extract::State;
-use axum::http::Uri;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::http::error::Error;
-use crate::http::extract::{JsonBody, Query};
+use crate::http::extract::JsonBody;
 use crate::portfolio::api::auth::{Admin, Private};
-use crate::portfolio::api::paging::SliceQuery;
+use crate::portfolio::api::paging::{Slice, SliceQuery};
 use crate::portfolio::model::FailedEmail;
 use crate::portfolio::ops;
 use crate::portfolio::ops::outbox::Requeued;
@@ -43,10 +42,9 @@ pub(crate) struct Requeue {
 pub(crate) async fn list_failed_emails(
     State(state): State<PortfolioState>,
     _caller: Private<Admin>,
-    uri: Uri,
-    Query(slice): Query<SliceQuery>,
+    slice: Slice,
 ) -> Result<Response, Error> {
-    slice.answer_items(&lists::failed_emails(&state.db, LIST_LIMIT).await?, &uri)
+    slice.answer_items(&lists::failed_emails(&state.db, LIST_LIMIT).await?)
 }
 
 /// Puts failed emails back in the queue.

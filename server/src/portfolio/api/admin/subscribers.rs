@@ -2,7 +2,7 @@
 //! address (the subscriber and every email to it, sent or not).
 
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 use crate::http::error::Error;
 use crate::http::extract::{Path, Query, keep_empty};
 use crate::portfolio::api::auth::{Private, SubscribersRead, SubscribersWrite};
-use crate::portfolio::api::paging::{IdCursor, PageQuery, page_of};
+use crate::portfolio::api::paging::{AdminPage, IdCursor, PageQuery, page_of};
 use crate::portfolio::model::{SubscriberEntry, SubscriberStatus};
 use crate::portfolio::ops;
 use crate::portfolio::reads::lists;
@@ -46,13 +46,10 @@ pub(crate) async fn list_subscribers(
     State(state): State<PortfolioState>,
     _caller: Private<SubscribersRead>,
     Query(filter): Query<SubscriberFilter>,
-    uri: Uri,
-    Query(page): Query<PageQuery>,
-    Query(cursor): Query<IdCursor>,
+    asked: AdminPage<IdCursor>,
 ) -> Result<Response, Error> {
-    let paging = page.paging(cursor.after()?)?;
-    let page = lists::subscribers(&state.db, filter.status, &paging.window()).await?;
-    Ok(SubscriberPage::response(page, &paging, &uri))
+    let page = lists::subscribers(&state.db, filter.status, &asked.window()).await?;
+    Ok(SubscriberPage::response(page, &asked))
 }
 
 /// Erases a subscriber: the address and every email to it are deleted.

@@ -123,8 +123,8 @@
 //!
 //! # Paged lists
 //!
-//! The admin lists that answer page by page have a `stream()` that yields
-//! every item across the pages (see [`paging`]):
+//! Every list of both services has a `stream()` that asks for its pages as
+//! they are read and yields every item across them (see [`paging`]):
 //!
 //! ```no_run
 //! # async fn demo(client: &petstore_portfolio_client::portfolio::Client) -> Result<(), petstore_portfolio_client::Error> {

@@ -180,7 +180,7 @@ pub async fn run(root: &Path, options: &Options) -> anyhow::Result<()> {
     };
     let args = database_args("main")?;
     let mix_args = database_args("mix")?;
-    let hot_spot_args = database_args("hot-spot")?;
+    let hot_spot_args = database_args("hot_spot")?;
     let bench_key = format!(r#"{{name="bench",key="{BENCH_KEY}",scopes=["admin"]}}"#);
     let keys = format!("[{bench_key}]");
     let mix_keys = format!("[{bench_key},{}]", crate::mix::mix_keys_config());

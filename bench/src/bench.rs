@@ -810,32 +810,10 @@ async fn notify_subscribers(
         SUBSCRIBERS as f64 / welcomed.as_secs_f64()
     );
 
-    let posts: serde_json::Value = http
-        .get(format!("{}/api/posts", server.url))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    let slug = posts
-        .as_array()
-        .and_then(|posts| posts.first())
-        .and_then(|post| post["slug"].as_str())
-        .context("no post to announce in the sample content")?
-        .to_owned();
     let before = smtp.delivered()?;
     let started = Instant::now();
-    let answer: serde_json::Value = http
-        .post(format!("{}/api/notify-subscribers", server.url))
-        .header("X-API-Key", BENCH_KEY)
-        .json(&serde_json::json!({ "post_slug": slug }))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let queued = notify_all(http, &server.url).await?;
     let answered = started.elapsed();
-    let queued = answer["queued"].as_u64().context("no queued count")?;
     smtp.wait_for(before + queued, Duration::from_secs(120))
         .await?;
     let delivered = started.elapsed() - answered;
@@ -851,14 +829,51 @@ async fn notify_subscribers(
 
 /// How many sold pets the store holds.
 async fn sold_pets(http: &reqwest::Client, url: &str) -> anyhow::Result<usize> {
-    let inventory: serde_json::Value = http
+    Ok(usize::try_from(
+        inventory(http, url).await?["sold"].as_u64().unwrap_or(0),
+    )?)
+}
+
+/// The store's inventory, as `getInventory` answers it.
+pub(crate) async fn inventory(
+    http: &reqwest::Client,
+    url: &str,
+) -> anyhow::Result<serde_json::Value> {
+    Ok(http
         .get(format!("{url}/v2/store/inventory"))
         .send()
         .await?
         .error_for_status()?
         .json()
+        .await?)
+}
+
+/// `notify-subscribers` for the sample content's newest post, with the
+/// run's key: how many emails it queued.
+pub(crate) async fn notify_all(http: &reqwest::Client, url: &str) -> anyhow::Result<u64> {
+    let posts: serde_json::Value = http
+        .get(format!("{url}/api/posts"))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
         .await?;
-    Ok(usize::try_from(inventory["sold"].as_u64().unwrap_or(0))?)
+    let slug = posts
+        .as_array()
+        .and_then(|posts| posts.first())
+        .and_then(|post| post["slug"].as_str())
+        .context("no post to announce in the sample content")?
+        .to_owned();
+    let answer: serde_json::Value = http
+        .post(format!("{url}/api/notify-subscribers"))
+        .header("X-API-Key", BENCH_KEY)
+        .json(&serde_json::json!({ "post_slug": slug }))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    answer["queued"].as_u64().context("no queued count")
 }
 
 /// Adds `count` sold pets, 64 at a time.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use crate::bench::{BENCH_KEY, server_env};
+use crate::bench::{BENCH_KEY, inventory, notify_all, server_env};
 use crate::load::{Figures, Options, find_or_install, measure, send_all};
 use crate::postgres::{FreshDatabases, database_size_mib};
 use crate::smtp::SmtpSink;
@@ -247,21 +247,11 @@ async fn portfolio(
          summary {summary:.2} ms"
     );
 
-    let slug = first_post(http, url).await?;
     let before = smtp.delivered()?;
     let rss_before = server.rss_mib()?;
     let started = Instant::now();
-    let answer: serde_json::Value = http
-        .post(format!("{url}/api/notify-subscribers"))
-        .header("X-API-Key", BENCH_KEY)
-        .json(&serde_json::json!({ "post_slug": slug }))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let queued = notify_all(http, url).await?;
     let answered = started.elapsed();
-    let queued = answer["queued"].as_u64().context("no queued count")?;
     // Memory while the outbox sends, sampled as the emails arrive.
     let mut most_rss = rss_before;
     while smtp.delivered()? < before + queued {
@@ -298,13 +288,7 @@ async fn portfolio(
 
 /// The pets the store holds now (the sample's, at the start).
 async fn count_pets(http: &reqwest::Client, url: &str) -> anyhow::Result<usize> {
-    let inventory: serde_json::Value = http
-        .get(format!("{url}/v2/store/inventory"))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
+    let inventory = inventory(http, url).await?;
     let counts = inventory.as_object().context("an inventory is an object")?;
     Ok(counts
         .values()
@@ -477,21 +461,5 @@ async fn bearer_token(
     Ok(answer["access_token"]
         .as_str()
         .context("no access_token")?
-        .to_owned())
-}
-
-async fn first_post(http: &reqwest::Client, url: &str) -> anyhow::Result<String> {
-    let posts: serde_json::Value = http
-        .get(format!("{url}/api/posts"))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    Ok(posts
-        .as_array()
-        .and_then(|posts| posts.first())
-        .and_then(|post| post["slug"].as_str())
-        .context("no post to announce in the sample content")?
         .to_owned())
 }

@@ -89,8 +89,9 @@ impl Cursor for KeyRequestCursor {
             None | Some("") => Ok(None),
             Some(id) => id
                 .strip_prefix("kr_")
-                .filter(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-                .filter(|hex| !hex.bytes().any(|b| b.is_ascii_uppercase()))
+                .filter(|hex| {
+                    hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                })
                 .map(|_| Some(After::Key(id.to_owned())))
                 .ok_or_else(|| Error::bad_request(BAD_CURSOR)),
         }
@@ -306,29 +307,46 @@ impl SliceQuery {
     /// The list (a JSON array) whole, or the slice asked for with a `Link`
     /// to the next one.
     fn answer(&self, list: Bytes, uri: &Uri) -> Result<Response, Error> {
-        let Some((start, limit)) = self.slice()? else {
+        let Some(asked) = self.slice()? else {
             return Ok(json_array(list));
         };
         let items: Vec<&RawValue> = serde_json::from_slice(&list)
             .map_err(|err| Error::internal("cannot read a list back", err))?;
-        let end = start.saturating_add(limit).min(items.len());
-        let slice = items.get(start..end).unwrap_or_default();
-        let body = serde_json::to_vec(slice)
-            .map_err(|err| Error::internal("cannot write a slice of a list", err))?;
-        let next = (end < items.len()).then(|| end.to_string());
-        Ok(link_next(
-            json_array(Bytes::from(body)),
-            uri,
-            next.as_deref(),
-        ))
+        write_slice(&items, Some(asked), uri)
     }
 
-    /// [`SliceQuery::answer`] for a list not yet written as JSON.
+    /// [`SliceQuery::answer`] for a list not yet written as JSON: only the
+    /// slice is written.
     fn answer_items<T: Serialize>(&self, items: &[T], uri: &Uri) -> Result<Response, Error> {
-        let list =
-            serde_json::to_vec(items).map_err(|err| Error::internal("cannot write a list", err))?;
-        self.answer(Bytes::from(list), uri)
+        write_slice(items, self.slice()?, uri)
     }
+}
+
+/// `items` whole (`asked` none), or the slice `(start, limit)` of them with a
+/// `Link` to the next one, as JSON.
+fn write_slice<T: Serialize>(
+    items: &[T],
+    asked: Option<(usize, usize)>,
+    uri: &Uri,
+) -> Result<Response, Error> {
+    let (slice, next) = match asked {
+        None => (items, None),
+        Some((start, limit)) => {
+            let end = start.saturating_add(limit).min(items.len());
+            let more = end < items.len();
+            (
+                items.get(start..end).unwrap_or_default(),
+                more.then(|| end.to_string()),
+            )
+        }
+    };
+    let body =
+        serde_json::to_vec(slice).map_err(|err| Error::internal("cannot write a list", err))?;
+    Ok(link_next(
+        json_array(Bytes::from(body)),
+        uri,
+        next.as_deref(),
+    ))
 }
 
 fn json_array(body: Bytes) -> Response {

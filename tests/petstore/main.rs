@@ -22,6 +22,7 @@ mod operation;
 mod pages;
 mod pets;
 mod rate_limit;
+mod read_caches;
 mod regenerate;
 mod sdk;
 mod store;

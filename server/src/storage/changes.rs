@@ -13,8 +13,10 @@
 //! correctness. Writes that touch nothing a cache holds (users, sessions,
 //! keys, emails, analytics) say so with [`Changes::nothing_cached`].
 
+use std::any::Any;
 use std::hash::{BuildHasher as _, Hash};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
 /// A kind of thing cached values depend on, named by the service that
 /// caches it: a lowercase ASCII letter, not `f` (the change feed's fences
@@ -92,6 +94,81 @@ impl Changes {
         match other {
             Changes::Everything => *self = Changes::Everything,
             Changes::Only(topics) => self.add(topics),
+        }
+    }
+}
+
+/// A value a write stored for a topic (a pet as written), for the caches to
+/// keep as if they had just read it ([`Keepers`]).
+#[derive(Clone)]
+pub(crate) struct Stored {
+    pub(crate) topic: Topic,
+    pub(crate) value: Arc<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for Stored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stored")
+            .field("topic", &self.topic)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Drops from `stored` what `changes` changes again: a later write to the
+/// same topic that stored nothing makes the earlier value stale.
+pub(crate) fn forget_changed(stored: &mut Vec<Stored>, changes: &Changes) {
+    match changes {
+        Changes::Everything => stored.clear(),
+        Changes::Only(topics) => stored.retain(|value| !topics.contains(&value.topic)),
+    }
+}
+
+/// Keeps a value a write stored: given the generations (moved on by its
+/// commit), the id of the value's topic and the value.
+pub(crate) type Keeper = Box<dyn Fn(&Generations, i64, &(dyn Any + Send + Sync)) + Send + Sync>;
+
+/// Who keeps what the writes store, by the kind of its topic: the caches
+/// register here (storage knows no service's types, hence `Any`).
+///
+/// A cache emptied by every write to what everyone reads (a pet renamed
+/// while it is read thousands of times a second) sent the next reader to
+/// the database for the value the write had in hand: kept at the commit, it
+/// is the next reader's hit. Only on SQLite, where one writer commits at a
+/// time and the committer keeps the values after the generations moved on
+/// and before the next commit can, so a value kept is never older than the
+/// last acknowledged write. PostgreSQL's commits are not ordered with this
+/// process's generations (two commits of one row may move them in either
+/// order), so there the next read goes to the database as before.
+#[derive(Default)]
+pub(crate) struct Keepers(RwLock<Vec<(TopicKind, Keeper)>>);
+
+impl std::fmt::Debug for Keepers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keepers").finish_non_exhaustive()
+    }
+}
+
+impl Keepers {
+    /// `keeper` keeps the values stored for topics of `kind`.
+    pub(crate) fn add(&self, kind: TopicKind, keeper: Keeper) {
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((kind, keeper));
+    }
+
+    /// Hands each value in `stored` to the keepers of its topic's kind; by
+    /// the committer, once the commit that wrote them moved the generations
+    /// on and before any later one does.
+    pub(crate) fn keep(&self, generations: &Generations, stored: &[Stored]) {
+        if stored.is_empty() {
+            return;
+        }
+        let keepers = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        for value in stored {
+            for (_, keeper) in keepers.iter().filter(|(kind, _)| *kind == value.topic.kind) {
+                keeper(generations, value.topic.id, value.value.as_ref());
+            }
         }
     }
 }

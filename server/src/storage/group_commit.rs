@@ -38,7 +38,8 @@ use std::sync::{Arc, Weak};
 use sqlx::{Any, AnyConnection, AnyPool, Executor as _, Transaction};
 use tokio::sync::{Mutex, Notify, OwnedMappedMutexGuard, OwnedMutexGuard, watch};
 
-use super::{Changes, Generations, StoreError};
+use super::changes::forget_changed;
+use super::{Changes, Generations, Keepers, StoreError, Stored};
 
 /// The batches' outcome as each writer receives it: `None` until the
 /// committer has tried.
@@ -74,6 +75,8 @@ struct Batch {
     abandoned: Option<String>,
     /// What its writers changed, for the caches.
     changes: Changes,
+    /// What its writers stored, for the caches to keep once it commits.
+    stored: Vec<Stored>,
 }
 
 impl GroupCommit {
@@ -82,6 +85,7 @@ impl GroupCommit {
         pool: AnyPool,
         commits: Arc<AtomicU64>,
         generations: Arc<Generations>,
+        keepers: Arc<Keepers>,
     ) -> Arc<Self> {
         let group = Arc::new(Self {
             pool,
@@ -93,6 +97,7 @@ impl GroupCommit {
             group.committer.clone(),
             commits,
             generations,
+            keepers,
         ));
         group
     }
@@ -153,6 +158,7 @@ impl GroupCommit {
             outcome: watch::channel(None).0,
             abandoned: None,
             changes: Changes::nothing_cached(),
+            stored: Vec::new(),
         })
     }
 }
@@ -176,12 +182,20 @@ impl Member {
 
     /// Hands the turn on and waits until the batch is committed: only then
     /// is this writer's work on disk.
-    pub(super) async fn commit(mut self, changes: Changes) -> Result<(), StoreError> {
+    pub(super) async fn commit(
+        mut self,
+        changes: Changes,
+        stored: Vec<Stored>,
+    ) -> Result<(), StoreError> {
         // The savepoint is not released: that would cost a statement, and
         // the batch's commit commits every savepoint in it. It stays, empty
         // of anything undoable, under the next writer's.
         self.released = true;
+        // What an earlier writer in the batch stored and this one changed
+        // again is no longer what the batch commits.
+        forget_changed(&mut self.batch.stored, &changes);
         self.batch.changes.merge(changes);
+        self.batch.stored.extend(stored);
         let mut outcome = self.batch.outcome.subscribe();
         drop(self);
         match outcome.wait_for(Option::is_some).await {
@@ -236,7 +250,12 @@ async fn settle_abandoned(turn: &mut Turn) {
 }
 
 /// Commits the open batch, if any, and tells its writers.
-async fn commit_batch(turn: &mut Turn, commits: &AtomicU64, generations: &Generations) {
+async fn commit_batch(
+    turn: &mut Turn,
+    commits: &AtomicU64,
+    generations: &Generations,
+    keepers: &Keepers,
+) {
     settle_abandoned(turn).await;
     let Some(mut batch) = turn.open.take() else {
         return;
@@ -251,6 +270,9 @@ async fn commit_batch(turn: &mut Turn, commits: &AtomicU64, generations: &Genera
             // serves an entry older than a write already acknowledged.
             commits.fetch_add(1, Ordering::AcqRel);
             generations.advance(&batch.changes);
+            // Still holding the turn: no later commit can move them again
+            // before what this one stored is kept.
+            keepers.keep(generations, &batch.stored);
             batch.outcome.send_replace(Some(Ok(())));
         }
         Err(err) => {
@@ -268,6 +290,7 @@ async fn run_committer(
     finished: Arc<Notify>,
     commits: Arc<AtomicU64>,
     generations: Arc<Generations>,
+    keepers: Arc<Keepers>,
 ) {
     loop {
         finished.notified().await;
@@ -275,7 +298,7 @@ async fn run_committer(
             return;
         };
         let mut turn = turn.lock_owned().await;
-        commit_batch(&mut turn, &commits, &generations).await;
+        commit_batch(&mut turn, &commits, &generations, &keepers).await;
     }
 }
 
@@ -354,6 +377,95 @@ mod tests {
             1,
             "the four writers shared one commit"
         );
+    }
+
+    /// What a batch's writers stored is kept once it commits, after the
+    /// generations moved on: the last value of each topic, and nothing a
+    /// later writer in the batch changed again without storing it, nor
+    /// anything of a writer that gave up.
+    #[tokio::test]
+    async fn a_batch_keeps_what_its_writers_stored_and_nothing_changed_after() {
+        use std::sync::{Arc, Mutex};
+
+        use crate::storage::{Topic, TopicKind};
+
+        const KIND: TopicKind = TopicKind::new(b'k');
+        let topic = |id| Topic::of(KIND, id);
+        let (_dir, db) = database().await;
+        let kept: Arc<Mutex<Vec<(i64, u32, u64)>>> = Arc::default();
+        let keeper = kept.clone();
+        db.keepers().add(
+            KIND,
+            Box::new(move |generations, id, value| {
+                let value = *value.downcast_ref::<u32>().unwrap();
+                // The ticket shows that the commit moved the topic on first.
+                let ticket = generations.ticket([Topic::of(KIND, id)]);
+                keeper.lock().unwrap().push((id, value, ticket));
+            }),
+        );
+        let before: Vec<u64> = (1..=4)
+            .map(|id| db.generations().ticket([topic(id)]))
+            .collect();
+
+        let mut first = db.begin_write().await.unwrap();
+        add(&mut first, "w1").await;
+        first.stored(topic(1), Arc::new(10_u32));
+        first.stored(topic(2), Arc::new(20_u32));
+        first.stored(topic(1), Arc::new(11_u32));
+        let second = pin!(async {
+            let mut tx = db.begin_write().await.unwrap();
+            add(&mut tx, "w2").await;
+            // Changed again, nothing stored: what the first stored is stale.
+            tx.changed([topic(2)]);
+            tx.stored(topic(3), Arc::new(30_u32));
+            tx.commit().await
+        });
+        let gives_up = pin!(async {
+            let mut tx = db.begin_write().await.unwrap();
+            tx.stored(topic(4), Arc::new(40_u32));
+        });
+        let (mut second, mut gives_up) = (second, gives_up);
+        assert!(matches!(futures::poll!(second.as_mut()), Poll::Pending));
+        assert!(matches!(futures::poll!(gives_up.as_mut()), Poll::Pending));
+        let (first, second, ()) = tokio::join!(first.commit(), second, gives_up);
+        first.unwrap();
+        second.unwrap();
+
+        let kept = kept.lock().unwrap().clone();
+        let values: Vec<(i64, u32)> = kept.iter().map(|&(id, value, _)| (id, value)).collect();
+        assert_eq!(values, [(1, 11), (3, 30)]);
+        for (id, _, ticket) in kept {
+            let at = usize::try_from(id - 1).unwrap();
+            assert_ne!(ticket, before[at], "topic {id} kept before it moved on");
+        }
+    }
+
+    /// A write that is rolled back keeps nothing it stored.
+    #[tokio::test]
+    async fn a_write_rolled_back_keeps_nothing() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        use crate::storage::{Topic, TopicKind};
+
+        const KIND: TopicKind = TopicKind::new(b'k');
+        let (_dir, db) = database().await;
+        let kept = Arc::new(AtomicUsize::new(0));
+        let keeper = kept.clone();
+        db.keepers().add(
+            KIND,
+            Box::new(move |_, _, _| {
+                keeper.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        {
+            let mut tx = db.begin_write().await.unwrap();
+            tx.stored(Topic::of(KIND, 1), Arc::new(1_u32));
+        }
+        let mut tx = db.begin_write().await.unwrap();
+        add(&mut tx, "w1").await;
+        tx.commit().await.unwrap();
+        assert_eq!(kept.load(Ordering::SeqCst), 0);
     }
 
     /// A writer whose request is dropped while it holds the turn leaves

@@ -30,7 +30,7 @@ pub(crate) mod error;
 mod group_commit;
 pub(crate) mod read_cache;
 
-pub(crate) use changes::{Changes, Generations, Topic, TopicKind};
+pub(crate) use changes::{Changes, Generations, Keepers, Stored, Topic, TopicKind};
 pub(crate) use error::StoreError;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -66,6 +66,8 @@ pub(crate) struct Database {
     /// through this handle ([`changes`]) and, on PostgreSQL, by the other
     /// replicas' ([`change_feed`]).
     generations: Arc<Generations>,
+    /// Who keeps in the caches what the writes store ([`Keepers`]).
+    keepers: Arc<Keepers>,
     /// Names this process in the notices of its writes ([`change_feed`]).
     replica: u64,
     /// On PostgreSQL, once [`Database::follow_changes`] started it: the
@@ -122,6 +124,8 @@ pub(crate) struct WriteTx {
     kind: WriteTxKind,
     /// What it changed, for the caches: everything, unless it says less.
     changes: Changes,
+    /// Values it stored, for the caches to keep ([`Keepers`]).
+    stored: Vec<Stored>,
 }
 
 enum WriteTxKind {
@@ -151,7 +155,17 @@ impl WriteTx {
         if matches!(self.changes, Changes::Everything) {
             self.changes = Changes::nothing_cached();
         }
+        let topics: Vec<Topic> = topics.into_iter().collect();
+        self.stored.retain(|value| !topics.contains(&value.topic));
         self.changes.add(topics);
+    }
+
+    /// Says that this transaction changed `topic` to `value`, which the
+    /// caches may keep once it is committed (on SQLite: [`Keepers`]); a
+    /// later change to `topic` in the same transaction forgets it.
+    pub(crate) fn stored(&mut self, topic: Topic, value: Arc<dyn std::any::Any + Send + Sync>) {
+        self.changed([topic]);
+        self.stored.push(Stored { topic, value });
     }
 
     /// Says that this transaction changes nothing a cache holds.
@@ -164,7 +178,7 @@ impl WriteTx {
     /// (on PostgreSQL, in every replica's caches: [`change_feed`]).
     pub(crate) async fn commit(self) -> Result<(), StoreError> {
         match self.kind {
-            WriteTxKind::Batched(member) => member.commit(self.changes).await,
+            WriteTxKind::Batched(member) => member.commit(self.changes, self.stored).await,
             WriteTxKind::Own {
                 mut tx,
                 commits,
@@ -301,14 +315,21 @@ impl Database {
         })?;
         let commits = Arc::<AtomicU64>::default();
         let generations = Arc::<Generations>::default();
+        let keepers = Arc::<Keepers>::default();
         Ok(Self {
             sqlite_writers: (backend == Backend::Sqlite).then(|| {
-                group_commit::GroupCommit::new(pool.clone(), commits.clone(), generations.clone())
+                group_commit::GroupCommit::new(
+                    pool.clone(),
+                    commits.clone(),
+                    generations.clone(),
+                    keepers.clone(),
+                )
             }),
             pool,
             backend,
             commits,
             generations,
+            keepers,
             replica: change_feed::replica_id(),
             feed: Arc::default(),
         })
@@ -418,12 +439,19 @@ impl Database {
         Ok(WriteTx {
             kind,
             changes: Changes::Everything,
+            stored: Vec::new(),
         })
     }
 
     /// The generations of what the caches hold.
     pub(crate) fn generations(&self) -> &Generations {
         &self.generations
+    }
+
+    /// Who keeps in the caches what the writes store: a cache registers
+    /// itself there for its topics' kind.
+    pub(crate) fn keepers(&self) -> &Keepers {
+        &self.keepers
     }
 
     /// How many write transactions (batches, on SQLite) this process has

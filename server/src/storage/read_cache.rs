@@ -208,6 +208,27 @@ impl<K: Eq + Hash + Clone, V> ReadCache<K, V> {
         self.entries.insert(key, (ticket, value));
     }
 
+    /// Replaces what is held for `key` by the value `made` makes of what a
+    /// write has just stored, under the current ticket: for a keeper
+    /// ([`crate::storage::Keepers`]), which is called once the write's
+    /// commit moved the generations on and before a later commit can.
+    /// Nothing is made for a key not held (what nobody reads stays out),
+    /// nor kept when `made` gives nothing.
+    pub(crate) fn refill(
+        &self,
+        generations: &Generations,
+        key: K,
+        made: impl FnOnce() -> Option<V>,
+    ) {
+        if !self.enabled || self.entries.peek(&key).is_none() {
+            return;
+        }
+        let ticket = (self.ticket_of)(generations, &key);
+        if let Some(value) = made() {
+            self.entries.insert(key, (ticket, Arc::new(value)));
+        }
+    }
+
     /// The value kept for `key` if it was read under `ticket` or later.
     fn held(&self, ticket: u64, key: &K) -> Option<Arc<V>> {
         let (held, value) = self.entries.get(key)?;

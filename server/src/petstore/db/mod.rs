@@ -23,7 +23,8 @@ pub(crate) mod topics {
     use crate::petstore::model::PetStatus;
     use crate::storage::{Topic, TopicKind};
 
-    const PET: TopicKind = TopicKind::new(b'p');
+    /// The pets, one topic each (by id).
+    pub(crate) const PET: TopicKind = TopicKind::new(b'p');
     const PETS_WITH_STATUS: TopicKind = TopicKind::new(b's');
 
     /// How many pets have each status (the inventory).
@@ -34,8 +35,8 @@ pub(crate) mod topics {
         Topic::of(PET, id)
     }
 
-    /// The pets with one status, as `findPetsByStatus` lists them (which
-    /// pets, and what each is).
+    /// Which pets have one status (`findPetsByStatus`'s list is these, and
+    /// what each of them is: [`pet`]).
     pub(crate) fn pets_with(status: PetStatus) -> Topic {
         let id = match status {
             PetStatus::Available => 0,

@@ -623,8 +623,8 @@ pub(crate) async fn delete(
 }
 
 /// Tells `tx`'s commit what changing pet `id` changes for the caches: the
-/// pet; the lists of its status `before` (`None`: it did not exist) and
-/// `after` (`None`: it is deleted); the counts, if its status changed.
+/// pet; if its status changed, which pets have its status `before` (`None`:
+/// it did not exist) and `after` (`None`: it is deleted), and the counts.
 pub(crate) fn note_change(
     tx: &mut WriteTx,
     id: i64,
@@ -632,10 +632,37 @@ pub(crate) fn note_change(
     after: Option<PetStatus>,
 ) {
     tx.changed([topics::pet(id)]);
-    tx.changed(before.into_iter().chain(after).map(topics::pets_with));
     if before != after {
+        tx.changed(before.into_iter().chain(after).map(topics::pets_with));
         tx.changed([topics::PET_COUNTS]);
     }
+}
+
+/// [`note_change`] for pet `id` written whole as `pet`: what it is now, for
+/// the caches to keep once the write is committed.
+/// Nothing is kept if the pet does not read back (it is then not written
+/// either: the write fails on the same columns).
+pub(crate) fn note_written(tx: &mut WriteTx, id: i64, before: Option<PetStatus>, pet: &Pet) {
+    note_change(tx, id, before, pet.status);
+    if let Ok(stored) = as_read_back(id, pet) {
+        tx.stored(topics::pet(id), std::sync::Arc::new(stored));
+    }
+}
+
+/// Pet `id` as its row reads back once `pet` is written to it (the default
+/// status applied, an empty category dropped): through the same columns,
+/// so that a cache keeps exactly what a read would have given it.
+fn as_read_back(id: i64, pet: &Pet) -> Result<Pet, StoreError> {
+    let columns = PetColumns::of(pet)?;
+    Pet::try_from(PetRow {
+        id,
+        name: pet.name.clone(),
+        category_id: columns.category_id,
+        category_name: columns.category_name,
+        photo_urls: columns.photo_urls,
+        tags: columns.tags,
+        status: columns.status.to_owned(),
+    })
 }
 
 /// Tells `tx`'s commit that pet `id` may have any status now, from any.

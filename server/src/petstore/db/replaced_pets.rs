@@ -48,7 +48,8 @@ impl WriteInBatches for ReplacedPet {
                 found.push(false);
                 continue;
             };
-            pets::note_change(tx, *id, Some(*before), pet.status);
+            // Each written whole: the caches keep the last.
+            pets::note_written(tx, *id, Some(*before), pet);
             if let Some(after) = pet.status {
                 *before = after;
             }

@@ -24,7 +24,7 @@ pub(crate) async fn add(ctx: Context<'_>, pet: Pet) -> Result<Pet, Failure> {
     };
     let mut tx = ctx.db.begin_write().await?;
     let before = db::pets::status(tx.conn(), requested).await?;
-    db::pets::note_change(&mut tx, requested, before, pet.status);
+    db::pets::note_written(&mut tx, requested, before, &pet);
     if before.is_some() {
         db::pets::write(tx.conn(), requested, &pet).await?;
     } else {
@@ -72,7 +72,7 @@ pub(crate) async fn update_name_or_status(
     if let Some(status) = status {
         pet.status = Some(status);
     }
-    db::pets::note_change(&mut tx, id, before, pet.status);
+    db::pets::note_written(&mut tx, id, before, &pet);
     db::pets::write_keeping_tags(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(pet)
@@ -113,10 +113,10 @@ pub(crate) async fn add_image(
     let mut pet = db::pets::get(tx.conn(), id)
         .await?
         .ok_or_else(|| not_found(id))?;
-    db::pets::note_change(&mut tx, id, pet.status, pet.status);
     let image_id = db::images::insert(tx.conn(), id, image, metadata).await?;
     let url = url_of(image_id);
     pet.photo_urls.push(url.clone());
+    db::pets::note_written(&mut tx, id, pet.status, &pet);
     db::pets::write_keeping_tags(tx.conn(), id, &pet).await?;
     tx.commit().await?;
     Ok(url)

@@ -66,12 +66,29 @@ impl Listing {
     }
 }
 
-/// What a list of pets by status depends on: the pets of its statuses.
+/// A short list of `findPetsByStatus` as kept: the bytes sent, the pets it
+/// lists, and the ticket of those pets when it was made.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    body: Bytes,
+    ids: Vec<i64>,
+    pets_ticket: u64,
+}
+
+/// What a kept list depends on, as its cache sees it: which pets have its
+/// statuses. What each of them is ([`pets_ticket`]) is checked apart, so
+/// that a pet renamed costs the list a join of the cached pets, not a read
+/// of which pets it holds.
 pub(crate) fn ticket(
     generations: &Generations,
     (statuses, _): &(BTreeSet<PetStatus>, Format),
 ) -> u64 {
     generations.ticket(statuses.iter().map(|status| topics::pets_with(*status)))
+}
+
+/// The ticket of what the pets `ids` are.
+fn pets_ticket(generations: &Generations, ids: &[i64]) -> u64 {
+    generations.ticket(ids.iter().map(|id| topics::pet(*id)))
 }
 
 /// `findPetsByStatus`'s whole list: a short one is kept, as the bytes
@@ -84,26 +101,21 @@ pub(crate) async fn by_statuses(
 ) -> Result<Listing, Error> {
     let key = (statuses, format);
     let (held, begun) = ctx.caches.pet_lists.lookup(ctx.db, &key).await;
-    if let Some(bytes) = held {
-        return Ok(Listing::Whole(Bytes::clone(&bytes)));
-    }
-    if begun.tracked()
-        && let Some(bytes) = from_cached_pets(ctx, &key.0, format).await?
+    if let Some(kept) = &held
+        && kept.pets_ticket == pets_ticket(ctx.db.generations(), &kept.ids)
     {
-        ctx.caches
-            .pet_lists
-            .keep(begun, key, Arc::new(bytes.clone()));
-        return Ok(Listing::Whole(bytes));
+        return Ok(Listing::Whole(Bytes::clone(&kept.body)));
     }
-    let listing = whole(ctx, format, PetSelect::with_statuses(&key.0)).await?;
-    if let Listing::Whole(bytes) = &listing
-        && bytes.len() <= PIECE
-    {
-        ctx.caches
-            .pet_lists
-            .keep(begun, key, Arc::new(bytes.clone()));
+    if begun.tracked() {
+        // The same pets, some of them changed: only those are looked up.
+        let ids = held.map(|kept| kept.ids.clone());
+        if let Some(kept) = from_cached_pets(ctx, &key.0, format, ids).await? {
+            let body = Bytes::clone(&kept.body);
+            ctx.caches.pet_lists.keep(begun, key, Arc::new(kept));
+            return Ok(Listing::Whole(body));
+        }
     }
-    Ok(listing)
+    whole(ctx, format, PetSelect::with_statuses(&key.0)).await
 }
 
 /// `findPetsByTags`'s whole list: every pet that has any of `names`, once.
@@ -261,20 +273,20 @@ const CHUNK: usize = 500;
 /// Most pets in a list made of cached pets ([`from_cached_pets`]), so that
 /// making one keeps a bounded number of pets in memory; a longer one is
 /// read and streamed.
-const MOST_CACHED_PETS: usize = 256;
+const MOST_CACHED_PETS: usize = 512;
 
 /// `findPetsByStatus`'s list made of the pets' own cached answers
-/// (`getPetById`'s), reading from the database only the list's ids and the
-/// pets that are not cached; `None` when it cannot be (the list is longer
-/// than [`MOST_CACHED_PETS`] or than a [`PIECE`], which [`read`] streams,
-/// or a write moved a pet in or out of it while it was being made), for
-/// the caller to read the list whole.
+/// (`getPetById`'s), reading from the database only the list's ids (unless
+/// they are known: `ids`, the pets of the list kept before) and the pets
+/// that are not cached; `None` when it cannot be (the list is longer than
+/// [`MOST_CACHED_PETS`] or than a [`PIECE`], which [`whole`] streams, or a
+/// write moved a pet in or out of it while it was being made), for the
+/// caller to read the list whole.
 ///
-/// A list is emptied from its cache whenever one of its pets changes, and in
-/// a mixed load (a few pets renamed among many reads) it was read again,
-/// every pet of it decoded and serialised, about as often as its pets
-/// changed; made of cached pets, it costs a read of its ids and of the
-/// pet that changed.
+/// Read whole, a list emptied by a write to one of its pets cost a read of
+/// every pet, each decoded and serialised again, about as often as its
+/// pets changed; made of cached pets, it costs a join of their answers,
+/// and a write that stored the pet it changed left it in the cache.
 ///
 /// The caller has looked the list up in its cache and so caught up with
 /// the other replicas' writes (`begun.tracked()`): every pet is then at
@@ -287,15 +299,25 @@ async fn from_cached_pets(
     ctx: Context<'_>,
     statuses: &BTreeSet<PetStatus>,
     format: Format,
-) -> Result<Option<Bytes>, Error> {
-    // One connection for both reads: each pooled connection given back is
-    // pinged by sqlx on its way into the pool.
-    let mut conn = ctx.db.conn().await?;
-    let ids = db::pets::ids_with_statuses(&mut conn, statuses, MOST_CACHED_PETS + 1).await?;
+    ids: Option<Vec<i64>>,
+) -> Result<Option<Kept>, Error> {
+    let mut conn = None;
+    let ids = match ids {
+        Some(ids) => ids,
+        None => {
+            // One connection for both reads: each pooled connection given
+            // back is pinged by sqlx on its way into the pool.
+            let conn = conn.insert(ctx.db.conn().await?);
+            db::pets::ids_with_statuses(conn, statuses, MOST_CACHED_PETS + 1).await?
+        }
+    };
     if ids.len() > MOST_CACHED_PETS {
         return Ok(None);
     }
     ctx.lists.allow_whole(ids.len() as u64)?;
+    // Taken before the pets are looked up: a pet that changes meanwhile
+    // makes the list stale at once.
+    let pets_ticket = pets_ticket(ctx.db.generations(), &ids);
     let mut pets = Vec::with_capacity(ids.len());
     let mut missing = Vec::new();
     for (at, &id) in ids.iter().enumerate() {
@@ -306,8 +328,12 @@ async fn from_cached_pets(
         pets.push(held);
     }
     if !missing.is_empty() {
+        let conn = match &mut conn {
+            Some(conn) => conn,
+            None => conn.insert(ctx.db.conn().await?),
+        };
         let missing_ids: Vec<i64> = missing.iter().map(|&(_, id, _)| id).collect();
-        let read = db::pets::get_many(&mut conn, &missing_ids).await?;
+        let read = db::pets::get_many(conn, &missing_ids).await?;
         let read: HashMap<i64, Pet> = read
             .into_iter()
             .filter_map(|pet| Some((pet.id?, pet)))
@@ -337,7 +363,11 @@ async fn from_cached_pets(
     if size > PIECE {
         return Ok(None);
     }
-    Ok(Some(join(format, &bodies)))
+    Ok(Some(Kept {
+        body: join(format, &bodies),
+        ids,
+        pets_ticket,
+    }))
 }
 
 /// The list of pets whose answers (as `getPetById` writes them) are

@@ -66,19 +66,21 @@ pub async fn run(root: &Path, options: &Options, sizes: &[usize]) -> anyhow::Res
     println!(
         "cargo xtask bench --scale: release build on {database}; wrk {} connections, {} s per run; \
          times (ms) are medians of {SAMPLES} sequential requests. getPetById of a random pet among \
-         the first {HOT_PETS} (hot) and among all (any); a page of 100 sold pets at the start \
+         the first {HOT_PETS} (hot) and among all (any; its time: one at a time, each another \
+         pet); a page of 100 sold pets at the start \
          (page1) and 90 % into the list (deep); the whole list of sold pets (a third); \
          getInventory from memory, and just after a write (cold)",
         options.connections, options.seconds
     );
     println!(
-        "{:>9} {:>7} | {:>8} {:>6} | {:>8} {:>6} | {:>5} {:>5} | {:>7} {:>6} | {:>8} {:>6} {:>6} | {:>5} {:>6}",
+        "{:>9} {:>7} | {:>8} {:>6} | {:>8} {:>6} {:>5} | {:>5} {:>5} | {:>7} {:>6} | {:>8} {:>6} {:>6} | {:>5} {:>6}",
         "pets",
         "added/s",
         "hot r/s",
         "p99",
         "any r/s",
         "p99",
+        "time",
         "page1",
         "deep",
         "whole",
@@ -110,6 +112,7 @@ pub async fn run(root: &Path, options: &Options, sizes: &[usize]) -> anyhow::Res
             &script(scripts.path(), "any-pet", &random_pet_script(pets))?,
             options,
         )?;
+        let any_time = any_pet_ms(&http, &server.url, pets).await?;
         let sold = format!("{}/v2/pet/findByStatus?status=sold", server.url);
         let first_page = median_ms(&http, &format!("{sold}&limit=100")).await?;
         let deep_page =
@@ -132,13 +135,14 @@ pub async fn run(root: &Path, options: &Options, sizes: &[usize]) -> anyhow::Res
         let cold = cold_inventory_ms(&http, &server.url).await?;
         pets += COLD_SAMPLES;
         println!(
-            "{:>9} {:>7.0} | {:>8.0} {:>6.2} | {:>8.0} {:>6.2} | {:>5.2} {:>5.2} | {:>7.0} {:>6.1} | {:>8.0} {:>6.2} {:>6.2} | {:>5.1} {:>6.1}{}",
+            "{:>9} {:>7.0} | {:>8.0} {:>6.2} | {:>8.0} {:>6.2} {:>5.2} | {:>5.2} {:>5.2} | {:>7.0} {:>6.1} | {:>8.0} {:>6.2} {:>6.2} | {:>5.1} {:>6.1}{}",
             size,
             added_per_second,
             hot.requests_per_sec,
             hot.p99_ms,
             any.requests_per_sec,
             any.p99_ms,
+            any_time,
             first_page,
             deep_page,
             whole_ms,
@@ -349,6 +353,27 @@ async fn cold_inventory_ms(http: &reqwest::Client, url: &str) -> anyhow::Result<
             .error_for_status()?;
         let started = Instant::now();
         http.get(format!("{url}/v2/store/inventory"))
+            .send()
+            .await?
+            .error_for_status()?
+            .bytes()
+            .await?;
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(median(times))
+}
+
+/// `getPetById` of one pet after another among the first `pets`, spread
+/// over them (at a million, nearly every one read from the database): the
+/// median time.
+async fn any_pet_ms(http: &reqwest::Client, url: &str, pets: usize) -> anyhow::Result<f64> {
+    let mut times = Vec::new();
+    for sample in 0..SAMPLES {
+        // 104,729 is prime to every size the run makes: each sample is
+        // another pet.
+        let id = 1 + (sample * 104_729 + 7_919) % pets.max(1);
+        let started = Instant::now();
+        http.get(format!("{url}/v2/pet/{id}"))
             .send()
             .await?
             .error_for_status()?

@@ -306,7 +306,12 @@ impl TokenSource {
         {
             return Ok(cached.token.clone());
         }
-        let fetched = self.fetch(http, traceparent).await?;
+        let fetched = self.fetch(http, traceparent).await;
+        crate::observe::token_fetch(
+            &self.token_url,
+            fetched.as_ref().err().map(|e| e as &dyn std::fmt::Display),
+        );
+        let fetched = fetched?;
         let token = fetched.token.clone();
         *current = Some(fetched);
         Ok(token)

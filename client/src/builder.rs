@@ -18,7 +18,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use crate::auth::{Credentials, TokenSource};
 pub use crate::error::BuildError;
 use crate::retry::RetryPolicy;
-use crate::transport::Transport;
+use crate::transport::{SDK_USER_AGENT, ServiceInfo, Transport};
 
 /// A service the SDK has a client for.
 pub trait Service {
@@ -28,6 +28,8 @@ pub trait Service {
     const BASE_PATH: &'static str;
     /// The operations that take an `Idempotency-Key`.
     const IDEMPOTENT_OPERATIONS: &'static [&'static str];
+    /// Each operation's route template (`/v2/pet/{petId}`), for its span.
+    const OPERATION_ROUTES: &'static [(&'static str, &'static str)];
     /// The client for the server whose root (without the service's path)
     /// is `root_url`.
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;
@@ -53,6 +55,14 @@ pub struct ClientBuilder<S> {
     client_credentials: Option<ClientCredentials>,
     /// Extra root certificates (PEM) to trust.
     roots: Vec<Vec<u8>>,
+    /// The caller's product, named before the SDK's in `User-Agent`.
+    user_agent: Option<String>,
+    /// Headers every request carries.
+    headers: Vec<(HeaderName, HeaderValue)>,
+    /// The caller's own HTTP client, if given.
+    http: Option<reqwest::Client>,
+    /// The caller's changes to the HTTP client the SDK builds.
+    adjust_http: Option<AdjustHttp>,
     service: PhantomData<S>,
 }
 
@@ -66,6 +76,10 @@ impl<S> Clone for ClientBuilder<S> {
             credentials: self.credentials.clone(),
             client_credentials: self.client_credentials.clone(),
             roots: self.roots.clone(),
+            user_agent: self.user_agent.clone(),
+            headers: self.headers.clone(),
+            http: self.http.clone(),
+            adjust_http: self.adjust_http.clone(),
             service: PhantomData,
         }
     }
@@ -93,6 +107,17 @@ impl<S> fmt::Debug for ClientBuilder<S> {
                     .map(|c| c.client_id.as_str()),
             )
             .field("extra_root_certificates", &self.roots.len())
+            .field("user_agent", &self.user_agent)
+            .field(
+                "default_headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
+            .field("own_http_client", &self.http.is_some())
+            .field("adjusted_http_client", &self.adjust_http.is_some())
             .finish()
     }
 }
@@ -110,8 +135,77 @@ impl<S: Service> ClientBuilder<S> {
             credentials: Vec::new(),
             client_credentials: None,
             roots: Vec::new(),
+            user_agent: None,
+            headers: Vec::new(),
+            http: None,
+            adjust_http: None,
             service: PhantomData,
         }
+    }
+
+    /// Names your program in the `User-Agent` of every request, before the
+    /// SDK's own: `my-app/1.2` gives `my-app/1.2 petstore-portfolio-client/0.1.0`,
+    /// so that the server's operators can tell callers and SDK versions
+    /// apart. Without it, the SDK's alone.
+    pub fn user_agent(mut self, product: impl Into<String>) -> Self {
+        self.user_agent = Some(product.into());
+        self
+    }
+
+    /// Sends `name: value` with every request (a header the SDK sets
+    /// itself, such as a credential or `User-Agent`, is not replaced).
+    pub fn default_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.retain(|(existing, _)| *existing != name);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// Changes the HTTP client the SDK builds, after its TLS and timeouts
+    /// are set: a proxy, pool settings, default headers, HTTP/2 only.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use petstore_portfolio_client::reqwest;
+    ///
+    /// let proxy = reqwest::Proxy::all("http://proxy.internal:3128")?;
+    /// let client = petstore_portfolio_client::petstore::ClientBuilder::new("https://pets.example")
+    ///     .configure_reqwest(move |http| http.proxy(proxy.clone()).pool_max_idle_per_host(4))
+    ///     .build()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn configure_reqwest(
+        mut self,
+        adjust: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder + Send + Sync + 'static,
+    ) -> Self {
+        self.adjust_http = Some(AdjustHttp(std::sync::Arc::new(adjust)));
+        self
+    }
+
+    /// Sends the requests through `client`, one you built and may share:
+    /// its proxy, connection pool, TLS settings and default headers. The
+    /// SDK's credentials, retries, `User-Agent` and per-attempt
+    /// [`timeout`](Self::timeout) still apply; the connect timeout and the
+    /// trusted certificates are your client's, and
+    /// [`add_root_certificate`](Self::add_root_certificate) or
+    /// [`configure_reqwest`](Self::configure_reqwest) beside it is refused
+    /// at [`build`](Self::build). Start from [`http_client_builder`], which
+    /// has the SDK's TLS: with the default features reqwest has no crypto
+    /// provider of its own, and `reqwest::Client::builder().build()` panics
+    /// unless your program installed one.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use petstore_portfolio_client::builder::http_client_builder;
+    ///
+    /// let shared = http_client_builder()?.build()?;
+    /// let client = petstore_portfolio_client::petstore::ClientBuilder::new("https://pets.example")
+    ///     .with_reqwest_client(shared.clone())
+    ///     .build()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn with_reqwest_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
     }
 
     /// Trusts the root certificate (or certificates) in `pem` too, besides
@@ -172,8 +266,9 @@ impl<S: Service> ClientBuilder<S> {
     }
 
     /// The client. Fails if the URL is not `http://` or `https://` with
-    /// the server's root or the service's path, a credential is not a
-    /// valid header value, or a root certificate is not PEM.
+    /// the server's root or the service's path, a credential or the
+    /// `User-Agent` is not a valid header value, a root certificate is not
+    /// PEM, or root certificates are given beside your own HTTP client.
     pub fn build(self) -> Result<S::Client, BuildError> {
         let root = root_url(&self.server_url, S::BASE_PATH)?;
         let mut headers = Vec::new();
@@ -186,19 +281,62 @@ impl<S: Service> ClientBuilder<S> {
             .client_credentials
             .map(|c| TokenSource::new(&root, c.client_id, c.client_secret, c.scope));
         let credentials = Credentials::new(headers, tokens);
-        let http = reqwest::Client::builder()
-            .timeout(self.timeout)
-            .connect_timeout(self.connect_timeout);
-        let http = crate::tls::configure(http, &self.roots)?;
-        let http = http.build().map_err(BuildError::Http)?;
+        let http = match self.http {
+            Some(_) if !self.roots.is_empty() => {
+                return Err(BuildError::Conflict(
+                    "root certificates go to your own HTTP client (with_reqwest_client), \
+                     not to the builder",
+                ));
+            }
+            Some(_) if self.adjust_http.is_some() => {
+                return Err(BuildError::Conflict(
+                    "configure_reqwest changes the client the SDK builds; with your own \
+                     (with_reqwest_client), configure that one",
+                ));
+            }
+            Some(http) => http,
+            None => {
+                let http = reqwest::Client::builder()
+                    .timeout(self.timeout)
+                    .connect_timeout(self.connect_timeout);
+                let mut http = crate::tls::configure(http, &self.roots)?;
+                if let Some(AdjustHttp(adjust)) = &self.adjust_http {
+                    http = adjust(http);
+                }
+                http.build().map_err(BuildError::Http)?
+            }
+        };
+        let user_agent = match &self.user_agent {
+            Some(product) => format!("{product} {SDK_USER_AGENT}"),
+            None => SDK_USER_AGENT.to_owned(),
+        };
+        let user_agent = HeaderValue::from_str(&user_agent).map_err(BuildError::Header)?;
         let transport = Transport::new(
             credentials,
             self.retry,
             self.timeout,
-            S::IDEMPOTENT_OPERATIONS,
+            ServiceInfo {
+                idempotent: S::IDEMPOTENT_OPERATIONS,
+                routes: S::OPERATION_ROUTES,
+            },
+            user_agent,
+            self.headers,
         );
         Ok(S::client(&root, http, transport))
     }
+}
+
+/// A caller's change to the HTTP client the SDK builds.
+#[derive(Clone)]
+struct AdjustHttp(
+    std::sync::Arc<dyn Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder + Send + Sync>,
+);
+
+/// A reqwest client builder with the SDK's TLS (its crypto provider, the
+/// system's root certificates), for a client of your own to pass to
+/// [`ClientBuilder::with_reqwest_client`].
+pub fn http_client_builder() -> Result<reqwest::ClientBuilder, BuildError> {
+    crate::tls::configure(reqwest::Client::builder(), &[])
 }
 
 /// The server's root from a URL given as the root or as the service's URL:

@@ -390,6 +390,8 @@ pub enum BuildError {
     Tls(String),
     /// The HTTP client could not be set up.
     Http(reqwest::Error),
+    /// Two settings that do not go together, and what to do instead.
+    Conflict(&'static str),
 }
 
 impl fmt::Display for BuildError {
@@ -399,10 +401,13 @@ impl fmt::Display for BuildError {
             BuildError::MissingVariable(name) => {
                 write!(f, "the environment variable {name} is not set")
             }
-            BuildError::Header(_) => f.write_str("a credential is not a valid HTTP header value"),
+            BuildError::Header(_) => {
+                f.write_str("a credential or the User-Agent is not a valid HTTP header value")
+            }
             BuildError::Certificate(e) => write!(f, "a root certificate is not PEM: {e}"),
             BuildError::Tls(e) => write!(f, "cannot set up TLS: {e}"),
             BuildError::Http(e) => write!(f, "cannot build the HTTP client: {e}"),
+            BuildError::Conflict(what) => f.write_str(what),
         }
     }
 }

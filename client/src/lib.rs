@@ -147,6 +147,7 @@ pub mod builder;
 mod error;
 mod fields;
 pub mod ids;
+mod observe;
 pub mod paging;
 pub mod petstore;
 pub mod portfolio;
@@ -157,4 +158,7 @@ pub mod transport;
 
 pub use error::{ApiError, Error, TransportError};
 pub use fields::InvalidFields;
+/// The reqwest this SDK is built on, for [`builder::ClientBuilder::with_reqwest_client`]
+/// and header values without a dependency of your own to keep in step.
+pub use reqwest;
 pub use retry::RetryPolicy;

@@ -5,11 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue, USER_AGENT};
 use reqwest::{Method, StatusCode};
 
 use crate::auth::Credentials;
 use crate::error::Error;
+use crate::observe;
 use crate::retry::RetryPolicy;
 use crate::trace::{TRACEPARENT, Trace};
 
@@ -32,23 +33,47 @@ pub struct Transport {
     /// The caller's trace, which every request continues
     /// (`with_traceparent`); none: each request starts one.
     pub(crate) trace: Option<Trace>,
+    /// What every request says it comes from.
+    pub(crate) user_agent: HeaderValue,
+    /// Headers every request carries (the builder's `default_header`).
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    /// Each operation's route template under the server's root
+    /// (progenitor's snake-case ids), for its call's span.
+    pub(crate) routes: &'static [(&'static str, &'static str)],
 }
+
+/// What the SDK's requests say they come from, unless the caller names
+/// itself first (`ClientBuilder::user_agent`).
+pub const SDK_USER_AGENT: &str = concat!("petstore-portfolio-client/", env!("CARGO_PKG_VERSION"));
 
 impl Transport {
     pub(crate) fn new(
         credentials: Credentials,
         retry: RetryPolicy,
         attempt_timeout: Duration,
-        idempotent: &'static [&'static str],
+        service: ServiceInfo,
+        user_agent: HeaderValue,
+        headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Self {
         Transport {
             credentials,
             retry,
             timeout: None,
             attempt_timeout,
-            idempotent,
+            idempotent: service.idempotent,
             trace: None,
+            user_agent,
+            headers,
+            routes: service.routes,
         }
+    }
+
+    /// The route template of `operation` (`/v2/pet/{petId}`), for its span.
+    fn route(&self, operation: &str) -> &'static str {
+        self.routes
+            .iter()
+            .find(|(id, _)| *id == operation)
+            .map_or("-", |(_, path)| path)
     }
 
     /// Before a request leaves: its credentials, and an idempotency key
@@ -65,6 +90,16 @@ impl Transport {
                 .headers_mut()
                 .insert(TRACEPARENT, Trace::header(self.trace.as_ref()));
         }
+        if !request.headers().contains_key(USER_AGENT) {
+            request
+                .headers_mut()
+                .insert(USER_AGENT, self.user_agent.clone());
+        }
+        for (name, value) in &self.headers {
+            if !request.headers().contains_key(name) {
+                request.headers_mut().insert(name.clone(), value.clone());
+            }
+        }
         self.credentials.apply(http, request).await?;
         if self.idempotent.contains(&operation) && !request.headers().contains_key(IDEMPOTENCY_KEY)
         {
@@ -74,13 +109,29 @@ impl Transport {
         Ok(())
     }
 
-    /// Sends a request, trying again as the retry policy allows.
+    /// Sends a request of `operation`, trying again as the retry policy
+    /// allows, inside the call's span ([`observe`]).
     pub(crate) async fn execute(
         &self,
         http: &reqwest::Client,
         request: reqwest::Request,
+        operation: &str,
     ) -> reqwest::Result<reqwest::Response> {
+        let span = observe::call_span(operation, request.method(), self.route(operation));
         let started = Instant::now();
+        let (outcome, attempts) =
+            observe::in_span(&span, self.attempts(http, request, started)).await;
+        observe::ended(&span, &outcome, attempts, started.elapsed());
+        outcome
+    }
+
+    /// The attempts of one call: the last outcome, and how many were made.
+    async fn attempts(
+        &self,
+        http: &reqwest::Client,
+        request: reqwest::Request,
+        started: Instant,
+    ) -> (reqwest::Result<reqwest::Response>, u32) {
         let retriable = retriable_method(&request);
         let mut attempt = 1;
         let mut request = request;
@@ -94,26 +145,44 @@ impl Transport {
                 .flatten();
             let outcome = self.credentials.execute(http, request).await;
             let Some(next) = spare else {
-                return outcome;
+                return (outcome, attempt);
             };
-            let wait = match &outcome {
-                Ok(response) if retriable && worth_retrying(response) => self
-                    .retry
-                    .delay(attempt, crate::auth::retry_after(response.headers())),
+            let (wait, why) = match &outcome {
+                Ok(response) if retriable && worth_retrying(response) => (
+                    self.retry
+                        .delay(attempt, crate::auth::retry_after(response.headers())),
+                    response.status().to_string(),
+                ),
                 Err(e) if e.is_connect() || (retriable && (e.is_timeout() || e.is_request())) => {
-                    self.retry.delay(attempt, None)
+                    let why = if e.is_connect() {
+                        "cannot connect"
+                    } else if e.is_timeout() {
+                        "timed out"
+                    } else {
+                        "the connection broke"
+                    };
+                    (self.retry.delay(attempt, None), why.to_owned())
                 }
-                _ => return outcome,
+                _ => return (outcome, attempt),
             };
             if started.elapsed() + wait > self.retry.total() {
-                return outcome;
+                return (outcome, attempt);
             }
             drop(outcome);
+            observe::retrying(attempt, wait, &why);
             tokio::time::sleep(wait).await;
             request = next;
             attempt += 1;
         }
     }
+}
+
+/// What a service's generated client tells its transport about the
+/// service.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ServiceInfo {
+    pub(crate) idempotent: &'static [&'static str],
+    pub(crate) routes: &'static [(&'static str, &'static str)],
 }
 
 /// `GET`, `PUT`, `DELETE` (and `HEAD`, `OPTIONS`) may be sent again; a
@@ -186,9 +255,11 @@ macro_rules! service_client {
             async fn exec(
                 &self,
                 request: reqwest::Request,
-                _info: &progenitor_client::OperationInfo,
+                info: &progenitor_client::OperationInfo,
             ) -> reqwest::Result<reqwest::Response> {
-                self.inner.execute(&self.client, request).await
+                self.inner
+                    .execute(&self.client, request, info.operation_id)
+                    .await
             }
         }
 

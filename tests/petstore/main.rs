@@ -25,6 +25,7 @@ mod rate_limit;
 mod read_caches;
 mod regenerate;
 mod sdk;
+mod sdk_hooks;
 mod store;
 mod support;
 mod text_policy;

@@ -54,7 +54,10 @@ async fn an_answered_error_prints_as_one_line_with_its_parts(db: Db) {
 /// A TCP proxy to `upstream` that cuts the first connection carrying
 /// a `POST` to a path that starts with `cut_path` once the server has begun to answer it (the pet is
 /// committed) and before the client reads a byte; other connections pass.
-async fn cutting_proxy(upstream: String, cut_path: &'static str) -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn cutting_proxy(
+    upstream: String,
+    cut_path: &'static str,
+) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = format!("http://{}", listener.local_addr().unwrap());
     let cuts = Arc::new(AtomicUsize::new(0));

@@ -187,11 +187,15 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     )?))?;
     let code = rustfmt(&code)?.replace("```ignore", "```text");
     let idempotent = idempotent_operations(&profile);
+    let routes = operation_routes(&profile);
     Ok(format!(
         "{HEADER}// Source: {source}\n\n{code}\n\
          /// The operations that take an `Idempotency-Key` (the SDK adds one to\n\
          /// each call, the same across its retries).\n\
-         pub const IDEMPOTENT_OPERATIONS: &[&str] = &{idempotent:?};\n"
+         pub const IDEMPOTENT_OPERATIONS: &[&str] = &{idempotent:?};\n\n\
+         /// Each operation's route template, under the server's root (the\n\
+         /// `url.template` of its call's span).\n\
+         pub const OPERATION_ROUTES: &[(&str, &str)] = &{routes:?};\n"
     ))
 }
 
@@ -355,6 +359,35 @@ fn with_optional_schemars(code: &str) -> String {
 
 /// progenitor's ids (snake case) of the operations that declare the
 /// `Idempotency-Key` header.
+/// Each operation (progenitor's snake-case id) and its path under the
+/// server's root (the document's server path, if it has one, and its own),
+/// in the order of the ids.
+fn operation_routes(document: &Value) -> Vec<(String, String)> {
+    let server = document
+        .pointer("/servers/0/url")
+        .and_then(Value::as_str)
+        .filter(|url| url.starts_with('/'))
+        .unwrap_or("")
+        .trim_end_matches('/');
+    let mut routes = Vec::new();
+    let Some(paths) = document.get("paths").and_then(Value::as_object) else {
+        return routes;
+    };
+    for (path, item) in paths {
+        for method in crate::METHODS {
+            if let Some(id) = item
+                .get(method)
+                .and_then(|op| op.get("operationId"))
+                .and_then(Value::as_str)
+            {
+                routes.push((snake_case(id), format!("{server}{path}")));
+            }
+        }
+    }
+    routes.sort();
+    routes
+}
+
 fn idempotent_operations(document: &Value) -> Vec<String> {
     let mut operations = Vec::new();
     let Some(paths) = document.get("paths").and_then(Value::as_object) else {

@@ -4067,3 +4067,7 @@ pub mod prelude {
 /// The operations that take an `Idempotency-Key` (the SDK adds one to
 /// each call, the same across its retries).
 pub const IDEMPOTENT_OPERATIONS: &[&str] = &["add_pet", "create_user", "create_users_with_list_input", "place_order", "upload_file"];
+
+/// Each operation's route template, under the server's root (the
+/// `url.template` of its call's span).
+pub const OPERATION_ROUTES: &[(&str, &str)] = &[("add_pet", "/v2/pet"), ("create_user", "/v2/user"), ("create_users_with_list_input", "/v2/user/createWithList"), ("delete_order", "/v2/store/order/{orderId}"), ("delete_pet", "/v2/pet/{petId}"), ("delete_user", "/v2/user/{username}"), ("find_pets_by_status", "/v2/pet/findByStatus"), ("find_pets_by_tags", "/v2/pet/findByTags"), ("get_inventory", "/v2/store/inventory"), ("get_order_by_id", "/v2/store/order/{orderId}"), ("get_pet_by_id", "/v2/pet/{petId}"), ("get_pet_image", "/v2/pet/{petId}/images/{imageId}"), ("get_user_by_name", "/v2/user/{username}"), ("login_user", "/v2/user/login"), ("logout_user", "/v2/user/logout"), ("place_order", "/v2/store/order"), ("update_pet", "/v2/pet"), ("update_pet_with_form", "/v2/pet/{petId}"), ("update_user", "/v2/user/{username}"), ("upload_file", "/v2/pet/{petId}/uploadImage")];

@@ -79,6 +79,59 @@ impl Error {
         }
     }
 
+    /// The service's error code as an [`ErrorCode`], when the server
+    /// answered with one (an OAuth token error is not one: see
+    /// [`Error::code`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(client: &petstore_portfolio_client::petstore::Client) {
+    /// use petstore_portfolio_client::ErrorCode;
+    ///
+    /// match client.get_pet_by_id().pet_id(7_u64).send().await {
+    ///     Ok(pet) => println!("{}", pet.name.as_str()),
+    ///     Err(e) if e.error_code() == Some(ErrorCode::NotFound) => println!("no pet 7"),
+    ///     Err(e) => eprintln!("{e}"),
+    /// }
+    /// # }
+    /// ```
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::Api(e) => Some(e.error_code()),
+            _ => None,
+        }
+    }
+
+    /// The server answered `NOT_FOUND`.
+    pub fn is_not_found(&self) -> bool {
+        self.error_code() == Some(ErrorCode::NotFound)
+    }
+
+    /// The server answered `UNAUTHORIZED`: no credential it takes, or one it
+    /// does not know.
+    pub fn is_unauthorized(&self) -> bool {
+        self.error_code() == Some(ErrorCode::Unauthorized)
+    }
+
+    /// The server answered `FORBIDDEN`: the credential lacks a scope.
+    pub fn is_forbidden(&self) -> bool {
+        self.error_code() == Some(ErrorCode::Forbidden)
+    }
+
+    /// The server answered `CONFLICT`.
+    pub fn is_conflict(&self) -> bool {
+        self.error_code() == Some(ErrorCode::Conflict)
+    }
+
+    /// The server answered `VALIDATION_FAILED`: see [`Error::details`].
+    pub fn is_validation_failed(&self) -> bool {
+        self.error_code() == Some(ErrorCode::ValidationFailed)
+    }
+
+    /// The server answered `RATE_LIMITED`: see [`Error::retry_after`].
+    pub fn is_rate_limited(&self) -> bool {
+        self.error_code() == Some(ErrorCode::RateLimited)
+    }
+
     /// What went wrong, in words (the server's message for an answer).
     pub fn message(&self) -> String {
         match self {
@@ -174,6 +227,12 @@ impl ApiError {
         &self.code
     }
 
+    /// The code as an [`ErrorCode`], to match on (`ErrorCode::Other` for a
+    /// code this SDK does not know).
+    pub fn error_code(&self) -> ErrorCode {
+        ErrorCode::parse(&self.code)
+    }
+
     pub fn message(&self) -> &str {
         &self.message
     }
@@ -215,6 +274,13 @@ fn read_error_body(value: &Value) -> (Option<String>, Option<String>, Map<String
         Map::new(),
     )
 }
+
+/// The error codes the documents list, as an enum (generated).
+#[rustfmt::skip]
+#[path = "generated/error_codes.rs"]
+mod error_codes;
+
+pub use error_codes::ErrorCode;
 
 /// `404` -> `NOT_FOUND`: the code of an answer that did not give one.
 fn code_of_status(status: StatusCode) -> String {

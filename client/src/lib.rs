@@ -156,7 +156,7 @@ mod tls;
 pub mod trace;
 pub mod transport;
 
-pub use error::{ApiError, Error, TransportError};
+pub use error::{ApiError, Error, ErrorCode, TransportError};
 pub use fields::InvalidFields;
 /// The reqwest this SDK is built on, for [`builder::ClientBuilder::with_reqwest_client`]
 /// and header values without a dependency of your own to keep in step.

@@ -357,3 +357,56 @@ async fn a_call_can_have_its_own_timeout() {
     let inventory = client.get_inventory().send().await.unwrap();
     assert_eq!(inventory.get("sold"), Some(&1));
 }
+
+/// The error code is an enum to match on: a 404 is `NotFound` (and
+/// `is_not_found`); a code this SDK does not know, from a newer server, is
+/// `Other` with the code as sent; every code the documents list reads back
+/// as itself.
+#[tokio::test]
+async fn an_error_code_is_an_enum_to_match_on() {
+    use petstore_portfolio_client::ErrorCode;
+
+    let server = TestServer::start(Db::Sqlite).await;
+    let client = ClientBuilder::new(&server.url).build().unwrap();
+    let missing = client
+        .get_pet_by_id()
+        .pet_id(424_242_u64)
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(missing.error_code(), Some(ErrorCode::NotFound));
+    assert!(missing.is_not_found() && !missing.is_conflict());
+    assert_eq!(
+        missing.error_code().map(|code| code.to_string()).as_deref(),
+        missing.code()
+    );
+    server.stop().await;
+
+    let gateway = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v2/store/inventory"))
+        .respond_with(ResponseTemplate::new(418).set_body_json(
+            serde_json::json!({"code": 418, "type": "TEAPOT", "message": "short and stout"}),
+        ))
+        .mount(&gateway)
+        .await;
+    let error = ClientBuilder::new(gateway.uri())
+        .build()
+        .unwrap()
+        .get_inventory()
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.error_code(),
+        Some(ErrorCode::Other("TEAPOT".to_owned()))
+    );
+    assert!(!error.is_not_found());
+
+    assert!(ErrorCode::KNOWN.len() >= 14, "{:?}", ErrorCode::KNOWN);
+    for code in ErrorCode::KNOWN {
+        let parsed = ErrorCode::parse(code);
+        assert!(!matches!(parsed, ErrorCode::Other(_)), "{code}");
+        assert_eq!(parsed.as_str(), *code);
+    }
+}

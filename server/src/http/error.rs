@@ -639,4 +639,68 @@ mod tests {
         assert!(logs.contains(" WARN "), "{logs}");
         assert!(!logs.contains("ERROR"), "{logs}");
     }
+
+    /// The codes the server answers with are the ones the documents list
+    /// for clients (`x-error-codes`, from which the SDK's `ErrorCode` is
+    /// generated): every one of them in one document or the other, and
+    /// nothing listed that the server never says.
+    #[test]
+    fn the_documents_list_every_code_the_server_answers_with() {
+        use ErrorCode::*;
+        let all = [
+            BadRequest,
+            ValidationFailed,
+            Unauthorized,
+            Forbidden,
+            NotFound,
+            MethodNotAllowed,
+            Conflict,
+            PayloadTooLarge,
+            UnsupportedMediaType,
+            NotAcceptable,
+            RequestTimeout,
+            RateLimited,
+            InternalError,
+            ServiceUnavailable,
+        ];
+        // A new code fails to compile here until it is in `all`.
+        for code in all {
+            match code {
+                BadRequest | ValidationFailed | Unauthorized | Forbidden | NotFound
+                | MethodNotAllowed | Conflict | PayloadTooLarge | UnsupportedMediaType
+                | NotAcceptable | RequestTimeout | RateLimited | InternalError
+                | ServiceUnavailable => {}
+            }
+        }
+        fn listed(value: &Value, into: &mut std::collections::BTreeSet<String>) -> usize {
+            match value {
+                Value::Object(map) => {
+                    let own = match map.get("x-error-codes") {
+                        Some(Value::Array(codes)) => {
+                            into.extend(codes.iter().filter_map(Value::as_str).map(str::to_owned));
+                            codes.len()
+                        }
+                        _ => 0,
+                    };
+                    own + map.values().map(|v| listed(v, into)).sum::<usize>()
+                }
+                Value::Array(items) => items.iter().map(|v| listed(v, into)).sum(),
+                _ => 0,
+            }
+        }
+        let mut codes = std::collections::BTreeSet::new();
+        for yaml in [
+            crate::http::docs::PETSTORE_YAML,
+            crate::http::docs::PORTFOLIO_YAML,
+        ] {
+            let document = crate::http::docs::yaml_to_json(yaml).unwrap();
+            assert!(
+                listed(&document, &mut codes) > 0,
+                "a document lists no codes"
+            );
+        }
+        let said: std::collections::BTreeSet<String> =
+            all.iter().map(|code| code.as_str().to_owned()).collect();
+        assert_eq!(codes, said);
+    }
 }

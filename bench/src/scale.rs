@@ -367,21 +367,13 @@ async fn cold_inventory_ms(http: &reqwest::Client, url: &str) -> anyhow::Result<
 /// over them (at a million, nearly every one read from the database): the
 /// median time.
 async fn any_pet_ms(http: &reqwest::Client, url: &str, pets: usize) -> anyhow::Result<f64> {
-    let mut times = Vec::new();
-    for sample in 0..SAMPLES {
-        // 104,729 is prime to every size the run makes: each sample is
-        // another pet.
+    // 104,729 is prime to every size the run makes: each sample is another
+    // pet.
+    let urls = (0..SAMPLES).map(|sample| {
         let id = 1 + (sample * 104_729 + 7_919) % pets.max(1);
-        let started = Instant::now();
-        http.get(format!("{url}/v2/pet/{id}"))
-            .send()
-            .await?
-            .error_for_status()?
-            .bytes()
-            .await?;
-        times.push(started.elapsed().as_secs_f64() * 1000.0);
-    }
-    Ok(median(times))
+        format!("{url}/v2/pet/{id}")
+    });
+    median_ms_over(http, urls, |request| request).await
 }
 
 async fn median_ms(http: &reqwest::Client, url: &str) -> anyhow::Result<f64> {
@@ -394,10 +386,19 @@ async fn median_ms_with(
     url: &str,
     with: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
 ) -> anyhow::Result<f64> {
+    median_ms_over(http, std::iter::repeat_n(url.to_owned(), SAMPLES), with).await
+}
+
+/// The median time of sequential GETs of `urls`, each whole.
+async fn median_ms_over(
+    http: &reqwest::Client,
+    urls: impl Iterator<Item = String>,
+    with: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> anyhow::Result<f64> {
     let mut times = Vec::new();
-    for _ in 0..SAMPLES {
+    for url in urls {
         let started = Instant::now();
-        with(http.get(url))
+        with(http.get(&url))
             .send()
             .await?
             .error_for_status()

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::lock::Mutex;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER, USER_AGENT};
 use serde::Deserialize;
 
 use crate::trace::{TRACEPARENT, Trace};
@@ -134,6 +134,8 @@ pub struct TokenSource {
     client_id: String,
     client_secret: String,
     scope: Option<String>,
+    /// The `User-Agent` of the calls the tokens are for.
+    user_agent: HeaderValue,
     current: Mutex<Option<CachedToken>>,
 }
 
@@ -283,12 +285,14 @@ impl TokenSource {
         client_id: String,
         client_secret: String,
         scope: Option<String>,
+        user_agent: HeaderValue,
     ) -> Self {
         TokenSource {
             token_url: format!("{}/api/oauth/token", server_url.trim_end_matches('/')),
             client_id,
             client_secret,
             scope,
+            user_agent,
             current: Mutex::new(None),
         }
     }
@@ -337,6 +341,7 @@ impl TokenSource {
         let response = http
             .post(&self.token_url)
             .header(TRACEPARENT, traceparent.clone())
+            .header(USER_AGENT, self.user_agent.clone())
             .basic_auth(
                 form_encoded(&self.client_id),
                 Some(form_encoded(&self.client_secret)),
@@ -470,6 +475,7 @@ mod tests {
                 "pc_1".to_owned(),
                 "s3cret-secret".to_owned(),
                 None,
+                HeaderValue::from_static(crate::transport::SDK_USER_AGENT),
             )),
         );
         let printed = format!("{credentials:?}");

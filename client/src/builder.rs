@@ -277,9 +277,20 @@ impl<S: Service> ClientBuilder<S> {
             value.set_sensitive(true);
             headers.push((name, value));
         }
-        let tokens = self
-            .client_credentials
-            .map(|c| TokenSource::new(&root, c.client_id, c.client_secret, c.scope));
+        let user_agent = match &self.user_agent {
+            Some(product) => format!("{product} {SDK_USER_AGENT}"),
+            None => SDK_USER_AGENT.to_owned(),
+        };
+        let user_agent = HeaderValue::from_str(&user_agent).map_err(BuildError::Header)?;
+        let tokens = self.client_credentials.map(|c| {
+            TokenSource::new(
+                &root,
+                c.client_id,
+                c.client_secret,
+                c.scope,
+                user_agent.clone(),
+            )
+        });
         let credentials = Credentials::new(headers, tokens);
         let http = match self.http {
             Some(_) if !self.roots.is_empty() => {
@@ -306,11 +317,6 @@ impl<S: Service> ClientBuilder<S> {
                 http.build().map_err(BuildError::Http)?
             }
         };
-        let user_agent = match &self.user_agent {
-            Some(product) => format!("{product} {SDK_USER_AGENT}"),
-            None => SDK_USER_AGENT.to_owned(),
-        };
-        let user_agent = HeaderValue::from_str(&user_agent).map_err(BuildError::Header)?;
         let transport = Transport::new(
             credentials,
             self.retry,

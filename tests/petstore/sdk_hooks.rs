@@ -216,3 +216,36 @@ async fn a_call_with_a_retry_leaves_its_span_and_a_retry_event() {
     }
     server.stop().await;
 }
+
+/// The token fetches that client credentials make say where they come
+/// from too.
+#[tokio::test]
+async fn a_token_fetch_carries_the_user_agent() {
+    let gateway = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/api/oauth/token"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "access_token": "t-1", "token_type": "Bearer", "expires_in": 3600
+        })))
+        .mount(&gateway)
+        .await;
+    let client = petstore_portfolio_client::portfolio::ClientBuilder::new(gateway.uri())
+        .client_credentials("c-1", "s-1")
+        .user_agent("pet-shop/2.1")
+        .build()
+        .unwrap();
+    // Nothing answers the call itself (a 404): the token was fetched first.
+    let _ = client.get_site_info().send().await;
+    let requests = gateway.received_requests().await.unwrap_or_default();
+    let token = requests
+        .iter()
+        .find(|request| request.url.path() == "/api/oauth/token")
+        .expect("a token fetch");
+    assert_eq!(
+        token
+            .headers
+            .get("user-agent")
+            .and_then(|v| v.to_str().ok()),
+        Some(format!("pet-shop/2.1 {SDK_USER_AGENT}").as_str())
+    );
+}

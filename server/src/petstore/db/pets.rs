@@ -639,20 +639,17 @@ pub(crate) fn note_change(
 }
 
 /// [`note_change`] for pet `id` written whole as `pet`: what it is now, for
-/// the caches to keep once the write is committed.
-/// Nothing is kept if the pet does not read back (it is then not written
-/// either: the write fails on the same columns).
+/// the caches to keep once the write is committed (they read it back with
+/// [`as_read_back`], for the pets they hold only).
 pub(crate) fn note_written(tx: &mut WriteTx, id: i64, before: Option<PetStatus>, pet: &Pet) {
     note_change(tx, id, before, pet.status);
-    if let Ok(stored) = as_read_back(id, pet) {
-        tx.stored(topics::pet(id), std::sync::Arc::new(stored));
-    }
+    tx.stored(topics::pet(id), std::sync::Arc::new(pet.clone()));
 }
 
 /// Pet `id` as its row reads back once `pet` is written to it (the default
 /// status applied, an empty category dropped): through the same columns,
 /// so that a cache keeps exactly what a read would have given it.
-fn as_read_back(id: i64, pet: &Pet) -> Result<Pet, StoreError> {
+pub(crate) fn as_read_back(id: i64, pet: &Pet) -> Result<Pet, StoreError> {
     let columns = PetColumns::of(pet)?;
     Pet::try_from(PetRow {
         id,

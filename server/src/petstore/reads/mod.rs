@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::petstore::db::topics;
+use crate::petstore::db::{self, topics};
 use crate::petstore::model::{Pet, PetStatus};
 use crate::petstore::wire::Format;
 use crate::storage::Database;
@@ -67,13 +67,18 @@ fn keep_written_pets(db: &Database, pets: &Arc<ReadCache<(i64, Format), pets::Ca
     db.keepers().add(
         topics::PET,
         Box::new(move |generations, id, value| {
-            let (Some(pets), Some(pet)) = (pets.upgrade(), value.downcast_ref::<Pet>()) else {
+            let (Some(pets), Some(written)) = (pets.upgrade(), value.downcast_ref::<Pet>()) else {
                 return;
             };
+            // Read back once, and only for a pet the cache holds.
+            let read_back = std::cell::OnceCell::new();
             for format in [Format::Json, Format::Xml] {
-                // A pet that does not serialise is not kept (its reader
-                // gets the error from the database's copy).
+                // A pet that does not read back or serialise is not kept
+                // (its reader gets the error from the database's copy).
                 pets.refill(generations, (id, format), || {
+                    let pet = read_back
+                        .get_or_init(|| db::pets::as_read_back(id, written).ok())
+                        .as_ref()?;
                     pets::Cached::of(format, pet).ok()
                 });
             }
@@ -85,7 +90,6 @@ fn keep_written_pets(db: &Database, pets: &Arc<ReadCache<(i64, Format), pets::Ca
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::petstore::db;
     use crate::petstore::model::Category;
     use crate::petstore::wire;
 

@@ -29,7 +29,7 @@ pub trait Service {
     /// The operations that take an `Idempotency-Key`.
     const IDEMPOTENT_OPERATIONS: &'static [&'static str];
     /// Each operation's route template (`/v2/pet/{petId}`), for its span.
-    const OPERATION_ROUTES: &'static [(&'static str, &'static str)];
+    const OPERATION_ROUTES: &'static [crate::OperationRoute];
     /// The client for the server whose root (without the service's path)
     /// is `root_url`.
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;

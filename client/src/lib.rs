@@ -162,3 +162,4 @@ pub use fields::InvalidFields;
 /// and header values without a dependency of your own to keep in step.
 pub use reqwest;
 pub use retry::RetryPolicy;
+pub use transport::OperationRoute;

@@ -35,7 +35,7 @@ impl crate::builder::Service for Petstore {
     type Client = Client;
     const BASE_PATH: &'static str = BASE_PATH;
     const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
-    const OPERATION_ROUTES: &'static [(&'static str, &'static str)] = OPERATION_ROUTES;
+    const OPERATION_ROUTES: &'static [crate::OperationRoute] = OPERATION_ROUTES;
 
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Client {
         Client::new_with_client(&format!("{root_url}{BASE_PATH}"), http, transport)

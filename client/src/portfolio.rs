@@ -34,7 +34,7 @@ impl crate::builder::Service for Portfolio {
     type Client = Client;
     const BASE_PATH: &'static str = BASE_PATH;
     const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
-    const OPERATION_ROUTES: &'static [(&'static str, &'static str)] = OPERATION_ROUTES;
+    const OPERATION_ROUTES: &'static [crate::OperationRoute] = OPERATION_ROUTES;
 
     // The document's paths start with /api: the client's base URL is the
     // server's root.

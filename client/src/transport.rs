@@ -39,7 +39,7 @@ pub struct Transport {
     pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
     /// Each operation's route template under the server's root
     /// (progenitor's snake-case ids), for its call's span.
-    pub(crate) routes: &'static [(&'static str, &'static str)],
+    pub(crate) routes: &'static [OperationRoute],
 }
 
 /// What the SDK's requests say they come from, unless the caller names
@@ -72,8 +72,8 @@ impl Transport {
     fn route(&self, operation: &str) -> &'static str {
         self.routes
             .iter()
-            .find(|(id, _)| *id == operation)
-            .map_or("-", |(_, path)| path)
+            .find(|route| route.operation == operation)
+            .map_or("-", |route| route.template)
     }
 
     /// Before a request leaves: its credentials, and an idempotency key
@@ -182,7 +182,20 @@ impl Transport {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ServiceInfo {
     pub(crate) idempotent: &'static [&'static str],
-    pub(crate) routes: &'static [(&'static str, &'static str)],
+    pub(crate) routes: &'static [OperationRoute],
+}
+
+/// One operation of a service: the SDK method's name, its HTTP method and
+/// its route template under the server's root, as the documents write it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperationRoute {
+    /// The method of the client (`get_pet_by_id`): the operationId in
+    /// snake case.
+    pub operation: &'static str,
+    /// `GET`, `POST`, ...
+    pub method: &'static str,
+    /// `/v2/pet/{petId}`
+    pub template: &'static str,
 }
 
 /// `GET`, `PUT`, `DELETE` (and `HEAD`, `OPTIONS`) may be sent again; a

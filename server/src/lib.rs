@@ -19,6 +19,7 @@ pub mod telemetry;
 
 pub use app::Server;
 pub use app::fixtures;
+pub use app::injected_failures;
 pub use config::Config;
 pub use http::docs;
 pub use petstore::document::openapi as petstore_openapi;

@@ -187,15 +187,24 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     )?))?;
     let code = rustfmt(&code)?.replace("```ignore", "```text");
     let idempotent = idempotent_operations(&profile);
-    let routes = operation_routes(&profile);
+    let routes: String = operation_routes(&profile)
+        .iter()
+        .map(|(operation, method, template)| {
+            format!(
+                "    crate::OperationRoute {{ operation: {operation:?}, method: {method:?}, \
+                 template: {template:?} }},\n"
+            )
+        })
+        .collect();
     Ok(format!(
         "{HEADER}// Source: {source}\n\n{code}\n\
          /// The operations that take an `Idempotency-Key` (the SDK adds one to\n\
          /// each call, the same across its retries).\n\
          pub const IDEMPOTENT_OPERATIONS: &[&str] = &{idempotent:?};\n\n\
-         /// Each operation's route template, under the server's root (the\n\
-         /// `url.template` of its call's span).\n\
-         pub const OPERATION_ROUTES: &[(&str, &str)] = &{routes:?};\n"
+         /// Each operation's method and route template, under the server's root\n\
+         /// (the `url.template` of its call's span).\n\
+         #[rustfmt::skip]\n\
+         pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[\n{routes}];\n"
     ))
 }
 
@@ -362,7 +371,7 @@ fn with_optional_schemars(code: &str) -> String {
 /// Each operation (progenitor's snake-case id) and its path under the
 /// server's root (the document's server path, if it has one, and its own),
 /// in the order of the ids.
-fn operation_routes(document: &Value) -> Vec<(String, String)> {
+fn operation_routes(document: &Value) -> Vec<(String, String, String)> {
     let server = document
         .pointer("/servers/0/url")
         .and_then(Value::as_str)
@@ -380,7 +389,11 @@ fn operation_routes(document: &Value) -> Vec<(String, String)> {
                 .and_then(|op| op.get("operationId"))
                 .and_then(Value::as_str)
             {
-                routes.push((snake_case(id), format!("{server}{path}")));
+                routes.push((
+                    snake_case(id),
+                    method.to_ascii_uppercase(),
+                    format!("{server}{path}"),
+                ));
             }
         }
     }

@@ -4068,6 +4068,28 @@ pub mod prelude {
 /// each call, the same across its retries).
 pub const IDEMPOTENT_OPERATIONS: &[&str] = &["add_pet", "create_user", "create_users_with_list_input", "place_order", "upload_file"];
 
-/// Each operation's route template, under the server's root (the
-/// `url.template` of its call's span).
-pub const OPERATION_ROUTES: &[(&str, &str)] = &[("add_pet", "/v2/pet"), ("create_user", "/v2/user"), ("create_users_with_list_input", "/v2/user/createWithList"), ("delete_order", "/v2/store/order/{orderId}"), ("delete_pet", "/v2/pet/{petId}"), ("delete_user", "/v2/user/{username}"), ("find_pets_by_status", "/v2/pet/findByStatus"), ("find_pets_by_tags", "/v2/pet/findByTags"), ("get_inventory", "/v2/store/inventory"), ("get_order_by_id", "/v2/store/order/{orderId}"), ("get_pet_by_id", "/v2/pet/{petId}"), ("get_pet_image", "/v2/pet/{petId}/images/{imageId}"), ("get_user_by_name", "/v2/user/{username}"), ("login_user", "/v2/user/login"), ("logout_user", "/v2/user/logout"), ("place_order", "/v2/store/order"), ("update_pet", "/v2/pet"), ("update_pet_with_form", "/v2/pet/{petId}"), ("update_user", "/v2/user/{username}"), ("upload_file", "/v2/pet/{petId}/uploadImage")];
+/// Each operation's method and route template, under the server's root
+/// (the `url.template` of its call's span).
+#[rustfmt::skip]
+pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
+    crate::OperationRoute { operation: "add_pet", method: "POST", template: "/v2/pet" },
+    crate::OperationRoute { operation: "create_user", method: "POST", template: "/v2/user" },
+    crate::OperationRoute { operation: "create_users_with_list_input", method: "POST", template: "/v2/user/createWithList" },
+    crate::OperationRoute { operation: "delete_order", method: "DELETE", template: "/v2/store/order/{orderId}" },
+    crate::OperationRoute { operation: "delete_pet", method: "DELETE", template: "/v2/pet/{petId}" },
+    crate::OperationRoute { operation: "delete_user", method: "DELETE", template: "/v2/user/{username}" },
+    crate::OperationRoute { operation: "find_pets_by_status", method: "GET", template: "/v2/pet/findByStatus" },
+    crate::OperationRoute { operation: "find_pets_by_tags", method: "GET", template: "/v2/pet/findByTags" },
+    crate::OperationRoute { operation: "get_inventory", method: "GET", template: "/v2/store/inventory" },
+    crate::OperationRoute { operation: "get_order_by_id", method: "GET", template: "/v2/store/order/{orderId}" },
+    crate::OperationRoute { operation: "get_pet_by_id", method: "GET", template: "/v2/pet/{petId}" },
+    crate::OperationRoute { operation: "get_pet_image", method: "GET", template: "/v2/pet/{petId}/images/{imageId}" },
+    crate::OperationRoute { operation: "get_user_by_name", method: "GET", template: "/v2/user/{username}" },
+    crate::OperationRoute { operation: "login_user", method: "GET", template: "/v2/user/login" },
+    crate::OperationRoute { operation: "logout_user", method: "GET", template: "/v2/user/logout" },
+    crate::OperationRoute { operation: "place_order", method: "POST", template: "/v2/store/order" },
+    crate::OperationRoute { operation: "update_pet", method: "PUT", template: "/v2/pet" },
+    crate::OperationRoute { operation: "update_pet_with_form", method: "POST", template: "/v2/pet/{petId}" },
+    crate::OperationRoute { operation: "update_user", method: "PUT", template: "/v2/user/{username}" },
+    crate::OperationRoute { operation: "upload_file", method: "POST", template: "/v2/pet/{petId}/uploadImage" },
+];

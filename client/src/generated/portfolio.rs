@@ -15346,6 +15346,57 @@ pub mod prelude {
 /// each call, the same across its retries).
 pub const IDEMPOTENT_OPERATIONS: &[&str] = &["approve_key_request", "create_achievement", "create_api_key", "create_oauth_client", "create_post", "create_project", "notify_subscribers", "notify_subscribers_alias", "record_page_view", "request_api_key", "rotate_api_key", "social_publish", "social_publish_alias", "submit_contact", "subscribe_newsletter", "subscribe_newsletter_alias"];
 
-/// Each operation's route template, under the server's root (the
-/// `url.template` of its call's span).
-pub const OPERATION_ROUTES: &[(&str, &str)] = &[("approve_key_request", "/api/admin/key-requests/{id}/approve"), ("confirm_newsletter", "/api/newsletter/confirm"), ("create_achievement", "/api/admin/achievements"), ("create_api_key", "/api/admin/api-keys"), ("create_oauth_client", "/api/admin/oauth-clients"), ("create_post", "/api/admin/posts"), ("create_project", "/api/admin/projects"), ("delete_achievement", "/api/admin/achievements/{slug}"), ("delete_post", "/api/admin/posts/{slug}"), ("delete_project", "/api/admin/projects/{slug}"), ("erase_subscriber", "/api/admin/subscribers/{id}"), ("get_analytics_summary", "/api/analytics/summary"), ("get_authorization_server_metadata", "/.well-known/oauth-authorization-server"), ("get_health", "/api/health"), ("get_llm_context", "/api/llm-context"), ("get_post", "/api/posts/{slug}"), ("get_project", "/api/projects/{slug}"), ("get_readiness", "/api/health/ready"), ("get_site_info", "/api/site-info"), ("get_static_file", "/api/static/{file}"), ("list_achievements", "/api/achievements"), ("list_api_keys", "/api/admin/api-keys"), ("list_contact_submissions", "/api/admin/contact-submissions"), ("list_failed_emails", "/api/admin/outbox/failed"), ("list_key_requests", "/api/admin/key-requests"), ("list_oauth_clients", "/api/admin/oauth-clients"), ("list_posts", "/api/posts"), ("list_projects", "/api/projects"), ("list_subscribers", "/api/admin/subscribers"), ("notify_subscribers", "/api/notify-subscribers"), ("notify_subscribers_alias", "/notify-subscribers"), ("record_page_view", "/api/analytics/pageview"), ("reject_key_request", "/api/admin/key-requests/{id}/reject"), ("replace_achievement", "/api/admin/achievements/{slug}"), ("replace_post", "/api/admin/posts/{slug}"), ("replace_project", "/api/admin/projects/{slug}"), ("replace_site_info", "/api/admin/site-info"), ("request_api_key", "/api/key-requests"), ("requeue_emails", "/api/admin/outbox/requeue"), ("revoke_api_key", "/api/admin/api-keys/{id}/revoke"), ("revoke_oauth_client", "/api/admin/oauth-clients/{client_id}/revoke"), ("rotate_api_key", "/api/admin/api-keys/{id}/rotate"), ("social_publish", "/api/social-publish"), ("social_publish_alias", "/social-publish"), ("submit_contact", "/api/contact"), ("subscribe_newsletter", "/api/newsletter"), ("subscribe_newsletter_alias", "/newsletter"), ("unsubscribe_newsletter", "/api/newsletter/unsubscribe"), ("unsubscribe_newsletter_one_click", "/api/newsletter/unsubscribe")];
+/// Each operation's method and route template, under the server's root
+/// (the `url.template` of its call's span).
+#[rustfmt::skip]
+pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
+    crate::OperationRoute { operation: "approve_key_request", method: "POST", template: "/api/admin/key-requests/{id}/approve" },
+    crate::OperationRoute { operation: "confirm_newsletter", method: "GET", template: "/api/newsletter/confirm" },
+    crate::OperationRoute { operation: "create_achievement", method: "POST", template: "/api/admin/achievements" },
+    crate::OperationRoute { operation: "create_api_key", method: "POST", template: "/api/admin/api-keys" },
+    crate::OperationRoute { operation: "create_oauth_client", method: "POST", template: "/api/admin/oauth-clients" },
+    crate::OperationRoute { operation: "create_post", method: "POST", template: "/api/admin/posts" },
+    crate::OperationRoute { operation: "create_project", method: "POST", template: "/api/admin/projects" },
+    crate::OperationRoute { operation: "delete_achievement", method: "DELETE", template: "/api/admin/achievements/{slug}" },
+    crate::OperationRoute { operation: "delete_post", method: "DELETE", template: "/api/admin/posts/{slug}" },
+    crate::OperationRoute { operation: "delete_project", method: "DELETE", template: "/api/admin/projects/{slug}" },
+    crate::OperationRoute { operation: "erase_subscriber", method: "DELETE", template: "/api/admin/subscribers/{id}" },
+    crate::OperationRoute { operation: "get_analytics_summary", method: "GET", template: "/api/analytics/summary" },
+    crate::OperationRoute { operation: "get_authorization_server_metadata", method: "GET", template: "/.well-known/oauth-authorization-server" },
+    crate::OperationRoute { operation: "get_health", method: "GET", template: "/api/health" },
+    crate::OperationRoute { operation: "get_llm_context", method: "GET", template: "/api/llm-context" },
+    crate::OperationRoute { operation: "get_post", method: "GET", template: "/api/posts/{slug}" },
+    crate::OperationRoute { operation: "get_project", method: "GET", template: "/api/projects/{slug}" },
+    crate::OperationRoute { operation: "get_readiness", method: "GET", template: "/api/health/ready" },
+    crate::OperationRoute { operation: "get_site_info", method: "GET", template: "/api/site-info" },
+    crate::OperationRoute { operation: "get_static_file", method: "GET", template: "/api/static/{file}" },
+    crate::OperationRoute { operation: "list_achievements", method: "GET", template: "/api/achievements" },
+    crate::OperationRoute { operation: "list_api_keys", method: "GET", template: "/api/admin/api-keys" },
+    crate::OperationRoute { operation: "list_contact_submissions", method: "GET", template: "/api/admin/contact-submissions" },
+    crate::OperationRoute { operation: "list_failed_emails", method: "GET", template: "/api/admin/outbox/failed" },
+    crate::OperationRoute { operation: "list_key_requests", method: "GET", template: "/api/admin/key-requests" },
+    crate::OperationRoute { operation: "list_oauth_clients", method: "GET", template: "/api/admin/oauth-clients" },
+    crate::OperationRoute { operation: "list_posts", method: "GET", template: "/api/posts" },
+    crate::OperationRoute { operation: "list_projects", method: "GET", template: "/api/projects" },
+    crate::OperationRoute { operation: "list_subscribers", method: "GET", template: "/api/admin/subscribers" },
+    crate::OperationRoute { operation: "notify_subscribers", method: "POST", template: "/api/notify-subscribers" },
+    crate::OperationRoute { operation: "notify_subscribers_alias", method: "POST", template: "/notify-subscribers" },
+    crate::OperationRoute { operation: "record_page_view", method: "POST", template: "/api/analytics/pageview" },
+    crate::OperationRoute { operation: "reject_key_request", method: "POST", template: "/api/admin/key-requests/{id}/reject" },
+    crate::OperationRoute { operation: "replace_achievement", method: "PUT", template: "/api/admin/achievements/{slug}" },
+    crate::OperationRoute { operation: "replace_post", method: "PUT", template: "/api/admin/posts/{slug}" },
+    crate::OperationRoute { operation: "replace_project", method: "PUT", template: "/api/admin/projects/{slug}" },
+    crate::OperationRoute { operation: "replace_site_info", method: "PUT", template: "/api/admin/site-info" },
+    crate::OperationRoute { operation: "request_api_key", method: "POST", template: "/api/key-requests" },
+    crate::OperationRoute { operation: "requeue_emails", method: "POST", template: "/api/admin/outbox/requeue" },
+    crate::OperationRoute { operation: "revoke_api_key", method: "POST", template: "/api/admin/api-keys/{id}/revoke" },
+    crate::OperationRoute { operation: "revoke_oauth_client", method: "POST", template: "/api/admin/oauth-clients/{client_id}/revoke" },
+    crate::OperationRoute { operation: "rotate_api_key", method: "POST", template: "/api/admin/api-keys/{id}/rotate" },
+    crate::OperationRoute { operation: "social_publish", method: "POST", template: "/api/social-publish" },
+    crate::OperationRoute { operation: "social_publish_alias", method: "POST", template: "/social-publish" },
+    crate::OperationRoute { operation: "submit_contact", method: "POST", template: "/api/contact" },
+    crate::OperationRoute { operation: "subscribe_newsletter", method: "POST", template: "/api/newsletter" },
+    crate::OperationRoute { operation: "subscribe_newsletter_alias", method: "POST", template: "/newsletter" },
+    crate::OperationRoute { operation: "unsubscribe_newsletter", method: "GET", template: "/api/newsletter/unsubscribe" },
+    crate::OperationRoute { operation: "unsubscribe_newsletter_one_click", method: "POST", template: "/api/newsletter/unsubscribe" },
+];

@@ -14,15 +14,20 @@ pub async fn register_oauth_client(
     scopes: &[Scope],
 ) -> anyhow::Result<(String, String)> {
     let db = Database::connect(database_url).await?;
-    let registered = ops::oauth_clients::register(
-        Context::offline(&db),
-        Actor::Operator,
-        "test client",
-        scopes.to_vec(),
-    )
-    .await;
+    let registered = register_in(&db, "test client", scopes).await;
     db.close().await;
-    let issued = registered?;
+    registered
+}
+
+/// Registers an OAuth client named `name` with `scopes` in `db`.
+pub(super) async fn register_in(
+    db: &Database,
+    name: &str,
+    scopes: &[Scope],
+) -> anyhow::Result<(String, String)> {
+    let issued =
+        ops::oauth_clients::register(Context::offline(db), Actor::Operator, name, scopes.to_vec())
+            .await?;
     Ok((issued.client.client_id, issued.client_secret))
 }
 

@@ -9,14 +9,16 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 pub mod fixtures;
+pub mod injected_failures;
 mod resources;
 mod router;
 mod services;
 
+use injected_failures::InjectedFailures;
 use resources::{Endpoint, Storage};
 use services::{Services, load_startup_data};
 
-use crate::config::Config;
+use crate::config::{Config, Scope};
 use crate::core::lifecycle::Draining;
 use crate::http::serve::{self, Serving};
 use crate::mail::Mailer;
@@ -41,6 +43,8 @@ pub struct Server {
     background: Vec<tokio::task::JoinHandle<()>>,
     /// Held while the server runs (a restore waits for it to stop).
     _database_lock: Option<DatabaseLock>,
+    /// For what the operator sets up beside the API (an OAuth client).
+    database: Database,
     /// On at a stop: readiness answers 503 through the drain period.
     draining: Draining,
     drain: Duration,
@@ -81,6 +85,23 @@ impl Server {
     /// tables, and starts the background tasks. Nothing is served until
     /// [`Server::run`].
     pub async fn bind(config: Config) -> anyhow::Result<Self> {
+        Self::bind_inner(config, None).await
+    }
+
+    /// Like [`bind`](Self::bind), with a layer that answers the requests
+    /// `failures` plans with their failures before the services see them:
+    /// for tests of clients' retries (the test kit's).
+    pub async fn bind_with_failures(
+        config: Config,
+        failures: InjectedFailures,
+    ) -> anyhow::Result<Self> {
+        Self::bind_inner(config, Some(failures)).await
+    }
+
+    async fn bind_inner(
+        config: Config,
+        failures: Option<InjectedFailures>,
+    ) -> anyhow::Result<Self> {
         // TLS for outgoing HTTPS (the social network) uses ring, like lettre's
         // SMTP TLS; reqwest takes the process-wide default. A second install
         // (tests start many servers) fails harmlessly.
@@ -114,6 +135,7 @@ impl Server {
             petstore,
             portfolio,
             storage.shared_counters.clone(),
+            failures,
         )?;
         Ok(Self {
             listener: endpoint.listener,
@@ -124,6 +146,7 @@ impl Server {
             metrics,
             background,
             _database_lock: storage.database_lock.take(),
+            database: storage.db.clone(),
             draining,
             drain: Duration::from_secs(config.http.shutdown_drain_secs),
             mail_worker: beside.mail_worker,
@@ -141,6 +164,17 @@ impl Server {
         self.metrics
             .as_ref()
             .and_then(|(listener, _, _)| listener.local_addr().ok())
+    }
+
+    /// Registers an OAuth client with `scopes` in the server's database, as
+    /// the operator's `clients create` does (for a test's server, whose
+    /// database may be in memory): its id and secret.
+    pub async fn register_oauth_client(
+        &self,
+        name: &str,
+        scopes: &[Scope],
+    ) -> anyhow::Result<(String, String)> {
+        fixtures::register_in(&self.database, name, scopes).await
     }
 
     /// `https` with TLS, `http` without.

@@ -17,6 +17,7 @@ use tower_http::request_id::SetRequestIdLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
+use super::injected_failures::{InjectedFailures, answer_planned_failure};
 use crate::config::Config;
 use crate::http::ServiceHttp;
 use crate::http::compression::CompressionLayer;
@@ -41,6 +42,7 @@ pub(super) fn build_router(
     petstore_state: PetstoreState,
     portfolio_state: PortfolioState,
     shared_counters: Option<Arc<SharedCounters>>,
+    failures: Option<InjectedFailures>,
 ) -> anyhow::Result<Serving> {
     let http = ServiceHttp::new(&config.http, shared_counters);
     let petstore_doc = petstore::document::served_document(config.petstore.auth_mode)
@@ -56,6 +58,15 @@ pub(super) fn build_router(
         .merge(docs_routes)
         // Outside both services: the portfolio's envelope, the general one.
         .fallback(no_route);
+    // Only a test's server has this layer; it needs each route's template,
+    // which a route's own layer is the first to see.
+    let router = match failures {
+        Some(failures) => router.layer(axum::middleware::from_fn_with_state(
+            failures,
+            answer_planned_failure,
+        )),
+        None => router,
+    };
     // The plumbing every answer shares wraps the router once, as one stack:
     // `Router::layer` would wrap each route in its own copy, and every
     // request would clone that copy (CORS's lists included) on its way in.

@@ -88,7 +88,7 @@ impl ErrorCode {
 
     /// The code for an error status produced outside our handlers (routing,
     /// timeouts), with the message to show for it.
-    fn for_status(status: StatusCode) -> (Self, &'static str) {
+    pub(crate) fn for_status(status: StatusCode) -> (Self, &'static str) {
         match status {
             StatusCode::NOT_FOUND => (ErrorCode::NotFound, "no such resource"),
             StatusCode::METHOD_NOT_ALLOWED => (
@@ -245,7 +245,7 @@ impl Error {
 
     /// The error a bare status stands for (an answer axum or tower-http made
     /// without a body of ours).
-    fn for_status(status: StatusCode) -> Self {
+    pub(crate) fn for_status(status: StatusCode) -> Self {
         let (code, message) = ErrorCode::for_status(status);
         Self::new(code, message)
     }
@@ -532,11 +532,26 @@ pub(crate) fn mark_rendered(response: &mut Response) {
 /// router's last fallback).
 pub(crate) fn render_now<F: ErrorFormat>(error: Error, request_headers: &HeaderMap) -> Response {
     let status = error.status();
+    render_now_as::<F>(error, status, request_headers)
+}
+
+/// Like [`render_now`], with a status of the error's family other than its
+/// code's own (a 502 is an `INTERNAL_ERROR` too).
+pub(crate) fn render_now_as<F: ErrorFormat>(
+    error: Error,
+    status: StatusCode,
+    request_headers: &HeaderMap,
+) -> Response {
     let (content_type, body) = F::render(&error, status, &F::negotiate(request_headers));
     let mut response = (status, body).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    if let Some(seconds) = error.retry_after {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    for (name, value) in &error.headers {
+        headers.insert(name.clone(), value.clone());
+    }
     response.extensions_mut().insert(Rendered);
     response
 }

@@ -42,9 +42,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use petstore_portfolio_client::portfolio::types as portfolio_types;
 use petstore_portfolio_client::{petstore, portfolio};
+use petstore_portfolio_server::fixtures::Operator;
 use petstore_portfolio_server::injected_failures::InjectedFailures;
 use petstore_portfolio_server::{Config, Server};
-use tokio::sync::oneshot;
+use tokio::sync::{OnceCell, oneshot};
 
 pub use emails::{EMAIL_PATIENCE, SentEmail};
 pub use petstore_portfolio_server::Config as ServerConfig;
@@ -167,9 +168,11 @@ impl std::fmt::Debug for TestServer {
 /// to stop it.
 struct Running {
     url: String,
-    /// An OAuth client with every scope, registered as the operator would:
-    /// the credentials the test kit hands out are made with it.
-    admin: portfolio::Client,
+    operator: Operator,
+    /// An OAuth client with every scope, registered as the operator would
+    /// when first needed: the credentials the test kit hands out are made
+    /// with it.
+    admin: OnceCell<portfolio::Client>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
@@ -180,24 +183,35 @@ impl Running {
             .await
             .context("cannot start the server")?;
         let url = format!("{}://{}", server.scheme(), server.local_addr());
-        let (id, secret) = server
-            .register_oauth_client("testkit", &[Scope::Admin])
-            .await
-            .context("cannot register the test kit's OAuth client")?;
-        let admin = portfolio::ClientBuilder::new(&url)
-            .client_credentials(id, secret)
-            .build()
-            .context("cannot build the test kit's client")?;
+        let operator = server.operator();
         let (shutdown, stop) = oneshot::channel::<()>();
         let task = tokio::spawn(server.run(async {
             let _ = stop.await;
         }));
         Ok(Running {
             url,
-            admin,
+            operator,
+            admin: OnceCell::new(),
             shutdown: Some(shutdown),
             task: Some(task),
         })
+    }
+
+    /// The test kit's own client, with every scope.
+    async fn admin(&self) -> anyhow::Result<&portfolio::Client> {
+        self.admin
+            .get_or_try_init(|| async {
+                let (id, secret) = self
+                    .operator
+                    .register_oauth_client("testkit", &[Scope::Admin])
+                    .await
+                    .context("cannot register the test kit's OAuth client")?;
+                portfolio::ClientBuilder::new(&self.url)
+                    .client_credentials(id, secret)
+                    .build()
+                    .context("cannot build the test kit's client")
+            })
+            .await
     }
 
     /// Stops the server, letting requests in flight finish.
@@ -303,7 +317,7 @@ impl TestServer {
             .name("testkit key")
             .service(service)
             .scopes(sdk_scopes(scopes));
-        match self.admin().create_api_key().body(spec).send().await {
+        match self.admin().await.create_api_key().body(spec).send().await {
             Ok(issued) => issued.into_inner().key,
             Err(e) => panic!("the test server did not make the API key: {e}"),
         }
@@ -319,7 +333,14 @@ impl TestServer {
         let spec = portfolio_types::OAuthClientSpec::builder()
             .name("testkit client")
             .scopes(sdk_scopes(scopes));
-        match self.admin().create_oauth_client().body(spec).send().await {
+        match self
+            .admin()
+            .await
+            .create_oauth_client()
+            .body(spec)
+            .send()
+            .await
+        {
             Ok(issued) => {
                 let issued = issued.into_inner();
                 (issued.client.client_id, issued.client_secret)
@@ -329,10 +350,14 @@ impl TestServer {
     }
 
     /// The test kit's own client, with every scope.
-    fn admin(&self) -> portfolio::Client {
-        match &self.running {
-            Some(running) => running.admin.clone(),
-            None => self.portfolio(),
+    async fn admin(&self) -> portfolio::Client {
+        let admin = match &self.running {
+            Some(running) => running.admin().await,
+            None => Err(anyhow::anyhow!("the server is stopped")),
+        };
+        match admin {
+            Ok(admin) => admin.clone(),
+            Err(e) => panic!("{e:#}"),
         }
     }
 

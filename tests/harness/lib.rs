@@ -18,10 +18,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use petstore_portfolio_client::{petstore, portfolio};
+use petstore_portfolio_client::portfolio;
+use petstore_portfolio_server::Config;
 use petstore_portfolio_server::config::{ConfiguredApiKey, Scope};
-use petstore_portfolio_server::{Config, Server};
-use tokio::sync::oneshot;
+use petstore_portfolio_testkit::TestServer as Kit;
 
 /// The environment variable naming the PostgreSQL server for tests, e.g.
 /// `postgres://postgres@127.0.0.1:5432/postgres`.
@@ -143,13 +143,13 @@ macro_rules! on_every_database {
     };
 }
 
-/// A running server with a fresh database; stopped when dropped.
+/// A running server with a fresh database; stopped when dropped. It is
+/// the test kit's server (whose methods it has too: emails, injected
+/// failures, ...) on a database of the test's own.
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`
     pub url: String,
-    config: Config,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    kit: Kit,
     database: Option<FreshDatabase>,
 }
 
@@ -158,6 +158,14 @@ impl std::fmt::Debug for TestServer {
         f.debug_struct("TestServer")
             .field("url", &self.url)
             .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for TestServer {
+    type Target = Kit;
+
+    fn deref(&self) -> &Kit {
+        &self.kit
     }
 }
 
@@ -181,64 +189,32 @@ impl TestServer {
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()))
             .try_init();
         let database = FreshDatabase::try_create(db).await?;
-        let mut config = Config {
-            bind: ([127, 0, 0, 1], 0).into(),
-            data_dir: database.data_dir().to_path_buf(),
-            database_url: Some(database.url.clone().into()),
-            ..Config::default()
-        };
-        config.petstore.demo_data = false;
-        config.portfolio.api_keys = test_api_keys();
-        // Tests send many requests from one address; the rate-limit tests lower these.
-        config.portfolio.rate_limit.per_key_per_minute = 1_000_000;
-        config.portfolio.rate_limit.anonymous_per_minute = 1_000_000;
-        // No load balancer to drain for: a stop stops at once (the drain's
-        // own tests set it).
-        config.http.shutdown_drain_secs = 0;
-        adjust(&mut config);
-        // Email leaves quickly in tests: short retries, frequent passes.
-        config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);
-        config.mail.poll_interval_ms = config.mail.poll_interval_ms.min(50);
-        // Analytics are written quickly, unless the test chose its own interval.
-        let default_flush = petstore_portfolio_server::config::PortfolioConfig::default()
-            .analytics_flush_interval_ms;
-        if config.portfolio.analytics_flush_interval_ms == default_flush {
-            config.portfolio.analytics_flush_interval_ms = 50;
-        }
-        let server = Server::bind(config.clone()).await?;
-        let url = format!("{}://{}", server.scheme(), server.local_addr());
-        let (shutdown, stop) = oneshot::channel::<()>();
-        let task = tokio::spawn(server.run(async {
-            let _ = stop.await;
-        }));
+        let kit = Kit::builder()
+            .without_sample_data()
+            .database_url(database.url.clone())
+            .data_dir(database.data_dir())
+            .configure(|config| {
+                config.portfolio.api_keys = test_api_keys();
+                adjust(config);
+                // Email leaves quickly in tests: short retries, frequent passes.
+                config.mail.retry_base_ms = config.mail.retry_base_ms.min(50);
+                config.mail.poll_interval_ms = config.mail.poll_interval_ms.min(50);
+            })
+            .start()
+            .await?;
         Ok(TestServer {
-            url,
-            config,
-            shutdown: Some(shutdown),
-            task: Some(task),
+            url: kit.url().to_owned(),
+            kit,
             database: Some(database),
         })
     }
 
-    /// A pet store client without credentials.
-    pub fn petstore(&self) -> petstore::Client {
-        petstore::ClientBuilder::new(&self.url)
-            .build()
-            .expect("cannot build the pet store client")
-    }
-
-    /// A portfolio client without a key.
-    pub fn portfolio(&self) -> portfolio::Client {
-        self.portfolio_with_key(None)
-    }
-
-    /// A portfolio client that sends `key` (see [`keys`]).
+    /// A portfolio client that sends `key` (see [`keys`]), if any.
     pub fn portfolio_with_key(&self, key: Option<&str>) -> portfolio::Client {
-        let mut builder = portfolio::ClientBuilder::new(&self.url);
-        if let Some(key) = key {
-            builder = builder.api_key(key);
+        match key {
+            Some(key) => self.kit.portfolio_with_key(key),
+            None => self.kit.portfolio(),
         }
-        builder.build().expect("cannot build the portfolio client")
     }
 
     /// Registers an OAuth client with `scopes` straight in the server's
@@ -321,37 +297,22 @@ impl TestServer {
 
     /// The URL of the server's database (for the operator CLI).
     pub fn database_url(&self) -> String {
-        self.config.database_url()
-    }
-
-    /// The server's data directory (SQLite file, `.eml` files).
-    pub fn data_dir(&self) -> &std::path::Path {
-        &self.config.data_dir
+        self.kit.config().database_url()
     }
 
     /// Stops the server and starts it again on the same database and data
     /// directory (with `adjust` applied), as an operator's restart would.
-    pub async fn restart(mut self, adjust: impl FnOnce(&mut Config)) -> TestServer {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-        let mut config = self.config.clone();
-        adjust(&mut config);
-        let server = Server::bind(config.clone())
+    pub async fn restart(self, adjust: impl FnOnce(&mut Config)) -> TestServer {
+        let kit = self
+            .kit
+            .restart(adjust)
             .await
             .expect("cannot restart the test server");
-        let url = format!("{}://{}", server.scheme(), server.local_addr());
-        let (shutdown, stop) = oneshot::channel::<()>();
-        self.task = Some(tokio::spawn(server.run(async {
-            let _ = stop.await;
-        })));
-        self.shutdown = Some(shutdown);
-        self.url = url;
-        self.config = config;
-        self
+        TestServer {
+            url: kit.url().to_owned(),
+            kit,
+            database: self.database,
+        }
     }
 
     /// Runs a statement (`$1`, `$2`... bound to `texts`) straight on the
@@ -381,25 +342,10 @@ impl TestServer {
 
     /// Stops the server, waiting for requests in flight.
     pub async fn stop(mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-        if let Some(database) = self.database.take() {
+        let database = self.database.take();
+        self.kit.stop().await;
+        if let Some(database) = database {
             database.remove().await;
-        }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(task) = self.task.take() {
-            task.abort();
         }
     }
 }

@@ -40,6 +40,10 @@ pub struct Target {
     /// The client profile, written beside the SDK (and served by the server).
     pub profile: &'static str,
     pub output: &'static str,
+    /// The service's module in the SDK (`petstore`, `portfolio`).
+    pub module: &'static str,
+    /// Its typed mocks, in the mock crate.
+    pub mocks: &'static str,
 }
 
 pub const TARGETS: [Target; 2] = [
@@ -47,11 +51,15 @@ pub const TARGETS: [Target; 2] = [
         document: "openapi/petstore.yaml",
         profile: "openapi/profiles/petstore.client.json",
         output: "client/src/generated/petstore.rs",
+        module: "petstore",
+        mocks: "mock/src/generated/petstore.rs",
     },
     Target {
         document: "openapi/portfolio.yaml",
         profile: "openapi/profiles/portfolio.client.json",
         output: "client/src/generated/portfolio.rs",
+        module: "portfolio",
+        mocks: "mock/src/generated/portfolio.rs",
     },
 ];
 
@@ -135,10 +143,7 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     profile.sort_all_objects();
     let spec: openapiv3::OpenAPI = serde_json::from_value(profile.clone())
         .with_context(|| format!("the client profile of {source} is not OpenAPI 3.0"))?;
-    let mut settings = progenitor::GenerationSettings::new();
-    settings
-        .with_interface(progenitor::InterfaceStyle::Builder)
-        .with_tag(progenitor::TagStyle::Merged);
+    let mut settings = builder_settings();
     if flavor == Flavor::Sdk {
         // Each client carries its transport (credentials, retry policy,
         // timeouts), which the SDK's hand-written hooks use on every request.
@@ -149,28 +154,11 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
             .with_inner_type(credentials)
             .with_hooks(progenitor::HooksMode::Expected)
             .with_derive("schemars::JsonSchema");
-        // The SDK's own id types stand in for the profile's named ids.
-        for name in SDK_ID_TYPES {
-            settings.with_replacement(
-                name,
-                format!("crate::ids::{name}"),
-                [progenitor::TypeImpl::Display, progenitor::TypeImpl::FromStr].into_iter(),
-            );
-        }
+        with_sdk_ids(&mut settings, "crate");
     }
-    // progenitor panics (todo!, assert!) on what it does not support; turn
-    // that into an error that says which document.
-    let tokens =
-        std::panic::catch_unwind(|| progenitor::Generator::new(&settings).generate_tokens(&spec))
-            .map_err(|panic| {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "unknown panic".to_owned());
-                anyhow::anyhow!("progenitor cannot generate a client for {source}: {message}")
-            })?
-            .with_context(|| format!("progenitor rejected {source}"))?;
+    let tokens = run_progenitor(source, || {
+        progenitor::Generator::new(&settings).generate_tokens(&spec)
+    })?;
     if flavor == Flavor::Standalone {
         let code = rustfmt(&tokens.to_string())?;
         return Ok(format!(
@@ -206,6 +194,152 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
          #[rustfmt::skip]\n\
          pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[\n{routes}];\n"
     ))
+}
+
+/// progenitor's builder interface, every operation a method of one client.
+fn builder_settings() -> progenitor::GenerationSettings {
+    let mut settings = progenitor::GenerationSettings::new();
+    settings
+        .with_interface(progenitor::InterfaceStyle::Builder)
+        .with_tag(progenitor::TagStyle::Merged);
+    settings
+}
+
+/// The SDK's own id types stand in for the profile's named ids; `sdk` is
+/// the path of the SDK crate where the code goes (`crate` inside it).
+fn with_sdk_ids(settings: &mut progenitor::GenerationSettings, sdk: &str) {
+    for name in SDK_ID_TYPES {
+        settings.with_replacement(
+            name,
+            format!("{sdk}::ids::{name}"),
+            [progenitor::TypeImpl::Display, progenitor::TypeImpl::FromStr].into_iter(),
+        );
+    }
+}
+
+/// Runs one of progenitor's generators. It panics (todo!, assert!) on what
+/// it does not support: that becomes an error that says which document.
+fn run_progenitor(
+    source: &str,
+    generate: impl FnOnce() -> Result<proc_macro2::TokenStream, progenitor::Error>
+    + std::panic::UnwindSafe,
+) -> anyhow::Result<proc_macro2::TokenStream> {
+    std::panic::catch_unwind(generate)
+        .map_err(|panic| {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            anyhow::anyhow!("progenitor cannot generate code for {source}: {message}")
+        })?
+        .with_context(|| format!("progenitor rejected {source}"))
+}
+
+/// The SDK crate, as the mock crate names it.
+const SDK_CRATE: &str = "petstore_portfolio_client";
+
+/// The typed mocks of one service for the mock crate
+/// (`petstore-portfolio-mock`): progenitor's httpmock generator, over the
+/// SDK's types, with two answers added to every operation's `then`:
+/// `error(status, message)` and `error_with_retry_after(..)`, in the
+/// service's error format (the mock crate's `<module>::error_answer`).
+pub fn generate_mocks(profile: &Value, source: &str, module: &str) -> anyhow::Result<String> {
+    let mut profile = profile.clone();
+    profile.sort_all_objects();
+    let spec: openapiv3::OpenAPI = serde_json::from_value(profile.clone())
+        .with_context(|| format!("the client profile of {source} is not OpenAPI 3.0"))?;
+    let mut settings = builder_settings();
+    with_sdk_ids(&mut settings, SDK_CRATE);
+    let tokens = run_progenitor(source, || {
+        progenitor::Generator::new(&settings).httpmock(&spec, &format!("{SDK_CRATE}::{module}"))
+    })?;
+    let code = with_service_base(&tokens.to_string(), &profile);
+    let code = with_error_answers(&with_repeated_query_values(&code)?, module)?;
+    Ok(format!(
+        "// @generated by `cargo xtask codegen` (progenitor's httpmock generator) from the \
+         client profile of the document named below.\n\
+         // Do not edit: change the document and run `cargo xtask codegen` again.\n\
+         // Source: {source}\n\n{}",
+        rustfmt(&code)?
+    ))
+}
+
+/// A list in a query (`findPetsByStatus`' `status`) is sent by the SDK as
+/// one pair per value; progenitor's mock would match the whole list as one
+/// text, which a list cannot be. Each `when` method whose value is a list
+/// matches each of its values instead.
+fn with_repeated_query_values(code: &str) -> anyhow::Result<String> {
+    const ONE_PAIR: &str = "self . 0 . query_param (";
+    let mut out = String::with_capacity(code.len());
+    for (i, method) in code.split("pub fn ").enumerate() {
+        if i > 0 {
+            out.push_str("pub fn ");
+        }
+        let signature = method.split('{').next().unwrap_or_default();
+        if !signature.contains(":: std :: vec :: Vec <") || !method.contains(ONE_PAIR) {
+            out.push_str(method);
+            continue;
+        }
+        // `self . 0 . query_param ("name" , value . to_string () ,)`
+        let mut rest = method;
+        while let Some(at) = rest.find(ONE_PAIR) {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + ONE_PAIR.len()..];
+            let (name, tail) = after
+                .split_once(',')
+                .context("a query parameter without a value in the mocks")?;
+            let tail = tail
+                .trim_start()
+                .strip_prefix("value . to_string ()")
+                .with_context(|| format!("an unexpected query value in the mocks: {tail:.60}"))?
+                .trim_start();
+            let tail = tail.strip_prefix(',').unwrap_or(tail).trim_start();
+            rest = tail
+                .strip_prefix(')')
+                .context("an unexpected query_param call in the mocks")?;
+            let name = name.trim();
+            out.push_str(&format!(
+                "value . iter () . fold (self . 0 , | when , value | \
+                 when . query_param ({name} , value . to_string ()))"
+            ));
+        }
+        out.push_str(rest);
+    }
+    Ok(out)
+}
+
+/// The generated mocks' paths are under the document's root; the SDK's
+/// requests go under the service's (`/v2/pet`, `/api/projects`).
+fn with_service_base(code: &str, profile: &Value) -> String {
+    let base = profile
+        .pointer("/servers/0/url")
+        .and_then(Value::as_str)
+        .filter(|url| url.starts_with('/'))
+        .unwrap_or("")
+        .trim_end_matches('/');
+    code.replace("(\"^/", &format!("(\"^{base}/"))
+}
+
+/// Adds the service's error answers to every `then` of the generated mocks,
+/// after its `into_inner` (the same text for each operation).
+fn with_error_answers(code: &str, module: &str) -> anyhow::Result<String> {
+    const INTO_INNER: &str = "pub fn into_inner (self) -> :: httpmock :: Then { self . 0 }";
+    let count = code.matches(INTO_INNER).count();
+    anyhow::ensure!(
+        count > 0,
+        "progenitor's httpmock output has no `then` to add error answers to"
+    );
+    let answers = format!(
+        "{INTO_INNER} \
+         #[doc = \"Answers `status` (4xx or 5xx) with the service's error body, as its server writes it.\"] \
+         pub fn error(self, status: u16, message: &str) -> Self {{ \
+             Self(crate::{module}::error_answer(self.0, status, message, None)) }} \
+         #[doc = \"Like `error`, with `Retry-After` (whole seconds).\"] \
+         pub fn error_with_retry_after(self, status: u16, message: &str, retry_after: ::std::time::Duration) -> Self {{ \
+             Self(crate::{module}::error_answer(self.0, status, message, Some(retry_after))) }}"
+    );
+    Ok(code.replace(INTO_INNER, &answers))
 }
 
 /// The progenitor that generates (the `progenitor-client` the code needs
@@ -601,6 +735,10 @@ pub fn stale_files(root: &Path) -> anyhow::Result<Vec<String>> {
                 target.output,
                 generate_code(&profile, target.document, Flavor::Sdk)?,
             ),
+            (
+                target.mocks,
+                generate_mocks(&profile, target.document, target.module)?,
+            ),
         ];
         for (file, fresh) in fresh {
             let current = std::fs::read_to_string(root.join(file)).unwrap_or_default();
@@ -626,6 +764,10 @@ pub fn write_all(root: &Path) -> anyhow::Result<()> {
             (
                 target.output,
                 generate_code(&profile, target.document, Flavor::Sdk)?,
+            ),
+            (
+                target.mocks,
+                generate_mocks(&profile, target.document, target.module)?,
             ),
         ];
         for (file, text) in files {

@@ -19,8 +19,36 @@ pub async fn register_oauth_client(
     registered
 }
 
-/// Registers an OAuth client named `name` with `scopes` in `db`.
-pub(super) async fn register_in(
+/// A running server's database ([`Server::operator`](crate::Server::operator)),
+/// for what the operator sets up beside the API.
+#[derive(Clone)]
+pub struct Operator {
+    db: Database,
+}
+
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator").finish_non_exhaustive()
+    }
+}
+
+impl Operator {
+    pub(super) fn of(db: Database) -> Self {
+        Operator { db }
+    }
+
+    /// Registers an OAuth client named `name` with `scopes`, as the CLI's
+    /// `clients create` does: its id and secret.
+    pub async fn register_oauth_client(
+        &self,
+        name: &str,
+        scopes: &[Scope],
+    ) -> anyhow::Result<(String, String)> {
+        register_in(&self.db, name, scopes).await
+    }
+}
+
+async fn register_in(
     db: &Database,
     name: &str,
     scopes: &[Scope],

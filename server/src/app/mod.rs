@@ -18,7 +18,7 @@ use injected_failures::InjectedFailures;
 use resources::{Endpoint, Storage};
 use services::{Services, load_startup_data};
 
-use crate::config::{Config, Scope};
+use crate::config::Config;
 use crate::core::lifecycle::Draining;
 use crate::http::serve::{self, Serving};
 use crate::mail::Mailer;
@@ -166,15 +166,11 @@ impl Server {
             .and_then(|(listener, _, _)| listener.local_addr().ok())
     }
 
-    /// Registers an OAuth client with `scopes` in the server's database, as
-    /// the operator's `clients create` does (for a test's server, whose
-    /// database may be in memory): its id and secret.
-    pub async fn register_oauth_client(
-        &self,
-        name: &str,
-        scopes: &[Scope],
-    ) -> anyhow::Result<(String, String)> {
-        fixtures::register_in(&self.database, name, scopes).await
+    /// The server's database, for what a test sets up beside the API as
+    /// the operator would (an OAuth client), even while the server runs
+    /// and when its database is in memory.
+    pub fn operator(&self) -> fixtures::Operator {
+        fixtures::Operator::of(self.database.clone())
     }
 
     /// `https` with TLS, `http` without.

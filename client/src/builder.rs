@@ -18,7 +18,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use crate::auth::{Credentials, TokenSource};
 pub use crate::error::BuildError;
 use crate::retry::RetryPolicy;
-use crate::transport::{SDK_USER_AGENT, ServiceInfo, Transport};
+use crate::transport::{BeforeSend, SDK_USER_AGENT, ServiceInfo, Transport};
 
 /// A service the SDK has a client for.
 pub trait Service {
@@ -63,6 +63,8 @@ pub struct ClientBuilder<S> {
     http: Option<reqwest::Client>,
     /// The caller's changes to the HTTP client the SDK builds.
     adjust_http: Option<AdjustHttp>,
+    /// The caller's hook on each request before it leaves.
+    before_send: Option<BeforeSend>,
     service: PhantomData<S>,
 }
 
@@ -80,6 +82,7 @@ impl<S> Clone for ClientBuilder<S> {
             headers: self.headers.clone(),
             http: self.http.clone(),
             adjust_http: self.adjust_http.clone(),
+            before_send: self.before_send.clone(),
             service: PhantomData,
         }
     }
@@ -139,6 +142,7 @@ impl<S: Service> ClientBuilder<S> {
             headers: Vec::new(),
             http: None,
             adjust_http: None,
+            before_send: None,
             service: PhantomData,
         }
     }
@@ -157,6 +161,37 @@ impl<S: Service> ClientBuilder<S> {
     pub fn default_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.retain(|(existing, _)| *existing != name);
         self.headers.push((name, value));
+        self
+    }
+
+    /// Calls `hook` with each call's request just before it leaves, after
+    /// the SDK has made it whole (credentials, `Idempotency-Key`,
+    /// `User-Agent`, `traceparent`): a middleware's place, to add or check
+    /// a header, record the request, or stop it. Retries send the request
+    /// as the hook left it (the hook runs once per call). An `Err` stops
+    /// the call with [`Error::Stopped`](crate::Error::Stopped) and that
+    /// reason; nothing is sent.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use petstore_portfolio_client::reqwest::header::HeaderValue;
+    ///
+    /// let client = petstore_portfolio_client::petstore::ClientBuilder::new("https://pets.example")
+    ///     .before_send(|request| {
+    ///         if request.url().host_str() != Some("pets.example") {
+    ///             return Err(format!("{} is not ours", request.url()));
+    ///         }
+    ///         request.headers_mut().insert("x-signed", HeaderValue::from_static("yes"));
+    ///         Ok(())
+    ///     })
+    ///     .build()?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    pub fn before_send(
+        mut self,
+        hook: impl Fn(&mut reqwest::Request) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.before_send = Some(BeforeSend(std::sync::Arc::new(hook)));
         self
     }
 
@@ -317,7 +352,7 @@ impl<S: Service> ClientBuilder<S> {
                 http.build().map_err(BuildError::Http)?
             }
         };
-        let transport = Transport::new(
+        let mut transport = Transport::new(
             credentials,
             self.retry,
             self.timeout,
@@ -328,6 +363,7 @@ impl<S: Service> ClientBuilder<S> {
             user_agent,
             self.headers,
         );
+        transport.before_send = self.before_send;
         Ok(S::client(&root, http, transport))
     }
 }

@@ -32,6 +32,9 @@ pub enum Error {
     /// The request could not be made from what was given (a builder
     /// field that breaks its rule, say).
     InvalidRequest(String),
+    /// The client's `before_send` hook stopped the request before it left,
+    /// for this reason; nothing was sent.
+    Stopped(String),
 }
 
 /// An error answer: status, the service's code and message, and what else
@@ -312,6 +315,7 @@ impl fmt::Display for Error {
                 write!(f, "{} answer cannot be read: {message}", status.as_u16())
             }
             Error::InvalidRequest(why) => write!(f, "invalid request: {why}"),
+            Error::Stopped(why) => write!(f, "not sent: {why}"),
         }
     }
 }
@@ -435,7 +439,10 @@ impl Error {
             },
             Generated::InvalidRequest(why) => Error::InvalidRequest(why),
             Generated::InvalidUpgrade(e) => Error::transport(operation, e),
-            Generated::Custom(why) => Error::InvalidRequest(why),
+            Generated::Custom(why) => match why.strip_prefix(crate::transport::STOPPED_MARK) {
+                Some(why) => Error::Stopped(why.to_owned()),
+                None => Error::InvalidRequest(why),
+            },
         }
     }
 }

@@ -40,6 +40,44 @@ pub struct Transport {
     /// Each operation's route template under the server's root
     /// (progenitor's snake-case ids), for its call's span.
     pub(crate) routes: &'static [OperationRoute],
+    /// The caller's look at each request before it leaves (the builder's
+    /// `before_send`).
+    pub(crate) before_send: Option<BeforeSend>,
+}
+
+/// A caller's hook on each request, after the SDK has made it whole
+/// (credentials, `Idempotency-Key`, `User-Agent`): it may change it, or stop
+/// it with a reason ([`Error::Stopped`]).
+#[derive(Clone)]
+pub(crate) struct BeforeSend(pub(crate) std::sync::Arc<BeforeSendHook>);
+
+/// The hook itself: `Err` says why the request must not leave.
+pub(crate) type BeforeSendHook = dyn Fn(&mut reqwest::Request) -> Result<(), String> + Send + Sync;
+
+impl std::fmt::Debug for BeforeSend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeSend(..)")
+    }
+}
+
+/// How a stop by the `before_send` hook crosses progenitor's error type
+/// (its `Custom` text), to come out as [`Error::Stopped`].
+pub(crate) const STOPPED_MARK: &str = "\u{0}stopped by before_send: ";
+
+/// Why [`Transport::prepare`] did not let a request go.
+#[derive(Debug)]
+pub(crate) enum NotSent {
+    Token(crate::auth::TokenError),
+    Stopped(String),
+}
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSent::Token(e) => e.fmt(f),
+            NotSent::Stopped(why) => write!(f, "{STOPPED_MARK}{why}"),
+        }
+    }
 }
 
 /// What the SDK's requests say they come from, unless the caller names
@@ -65,6 +103,7 @@ impl Transport {
             user_agent,
             headers,
             routes: service.routes,
+            before_send: None,
         }
     }
 
@@ -84,7 +123,7 @@ impl Transport {
         http: &reqwest::Client,
         request: &mut reqwest::Request,
         operation: &str,
-    ) -> Result<(), crate::auth::TokenError> {
+    ) -> Result<(), NotSent> {
         if !request.headers().contains_key(TRACEPARENT) {
             request
                 .headers_mut()
@@ -100,13 +139,19 @@ impl Transport {
                 request.headers_mut().insert(name.clone(), value.clone());
             }
         }
-        self.credentials.apply(http, request).await?;
+        self.credentials
+            .apply(http, request)
+            .await
+            .map_err(NotSent::Token)?;
         if self.idempotent.contains(&operation) && !request.headers().contains_key(IDEMPOTENCY_KEY)
         {
             let key = HeaderValue::from_str(&new_key()).unwrap_or(HeaderValue::from_static("-"));
             request.headers_mut().insert(IDEMPOTENCY_KEY, key);
         }
-        Ok(())
+        match &self.before_send {
+            Some(BeforeSend(hook)) => hook(request).map_err(NotSent::Stopped),
+            None => Ok(()),
+        }
     }
 
     /// Sends a request of `operation`, trying again as the retry policy

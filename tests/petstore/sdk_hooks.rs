@@ -249,3 +249,81 @@ async fn a_token_fetch_carries_the_user_agent() {
         Some(format!("pet-shop/2.1 {SDK_USER_AGENT}").as_str())
     );
 }
+
+/// The `before_send` hook sees each call's request whole (its idempotency
+/// key among it), may add to it (the retry sends what it added), and may
+/// stop it: a stopped call sends nothing and says why.
+#[tokio::test]
+async fn a_before_send_hook_changes_or_stops_each_request() {
+    let gateway = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v2/pet"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(1)
+        .mount(&gateway)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v2/pet"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": 7, "name": "Rex", "photoUrls": []
+        })))
+        .mount(&gateway)
+        .await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let client = ClientBuilder::new(gateway.uri())
+        .before_send(move |request| {
+            let key = request
+                .headers()
+                .get("idempotency-key")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("none")
+                .to_owned();
+            log.lock().unwrap().push(key);
+            request
+                .headers_mut()
+                .insert("x-signed", HeaderValue::from_static("yes"));
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    client.add_pet().body(pet("Rex", &[])).send().await.unwrap();
+    let keys = seen.lock().unwrap().clone();
+    assert_eq!(keys.len(), 1, "once per call: {keys:?}");
+    assert_ne!(keys[0], "none");
+    assert_eq!(
+        received(&gateway, "idempotency-key").await,
+        [keys[0].clone(), keys[0].clone()]
+    );
+    assert_eq!(received(&gateway, "x-signed").await, ["yes", "yes"]);
+
+    gateway.reset().await;
+    let stopping = ClientBuilder::new(gateway.uri())
+        .before_send(|request| {
+            Err(format!(
+                "{} {} is not allowed",
+                request.method(),
+                request.url().path()
+            ))
+        })
+        .build()
+        .unwrap();
+    let error = stopping
+        .add_pet()
+        .body(pet("Rex", &[]))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, petstore_portfolio_client::Error::Stopped(why) if why == "POST /v2/pet is not allowed"),
+        "{error:?}"
+    );
+    assert_eq!(error.to_string(), "not sent: POST /v2/pet is not allowed");
+    assert!(
+        gateway
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+    );
+}

@@ -37,6 +37,10 @@ pub enum Error {
     Stopped(String),
 }
 
+/// How a stop by the `before_send` hook crosses progenitor's error type
+/// (its `Custom` text), to come out as [`Error::Stopped`].
+pub(crate) const STOPPED_MARK: &str = "\u{0}stopped by before_send: ";
+
 /// An error answer: status, the service's code and message, and what else
 /// it said.
 #[derive(Clone)]
@@ -439,7 +443,7 @@ impl Error {
             },
             Generated::InvalidRequest(why) => Error::InvalidRequest(why),
             Generated::InvalidUpgrade(e) => Error::transport(operation, e),
-            Generated::Custom(why) => match why.strip_prefix(crate::transport::STOPPED_MARK) {
+            Generated::Custom(why) => match why.strip_prefix(STOPPED_MARK) {
                 Some(why) => Error::Stopped(why.to_owned()),
                 None => Error::InvalidRequest(why),
             },

@@ -9,7 +9,7 @@ use reqwest::header::{HeaderName, HeaderValue, USER_AGENT};
 use reqwest::{Method, StatusCode};
 
 use crate::auth::Credentials;
-use crate::error::Error;
+use crate::error::{Error, STOPPED_MARK};
 use crate::observe;
 use crate::retry::RetryPolicy;
 use crate::trace::{TRACEPARENT, Trace};
@@ -59,10 +59,6 @@ impl std::fmt::Debug for BeforeSend {
         f.write_str("BeforeSend(..)")
     }
 }
-
-/// How a stop by the `before_send` hook crosses progenitor's error type
-/// (its `Custom` text), to come out as [`Error::Stopped`].
-pub(crate) const STOPPED_MARK: &str = "\u{0}stopped by before_send: ";
 
 /// Why [`Transport::prepare`] did not let a request go.
 #[derive(Debug)]

@@ -17,12 +17,9 @@ mod generated;
 pub use generated::*;
 pub use progenitor_client::ResponseValue;
 
-use reqwest::header::{AUTHORIZATION, HeaderName};
-
 pub use crate::auth::Credentials;
-pub use crate::error::BuildError;
-pub use crate::error::{ApiError, Error};
 use crate::transport::Transport;
+pub use crate::{ApiError, BuildError, Error};
 
 /// The path under which the server mounts the pet store.
 pub const BASE_PATH: &str = "/v2";
@@ -42,7 +39,7 @@ impl crate::builder::Service for Petstore {
     }
 }
 
-crate::transport::service_client!();
+petstore_portfolio_runtime::service_client!();
 
 /// Builds a [`Client`] for a server, with optional credentials.
 ///
@@ -52,22 +49,29 @@ crate::transport::service_client!();
 /// user's name and password (HTTP Basic), as each operation says.
 pub type ClientBuilder = crate::builder::ClientBuilder<Petstore>;
 
-impl ClientBuilder {
-    /// A builder from the environment: the server from
-    /// `PETSTORE_PORTFOLIO_URL` (required; the root or the pet store's URL),
-    /// and whichever credentials are set: `PETSTORE_API_KEY`,
-    /// `PETSTORE_BEARER_TOKEN`, `PETSTORE_USERNAME` with
-    /// `PETSTORE_PASSWORD` (HTTP Basic). A missing variable is an error
-    /// that names it.
-    ///
-    /// ```no_run
-    /// # fn demo() -> Result<(), petstore_portfolio_client::petstore::BuildError> {
-    /// let client = petstore_portfolio_client::petstore::ClientBuilder::from_env()?.build()?;
-    /// # let _ = client; Ok(()) }
-    /// ```
-    pub fn from_env() -> Result<Self, BuildError> {
+impl crate::builder::ApiKeyHeader for Petstore {
+    /// `api_key: <key>`
+    const API_KEY_HEADER: &'static str = "api_key";
+}
+
+/// `basic_auth` (a pet store user's name and password) and `session` (the
+/// token `login_user` answers with; `logout_user` with it ends it).
+impl crate::builder::UserSignIn for Petstore {}
+
+/// `ClientBuilder::from_env()`: the server from `PETSTORE_PORTFOLIO_URL`
+/// (required; the root or the pet store's URL), and whichever credentials
+/// are set: `PETSTORE_API_KEY`, `PETSTORE_BEARER_TOKEN`, `PETSTORE_USERNAME`
+/// with `PETSTORE_PASSWORD` (HTTP Basic). A missing variable is an error
+/// that names it.
+///
+/// ```no_run
+/// # fn demo() -> Result<(), petstore_portfolio_client::petstore::BuildError> {
+/// let client = petstore_portfolio_client::petstore::ClientBuilder::from_env()?.build()?;
+/// # let _ = client; Ok(()) }
+/// ```
+impl crate::builder::FromEnvironment for Petstore {
+    fn credentials_from_env(mut builder: ClientBuilder) -> Result<ClientBuilder, BuildError> {
         use crate::builder::variable;
-        let mut builder = ClientBuilder::new(crate::builder::url_from_env()?);
         if let Some(key) = variable("PETSTORE_API_KEY") {
             builder = builder.api_key(key);
         }
@@ -80,32 +84,6 @@ impl ClientBuilder {
             builder = builder.basic_auth(&username, &password);
         }
         Ok(builder)
-    }
-
-    /// Sends `api_key: <key>` with every request.
-    pub fn api_key(self, key: impl Into<String>) -> Self {
-        self.credential(HeaderName::from_static("api_key"), key.into())
-    }
-
-    /// Sends `Authorization: Bearer <token>` with every request (an OAuth token,
-    /// or the session token `login_user` returns).
-    pub fn bearer_token(self, token: impl Into<String>) -> Self {
-        self.credential(AUTHORIZATION, format!("Bearer {}", token.into()))
-    }
-
-    /// Sends the session token `login_user` returned (as a bearer token);
-    /// `logout_user` with it ends the session.
-    pub fn session(self, token: impl Into<String>) -> Self {
-        self.bearer_token(token)
-    }
-
-    /// Sends a pet store user's name and password with every request
-    /// (HTTP Basic). Use it over HTTPS only.
-    pub fn basic_auth(self, username: &str, password: &str) -> Self {
-        use base64::Engine as _;
-        let pair =
-            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
-        self.credential(AUTHORIZATION, format!("Basic {pair}"))
     }
 }
 
@@ -123,13 +101,13 @@ pub fn refusal(error: &Error) -> Option<Refusal> {
     )
 }
 
-crate::paging::stream_by_link!(
+petstore_portfolio_runtime::stream_by_link!(
     FindPetsByStatus,
     types::Pet,
     |pets| pets,
     "pet with the statuses asked for (`limit` a page, 100 if not set)"
 );
-crate::paging::stream_by_link!(
+petstore_portfolio_runtime::stream_by_link!(
     FindPetsByTags,
     types::Pet,
     |pets| pets,

@@ -13,12 +13,9 @@ mod generated;
 pub use generated::*;
 pub use progenitor_client::ResponseValue;
 
-use reqwest::header::{AUTHORIZATION, HeaderName};
-
 pub use crate::auth::Credentials;
-pub use crate::error::BuildError;
-pub use crate::error::{ApiError, Error};
 use crate::transport::Transport;
+pub use crate::{ApiError, BuildError, Error};
 
 /// The header that carries an API key.
 pub const API_KEY_HEADER: &str = "X-API-Key";
@@ -43,7 +40,7 @@ impl crate::builder::Service for Portfolio {
     }
 }
 
-crate::transport::service_client!();
+petstore_portfolio_runtime::service_client!();
 
 /// Builds a [`Client`] for a server, with optional credentials.
 ///
@@ -53,22 +50,30 @@ crate::transport::service_client!();
 /// token: 401 without a valid credential, 403 without the scope.
 pub type ClientBuilder = crate::builder::ClientBuilder<Portfolio>;
 
-impl ClientBuilder {
-    /// A builder from the environment: the server from
-    /// `PETSTORE_PORTFOLIO_URL` (required; the root or the portfolio's
-    /// `/api` URL), and whichever credentials are set: `PORTFOLIO_API_KEY`,
-    /// `PORTFOLIO_BEARER_TOKEN`, `PORTFOLIO_CLIENT_ID` with
-    /// `PORTFOLIO_CLIENT_SECRET` (and `PORTFOLIO_SCOPE`, to ask for fewer
-    /// scopes). A missing variable is an error that names it.
-    ///
-    /// ```no_run
-    /// # fn demo() -> Result<(), petstore_portfolio_client::portfolio::BuildError> {
-    /// let client = petstore_portfolio_client::portfolio::ClientBuilder::from_env()?.build()?;
-    /// # let _ = client; Ok(()) }
-    /// ```
-    pub fn from_env() -> Result<Self, BuildError> {
+impl crate::builder::ApiKeyHeader for Portfolio {
+    /// `X-API-Key: <key>`
+    const API_KEY_HEADER: &'static str = "x-api-key";
+}
+
+/// `client_credentials`: the SDK gets bearer tokens from
+/// `POST /api/oauth/token` and renews them.
+impl crate::builder::ClientCredentialsGrant for Portfolio {}
+
+/// `ClientBuilder::from_env()`: the server from `PETSTORE_PORTFOLIO_URL`
+/// (required; the root or the portfolio's `/api` URL), and whichever
+/// credentials are set: `PORTFOLIO_API_KEY`, `PORTFOLIO_BEARER_TOKEN`,
+/// `PORTFOLIO_CLIENT_ID` with `PORTFOLIO_CLIENT_SECRET` (and
+/// `PORTFOLIO_SCOPE`, to ask for fewer scopes). A missing variable is an
+/// error that names it.
+///
+/// ```no_run
+/// # fn demo() -> Result<(), petstore_portfolio_client::portfolio::BuildError> {
+/// let client = petstore_portfolio_client::portfolio::ClientBuilder::from_env()?.build()?;
+/// # let _ = client; Ok(()) }
+/// ```
+impl crate::builder::FromEnvironment for Portfolio {
+    fn credentials_from_env(mut builder: ClientBuilder) -> Result<ClientBuilder, BuildError> {
         use crate::builder::variable;
-        let mut builder = ClientBuilder::new(crate::builder::url_from_env()?);
         if let Some(key) = variable("PORTFOLIO_API_KEY") {
             builder = builder.api_key(key);
         }
@@ -84,46 +89,6 @@ impl ClientBuilder {
             };
         }
         Ok(builder)
-    }
-
-    /// Sends `X-API-Key: <key>` with every request. Keep keys in the
-    /// environment, not in code.
-    pub fn api_key(self, key: impl Into<String>) -> Self {
-        self.credential(HeaderName::from_static("x-api-key"), key.into())
-    }
-
-    /// Sends `Authorization: Bearer <token>` with every request: a token from
-    /// `POST /api/oauth/token` that the program got itself. To have the SDK
-    /// get tokens, use [`client_credentials`](Self::client_credentials).
-    pub fn bearer_token(self, token: impl Into<String>) -> Self {
-        self.credential(AUTHORIZATION, format!("Bearer {}", token.into()))
-    }
-
-    /// Gets a bearer token with an OAuth client's id and secret (the client
-    /// credentials grant, at the same server), sends it with every request,
-    /// and gets a new one before it expires, or when the server refuses it.
-    /// The token carries every scope the client has.
-    pub fn client_credentials(
-        self,
-        client_id: impl Into<String>,
-        client_secret: impl Into<String>,
-    ) -> Self {
-        self.token_from_client_credentials(client_id.into(), client_secret.into(), None)
-    }
-
-    /// Like [`client_credentials`](Self::client_credentials), asking only for
-    /// `scope` (space-separated scopes).
-    pub fn client_credentials_with_scope(
-        self,
-        client_id: impl Into<String>,
-        client_secret: impl Into<String>,
-        scope: impl Into<String>,
-    ) -> Self {
-        self.token_from_client_credentials(
-            client_id.into(),
-            client_secret.into(),
-            Some(scope.into()),
-        )
     }
 }
 
@@ -159,7 +124,7 @@ macro_rules! paged {
             }
         }
 
-        crate::paging::stream_by_link!(
+        petstore_portfolio_runtime::stream_by_link!(
             $builder,
             types::$item,
             |page| page.items,
@@ -181,22 +146,22 @@ paged!(
     ListContactSubmissions,
     "contact submission"
 );
-crate::paging::stream_by_link!(ListProjects, types::Project, |list| list, "project");
-crate::paging::stream_by_link!(
+petstore_portfolio_runtime::stream_by_link!(ListProjects, types::Project, |list| list, "project");
+petstore_portfolio_runtime::stream_by_link!(
     ListAchievements,
     types::Achievement,
     |list| list,
     "achievement"
 );
-crate::paging::stream_by_link!(ListPosts, types::PostSummary, |list| list, "post");
-crate::paging::stream_by_link!(ListApiKeys, types::ApiKey, |list| list, "API key");
-crate::paging::stream_by_link!(
+petstore_portfolio_runtime::stream_by_link!(ListPosts, types::PostSummary, |list| list, "post");
+petstore_portfolio_runtime::stream_by_link!(ListApiKeys, types::ApiKey, |list| list, "API key");
+petstore_portfolio_runtime::stream_by_link!(
     ListOauthClients,
     types::OAuthClient,
     |list| list,
     "OAuth client"
 );
-crate::paging::stream_by_link!(
+petstore_portfolio_runtime::stream_by_link!(
     ListFailedEmails,
     types::FailedEmail,
     |list| list,

@@ -836,7 +836,7 @@ fn rustfmt(source: &str) -> anyhow::Result<String> {
 /// generate now. Returns the stale files.
 /// The file the SDK's [`ErrorCode`] enum is generated into, from the error
 /// code lists (`x-error-codes`) of every document.
-pub const ERROR_CODES_OUTPUT: &str = "client/src/generated/error_codes.rs";
+pub const ERROR_CODES_OUTPUT: &str = "runtime/src/generated/error_codes.rs";
 
 /// The error codes the documents list (`x-error-codes`, wherever a schema
 /// has it), each once, in the order they first come.

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
 use crate::rust_text::{
-    BENCH, CLIENT, CrateSource, Module, ModuleGraph, SERVER, module_graph, shown,
+    BENCH, CLIENT, CrateSource, Module, ModuleGraph, RUNTIME, SERVER, module_graph, shown,
 };
 
 /// Where SQL may be written, relative to the workspace root: the shared
@@ -210,7 +210,7 @@ pub const MODULE_CHECKS: [(&str, ModuleCheck); 5] = [
 ];
 
 /// The crates whose modules must import one another without circles.
-pub const CRATES: [CrateSource; 3] = [SERVER, CLIENT, BENCH];
+pub const CRATES: [CrateSource; 4] = [SERVER, RUNTIME, CLIENT, BENCH];
 
 /// The circles of every crate of [`CRATES`].
 pub fn circles_in_crates(root: &Path) -> anyhow::Result<Vec<Finding>> {

@@ -61,6 +61,11 @@ pub const SERVER: CrateSource = CrateSource {
     root: "lib.rs",
     name: "petstore_portfolio_server",
 };
+pub const RUNTIME: CrateSource = CrateSource {
+    src: "runtime/src",
+    root: "lib.rs",
+    name: "petstore_portfolio_runtime",
+};
 pub const CLIENT: CrateSource = CrateSource {
     src: "client/src",
     root: "lib.rs",

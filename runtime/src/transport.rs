@@ -22,9 +22,11 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 #[derive(Debug, Clone)]
 pub struct Transport {
     pub(crate) credentials: Credentials,
-    pub(crate) retry: RetryPolicy,
+    #[doc(hidden)]
+    pub retry: RetryPolicy,
     /// Each attempt's time limit, when the call sets one.
-    pub(crate) timeout: Option<Duration>,
+    #[doc(hidden)]
+    pub timeout: Option<Duration>,
     /// Each attempt's time limit otherwise (the builder's).
     pub(crate) attempt_timeout: Duration,
     /// The operations (progenitor's snake-case ids) that take an
@@ -32,7 +34,8 @@ pub struct Transport {
     pub(crate) idempotent: &'static [&'static str],
     /// The caller's trace, which every request continues
     /// (`with_traceparent`); none: each request starts one.
-    pub(crate) trace: Option<Trace>,
+    #[doc(hidden)]
+    pub trace: Option<Trace>,
     /// What every request says it comes from.
     pub(crate) user_agent: HeaderValue,
     /// Headers every request carries (the builder's `default_header`).
@@ -62,7 +65,8 @@ impl std::fmt::Debug for BeforeSend {
 
 /// Why [`Transport::prepare`] did not let a request go.
 #[derive(Debug)]
-pub(crate) enum NotSent {
+#[doc(hidden)]
+pub enum NotSent {
     Token(crate::auth::TokenError),
     Stopped(String),
 }
@@ -114,7 +118,8 @@ impl Transport {
     /// Before a request leaves: its credentials, and an idempotency key
     /// when its operation takes one and the caller gave none. (Its time
     /// limit is set per attempt, by [`Transport::execute`].)
-    pub(crate) async fn prepare(
+    #[doc(hidden)]
+    pub async fn prepare(
         &self,
         http: &reqwest::Client,
         request: &mut reqwest::Request,
@@ -152,7 +157,8 @@ impl Transport {
 
     /// Sends a request of `operation`, trying again as the retry policy
     /// allows, inside the call's span ([`observe`]).
-    pub(crate) async fn execute(
+    #[doc(hidden)]
+    pub async fn execute(
         &self,
         http: &reqwest::Client,
         request: reqwest::Request,
@@ -272,7 +278,8 @@ fn new_key() -> String {
 /// uses client credentials (so that a failure to get one is a typed
 /// error), then turns what the generated code returned into the SDK's
 /// [`Error`].
-pub(crate) async fn finish<T, E: serde::Serialize>(
+#[doc(hidden)]
+pub async fn finish<T, E: serde::Serialize>(
     transport: &Transport,
     http: &reqwest::Client,
     operation: &'static str,
@@ -290,26 +297,27 @@ pub(crate) async fn finish<T, E: serde::Serialize>(
 
 /// What each service's generated `Client` gets by hand: the hooks that put
 /// the transport to work on every request, and per-call settings.
+#[macro_export]
 macro_rules! service_client {
     () => {
         /// Puts the builder's credentials on every request and retries as
-        /// its policy allows (see [`crate::transport`]).
-        impl progenitor_client::ClientHooks<crate::transport::Transport> for Client {
+        /// its policy allows (see [`petstore_portfolio_runtime::transport`]).
+        impl $crate::progenitor_client::ClientHooks<$crate::transport::Transport> for Client {
             async fn pre<E>(
                 &self,
                 request: &mut reqwest::Request,
-                info: &progenitor_client::OperationInfo,
-            ) -> Result<(), progenitor_client::Error<E>> {
+                info: &$crate::progenitor_client::OperationInfo,
+            ) -> Result<(), $crate::progenitor_client::Error<E>> {
                 self.inner
                     .prepare(&self.client, request, info.operation_id)
                     .await
-                    .map_err(|e| progenitor_client::Error::Custom(e.to_string()))
+                    .map_err(|e| $crate::progenitor_client::Error::Custom(e.to_string()))
             }
 
             async fn exec(
                 &self,
                 request: reqwest::Request,
-                info: &progenitor_client::OperationInfo,
+                info: &$crate::progenitor_client::OperationInfo,
             ) -> reqwest::Result<reqwest::Response> {
                 self.inner
                     .execute(&self.client, request, info.operation_id)
@@ -337,7 +345,7 @@ macro_rules! service_client {
             }
 
             /// A client like this one with another retry policy.
-            pub fn with_retry(&self, policy: crate::RetryPolicy) -> Client {
+            pub fn with_retry(&self, policy: $crate::RetryPolicy) -> Client {
                 self.with_transport(|transport| transport.retry = policy)
             }
 
@@ -356,13 +364,13 @@ macro_rules! service_client {
             /// # }
             /// ```
             pub fn with_traceparent(&self, traceparent: &str) -> Client {
-                let trace = crate::trace::Trace::parse(traceparent);
+                let trace = $crate::trace::Trace::parse(traceparent);
                 self.with_transport(|transport| transport.trace = trace)
             }
 
             fn with_transport(
                 &self,
-                change: impl FnOnce(&mut crate::transport::Transport),
+                change: impl FnOnce(&mut $crate::transport::Transport),
             ) -> Client {
                 let mut transport = self.inner.clone();
                 change(&mut transport);
@@ -371,5 +379,3 @@ macro_rules! service_client {
         }
     };
 }
-
-pub(crate) use service_client;

@@ -412,7 +412,8 @@ pub enum Refusal {
 impl Refusal {
     /// Reads a refusal from an error answer's status, headers and the
     /// fields of its body.
-    pub(crate) fn from_parts(
+    #[doc(hidden)]
+    pub fn from_parts(
         status: reqwest::StatusCode,
         headers: &HeaderMap,
         message: String,

@@ -26,7 +26,8 @@ use std::future::Future;
 use std::num::NonZeroU32;
 use std::pin::Pin;
 
-use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
+pub use futures::Stream;
+use futures::{StreamExt as _, TryStreamExt as _, stream};
 
 use crate::Error;
 
@@ -38,14 +39,16 @@ pub trait Page {
 }
 
 /// Whether pages come after page `page` of `per_page` items, of `total`.
-pub(crate) fn more_after(page: NonZeroU32, per_page: NonZeroU32, total: i64) -> bool {
+#[doc(hidden)]
+pub fn more_after(page: NonZeroU32, per_page: NonZeroU32, total: i64) -> bool {
     i64::from(page.get()) * i64::from(per_page.get()) < total
 }
 
 /// The items of every page of a list paged by cursor, from the first:
 /// `fetch(builder, cursor)` gets the page that begins at `cursor` (empty for
 /// the first) and the next page's cursor, if any.
-pub(crate) fn cursor_items<'a, B, T, F, Fut>(
+#[doc(hidden)]
+pub fn cursor_items<'a, B, T, F, Fut>(
     builder: B,
     fetch: F,
 ) -> Pin<Box<dyn Stream<Item = Result<T, Error>> + Send + 'a>>
@@ -73,7 +76,8 @@ where
 }
 
 /// The `cursor` of the page a `Link` header names as `rel="next"`, if any.
-pub(crate) fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
+#[doc(hidden)]
+pub fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String> {
     headers
         .get_all(reqwest::header::LINK)
         .iter()
@@ -97,6 +101,7 @@ pub(crate) fn next_cursor(headers: &reqwest::header::HeaderMap) -> Option<String
 
 /// `stream()` for a list builder whose pages name the next in a `Link`
 /// header: `$items` takes the answer's body (`|$body|`) to its items.
+#[macro_export]
 macro_rules! stream_by_link {
     ($builder:ident, $item:ty, |$body:ident| $items:expr, $what:expr) => {
         impl<'a> builder::$builder<'a> {
@@ -106,11 +111,12 @@ macro_rules! stream_by_link {
             /// is the stream's last item. See [`crate::paging`].
             pub fn stream(
                 self,
-            ) -> std::pin::Pin<Box<dyn futures::Stream<Item = Result<$item, Error>> + Send + 'a>>
-            {
-                crate::paging::cursor_items(self, |builder: Self, cursor: String| async move {
+            ) -> std::pin::Pin<
+                Box<dyn $crate::paging::Stream<Item = Result<$item, $crate::Error>> + Send + 'a>,
+            > {
+                $crate::paging::cursor_items(self, |builder: Self, cursor: String| async move {
                     let page = builder.cursor(cursor).send().await?;
-                    let next = crate::paging::next_cursor(page.headers());
+                    let next = $crate::paging::next_cursor(page.headers());
                     let $body = page.into_inner();
                     Ok(($items, next))
                 })
@@ -118,8 +124,6 @@ macro_rules! stream_by_link {
         }
     };
 }
-
-pub(crate) use stream_by_link;
 
 #[cfg(test)]
 mod tests {

@@ -35,6 +35,107 @@ pub trait Service {
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;
 }
 
+/// A service whose API key goes in a header of its own: the builder has
+/// `api_key`.
+pub trait ApiKeyHeader: Service {
+    /// `api_key`, `x-api-key`.
+    const API_KEY_HEADER: &'static str;
+}
+
+/// A service whose users sign in (HTTP Basic, or the session a login
+/// answers with): the builder has `basic_auth` and `session`.
+pub trait UserSignIn: Service {}
+
+/// A service whose OAuth clients get bearer tokens from the server's token
+/// endpoint (the client credentials grant): the builder has
+/// `client_credentials`.
+pub trait ClientCredentialsGrant: Service {}
+
+/// A service whose clients can be set up from the environment: the builder
+/// has `from_env`, which reads the server's URL and then calls
+/// [`credentials_from_env`](Self::credentials_from_env).
+pub trait FromEnvironment: Service + Sized {
+    /// `builder` with the credentials the environment gives; a variable
+    /// that is needed and missing is [`BuildError::MissingVariable`].
+    fn credentials_from_env(
+        builder: ClientBuilder<Self>,
+    ) -> Result<ClientBuilder<Self>, BuildError>;
+}
+
+impl<S: FromEnvironment> ClientBuilder<S> {
+    /// A builder from the environment: the server from
+    /// `PETSTORE_PORTFOLIO_URL` (required; the server's root or the
+    /// service's URL), and whichever credentials the service reads (see
+    /// its module). A missing variable is an error that names it.
+    pub fn from_env() -> Result<Self, BuildError> {
+        S::credentials_from_env(Self::new(url_from_env()?))
+    }
+}
+
+impl<S: Service> ClientBuilder<S> {
+    /// Sends `Authorization: Bearer <token>` with every request: a token
+    /// the program got itself (an OAuth token, a session).
+    pub fn bearer_token(self, token: impl Into<String>) -> Self {
+        self.credential(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {}", token.into()),
+        )
+    }
+}
+
+impl<S: ApiKeyHeader> ClientBuilder<S> {
+    /// Sends the API key in the service's header with every request. Keep
+    /// keys in the environment, not in code.
+    pub fn api_key(self, key: impl Into<String>) -> Self {
+        self.credential(HeaderName::from_static(S::API_KEY_HEADER), key.into())
+    }
+}
+
+impl<S: UserSignIn> ClientBuilder<S> {
+    /// Sends the session token a login answered with (as a bearer token).
+    pub fn session(self, token: impl Into<String>) -> Self {
+        self.bearer_token(token)
+    }
+
+    /// Sends a user's name and password with every request (HTTP Basic).
+    /// Use it over HTTPS only.
+    pub fn basic_auth(self, username: &str, password: &str) -> Self {
+        use base64::Engine as _;
+        let pair =
+            base64::engine::general_purpose::STANDARD.encode(format!("{username}:{password}"));
+        self.credential(reqwest::header::AUTHORIZATION, format!("Basic {pair}"))
+    }
+}
+
+impl<S: ClientCredentialsGrant> ClientBuilder<S> {
+    /// Gets a bearer token with an OAuth client's id and secret (the client
+    /// credentials grant, at the same server), sends it with every request,
+    /// and gets a new one before it expires, or when the server refuses it.
+    /// The token carries every scope the client has.
+    pub fn client_credentials(
+        self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.token_from_client_credentials(client_id.into(), client_secret.into(), None)
+    }
+
+    /// Like [`client_credentials`](Self::client_credentials), asking only for
+    /// `scope` (space-separated scopes).
+    pub fn client_credentials_with_scope(
+        self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+        scope: impl Into<String>,
+    ) -> Self {
+        self.token_from_client_credentials(
+            client_id.into(),
+            client_secret.into(),
+            Some(scope.into()),
+        )
+    }
+}
+
 /// A client id, its secret, and the scopes to ask for.
 #[derive(Clone)]
 struct ClientCredentials {
@@ -276,8 +377,9 @@ impl<S: Service> ClientBuilder<S> {
     }
 
     /// Sends `name: value` with every request, marked sensitive (kept out of
-    /// reqwest's and our `Debug` output).
-    pub(crate) fn credential(mut self, name: HeaderName, value: String) -> Self {
+    /// reqwest's and our `Debug` output): a credential of a kind the
+    /// service's own methods do not cover.
+    pub fn credential(mut self, name: HeaderName, value: String) -> Self {
         self.credentials.retain(|(existing, _)| *existing != name);
         self.credentials.push((name, value));
         self
@@ -418,12 +520,12 @@ fn root_url(given: &str, service_path: &str) -> Result<String, BuildError> {
 }
 
 /// An environment variable's value, if set and not empty.
-pub(crate) fn variable(name: &str) -> Option<String> {
+pub fn variable(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// The server URL from `PETSTORE_PORTFOLIO_URL`.
-pub(crate) fn url_from_env() -> Result<String, BuildError> {
+pub fn url_from_env() -> Result<String, BuildError> {
     variable(SERVER_URL_VARIABLE).ok_or(BuildError::MissingVariable(SERVER_URL_VARIABLE))
 }
 

@@ -13,7 +13,8 @@ pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 /// A trace to continue: its id and flags (the caller's span is not ours to
 /// reuse: each request gets a span id of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Trace {
+#[doc(hidden)]
+pub struct Trace {
     trace_id: String,
     flags: String,
 }
@@ -21,7 +22,8 @@ pub(crate) struct Trace {
 impl Trace {
     /// The trace of a `traceparent` value, if it is a valid one (version
     /// 00: `00-<32 hex>-<16 hex>-<2 hex>`, lowercase, ids not all zero).
-    pub(crate) fn parse(traceparent: &str) -> Option<Trace> {
+    #[doc(hidden)]
+    pub fn parse(traceparent: &str) -> Option<Trace> {
         let parts: Vec<&str> = traceparent.trim().split('-').collect();
         let [version, trace_id, parent_id, flags] = parts[..] else {
             return None;

@@ -6,7 +6,11 @@
 //! (offline: every crate is in the workspace's lock and cargo's cache), and
 //! its program run against the server.
 //!
-//! The crate is built in `target/tmp/regenerated-client-target`, kept
+//! The same with a client on the runtime (what `--input` writes without
+//! `--plain`): as good as the SDK, it prints a 404 as one line and sends a
+//! `POST` whose answer was lost again with the same idempotency key.
+//!
+//! The crates are built in `target/tmp/regenerated-client-target`, kept
 //! between runs: only the first run compiles reqwest and the rest.
 
 use std::path::{Path, PathBuf};
@@ -61,6 +65,98 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 "#;
 
+const MAIN_ON_THE_RUNTIME: &str = r#"//! Calls the server (the first URL) and, for the pet it adds, a proxy in
+//! front of it (the second) with the client regenerated on the runtime;
+//! prints `<what> <text>` lines.
+
+use regenerated_client::petstore;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (base, proxy) = (args.next().ok_or("a base URL")?, args.next().ok_or("a proxy URL")?);
+    let pets = petstore::ClientBuilder::new(&base).build()?;
+    match pets.get_pet_by_id().pet_id("987654").send().await {
+        Err(e) => println!("missing {e}"),
+        Ok(pet) => return Err(format!("pet 987654: {pet:?}").into()),
+    }
+    let through = petstore::ClientBuilder::new(&proxy).build()?;
+    let pet: petstore::types::Pet = serde_json::from_value(serde_json::json!({
+        "name": "Regenerated", "photoUrls": []
+    }))?;
+    let added = through.add_pet().body(pet).send().await?;
+    println!("added {}", added.into_inner().id.ok_or("an id")?);
+    Ok(())
+}
+"#;
+
+#[tokio::test]
+async fn a_client_regenerated_on_the_runtime_is_as_good_as_the_sdk() {
+    let server = TestServer::start(Db::Sqlite).await;
+    let dir = tempfile::Builder::new()
+        .prefix("regenerated-on-runtime-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a crate directory");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let url = server.at("/openapi/petstore.client.json");
+    let (status, _, served) = send(http().get(&url)).await;
+    assert_eq!(status, 200, "{url}");
+    let profile = codegen::parse_document(&served, &url).expect("the profile parses");
+    let profile = codegen::client_profile(&profile).expect("a profile's profile");
+    let code = codegen::generate_code(&profile, &url, Flavor::Runtime)
+        .expect("a client on the runtime from the served profile");
+    std::fs::write(src.join("petstore.rs"), code).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "//! A client generated on the runtime.\n\npub mod petstore;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("main.rs"), MAIN_ON_THE_RUNTIME).unwrap();
+    let root = codegen::workspace_root();
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).expect("the workspace's lock");
+    let runtime = format!(
+        "petstore-portfolio-runtime = {{ path = {:?} }}\n",
+        root.join("runtime").display().to_string()
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), manifest(&lock) + &runtime).unwrap();
+    std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
+    let output = cargo(dir.path())
+        .args(["build", "--offline", "--jobs", "1", "--quiet"])
+        .args(["--message-format", "short"])
+        .output()
+        .await
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "the client on the runtime does not build in a crate of its own:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let upstream = server.url.trim_start_matches("http://").to_owned();
+    let (proxy, cuts) = crate::sdk::cutting_proxy(upstream, "/v2/pet").await;
+    let output = tokio::process::Command::new(target_dir().join("debug/regenerated-client"))
+        .args([server.at(""), proxy])
+        .output()
+        .await
+        .expect("the program runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client on the runtime failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("missing 404 NOT_FOUND: pet 987654 not found\n"),
+        "{stdout}"
+    );
+    // The first POST's answer was cut; the retry carried the same key, and
+    // the server replayed its answer: one pet.
+    assert_eq!(cuts.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(stdout.contains("added "), "{stdout}");
+    assert_eq!(server.count_where("pets", "name = 'Regenerated'").await, 1);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_client_generated_from_the_served_profiles_calls_the_server() {
     let started = Instant::now();
@@ -83,7 +179,7 @@ async fn a_client_generated_from_the_served_profiles_calls_the_server() {
             content_type.starts_with("application/json"),
             "{content_type}"
         );
-        // What `cargo xtask codegen --input <downloaded file> --output ...` does.
+        // What `cargo xtask codegen --input <downloaded file> --plain --output ...` does.
         let profile = codegen::parse_document(&served, &url).expect("the profile parses");
         let profile = codegen::client_profile(&profile).expect("a profile's profile");
         let code = codegen::generate_code(&profile, &url, Flavor::Standalone)

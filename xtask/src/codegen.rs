@@ -79,6 +79,12 @@ pub enum Flavor {
     /// `crate::transport::Transport`, runs the SDK's hooks, and every
     /// `send()` returns `crate::Error`. It compiles only inside the SDK.
     Sdk,
+    /// A client on the SDK's layer, `petstore-portfolio-runtime`: its
+    /// credentials, retries with idempotency keys, one-line errors, tracing
+    /// and hooks, as the SDK has them (`cargo xtask codegen --input`). It
+    /// compiles in a crate that depends on the runtime, `progenitor-client`,
+    /// `reqwest`, `serde`, `serde_json`, `chrono` and `regress`.
+    Runtime,
     /// progenitor's own output (builder interface, merged tags, no inner
     /// type, no hooks), which compiles in any crate that depends on
     /// `progenitor-client`, `reqwest`, `serde`, `serde_json`, `chrono` and
@@ -148,16 +154,23 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     let spec: openapiv3::OpenAPI = serde_json::from_value(profile.clone())
         .with_context(|| format!("the client profile of {source} is not OpenAPI 3.0"))?;
     let mut settings = builder_settings();
-    if flavor == Flavor::Sdk {
+    if flavor != Flavor::Standalone {
         // Each client carries its transport (credentials, retry policy,
-        // timeouts), which the SDK's hand-written hooks use on every request.
-        let credentials: proc_macro2::TokenStream = "crate::transport::Transport"
+        // timeouts), which the runtime's hooks use on every request.
+        let runtime = if flavor == Flavor::Sdk {
+            "crate"
+        } else {
+            RUNTIME_CRATE
+        };
+        let credentials: proc_macro2::TokenStream = format!("{runtime}::transport::Transport")
             .parse()
             .map_err(|e| anyhow::anyhow!("the transport type: {e}"))?;
         settings
             .with_inner_type(credentials)
-            .with_hooks(progenitor::HooksMode::Expected)
-            .with_derive("schemars::JsonSchema");
+            .with_hooks(progenitor::HooksMode::Expected);
+    }
+    if flavor == Flavor::Sdk {
+        settings.with_derive("schemars::JsonSchema");
         with_sdk_ids(&mut settings, "crate");
     }
     let tokens = run_progenitor(source, || {
@@ -174,10 +187,16 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     }
     // progenitor's usage sketches are `ignore` doctests; as `text` they are
     // still shown, and `cargo test` does not list 20 ignored tests.
-    let code = with_builds(&with_optional_schemars(&with_sdk_errors(
-        &tokens.to_string(),
-    )?))?;
-    let code = rustfmt(&code)?.replace("```ignore", "```text");
+    let code = with_sdk_errors(&tokens.to_string())?;
+    let code = if flavor == Flavor::Sdk {
+        with_optional_schemars(&code)
+    } else {
+        code
+    };
+    let code = rustfmt(&with_builds(&code)?)?.replace("```ignore", "```text");
+    if flavor == Flavor::Runtime {
+        return on_the_runtime(&code, &profile, source);
+    }
     let idempotent = idempotent_operations(&profile);
     let routes: String = operation_routes(&profile)
         .iter()
@@ -582,6 +601,138 @@ fn with_error_answers(code: &str, module: &str) -> anyhow::Result<String> {
              Self(crate::{module}::error_answer(self.0, status, message, Some(retry_after))) }}"
     );
     Ok(code.replace(INTO_INNER, &answers))
+}
+
+/// The runtime crate, as a regenerated client names it.
+const RUNTIME_CRATE: &str = "petstore_portfolio_runtime";
+
+/// A client generated on the runtime ([`Flavor::Runtime`]): the SDK's
+/// code with the runtime's paths, and the glue the SDK writes by hand for
+/// each service: the service for the runtime's `ClientBuilder`, the hooks,
+/// and the credentials the profile's security schemes name.
+fn on_the_runtime(code: &str, profile: &Value, source: &str) -> anyhow::Result<String> {
+    let code = code
+        .replace(
+            "crate::transport::",
+            &format!("{RUNTIME_CRATE}::transport::"),
+        )
+        .replace("crate::Error", &format!("{RUNTIME_CRATE}::Error"))
+        .replace(
+            "crate::InvalidFields",
+            &format!("{RUNTIME_CRATE}::InvalidFields"),
+        );
+    let idempotent = idempotent_operations(profile);
+    let routes: String = operation_routes(profile)
+        .iter()
+        .map(|(operation, method, template)| {
+            format!(
+                "    {RUNTIME_CRATE}::OperationRoute {{ operation: {operation:?}, \
+                 method: {method:?}, template: {template:?} }},\n"
+            )
+        })
+        .collect();
+    // A document with a server path (`/v2`) has its paths under it; one
+    // without has the service's path in each (`/api/...`).
+    let server = profile
+        .pointer("/servers/0/url")
+        .and_then(Value::as_str)
+        .filter(|url| url.starts_with('/') && *url != "/")
+        .map(|url| url.trim_end_matches('/').to_owned());
+    let (base_path, client_url) = match &server {
+        Some(server) => (server.clone(), "&format!(\"{root_url}{BASE_PATH}\")"),
+        None => (common_first_segment(profile), "root_url"),
+    };
+    let mut credentials = String::new();
+    for scheme in profile
+        .pointer("/components/securitySchemes")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|schemes| schemes.values())
+    {
+        let kind = scheme.get("type").and_then(Value::as_str);
+        let header = (scheme.get("in").and_then(Value::as_str) == Some("header"))
+            .then(|| scheme.get("name").and_then(Value::as_str))
+            .flatten();
+        match (kind, header) {
+            (Some("apiKey"), Some(name)) if !credentials.contains("ApiKeyHeader") => {
+                credentials.push_str(&format!(
+                    "impl {RUNTIME_CRATE}::builder::ApiKeyHeader for Service {{\n    \
+                     const API_KEY_HEADER: &'static str = {:?};\n}}\n\n",
+                    name.to_ascii_lowercase()
+                ));
+            }
+            (Some("http"), _)
+                if scheme.get("scheme").and_then(Value::as_str) == Some("basic")
+                    && !credentials.contains("UserSignIn") =>
+            {
+                credentials.push_str(&format!(
+                    "impl {RUNTIME_CRATE}::builder::UserSignIn for Service {{}}\n\n"
+                ));
+            }
+            (Some("oauth2"), _)
+                if scheme.pointer("/flows/clientCredentials").is_some()
+                    && !credentials.contains("ClientCredentialsGrant") =>
+            {
+                credentials.push_str(&format!(
+                    "impl {RUNTIME_CRATE}::builder::ClientCredentialsGrant for Service {{}}\n\n"
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(format!(
+        "// @generated by `cargo xtask codegen --input` (progenitor {PROGENITOR_VERSION}, \
+         builder interface, on petstore-portfolio-runtime) from the client profile of the \
+         document named below.\n\
+         // Do not edit: change the document and generate again.\n\
+         // Source: {source}\n\n{code}\n\
+         /// The operations that take an `Idempotency-Key` (the runtime adds one to\n\
+         /// each call, the same across its retries).\n\
+         pub const IDEMPOTENT_OPERATIONS: &[&str] = &{idempotent:?};\n\n\
+         /// Each operation's method and route template, under the server's root.\n\
+         #[rustfmt::skip]\n\
+         pub const OPERATION_ROUTES: &[{RUNTIME_CRATE}::OperationRoute] = &[\n{routes}];\n\n\
+         /// Where the server mounts the service.\n\
+         pub const BASE_PATH: &str = {base_path:?};\n\n\
+         /// The service, as the runtime builds clients for it.\n\
+         #[derive(Debug, Clone, Copy)]\n\
+         pub struct Service;\n\n\
+         impl {RUNTIME_CRATE}::builder::Service for Service {{\n    \
+             type Client = Client;\n    \
+             const BASE_PATH: &'static str = BASE_PATH;\n    \
+             const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;\n    \
+             const OPERATION_ROUTES: &'static [{RUNTIME_CRATE}::OperationRoute] = OPERATION_ROUTES;\n\n    \
+             fn client(\n        root_url: &str,\n        http: reqwest::Client,\n        \
+             transport: {RUNTIME_CRATE}::transport::Transport,\n    ) -> Client {{\n        \
+             Client::new_with_client({client_url}, http, transport)\n    }}\n}}\n\n\
+         {credentials}\
+         {RUNTIME_CRATE}::service_client!();\n\n\
+         /// Builds a [`Client`] for a server (its root, or the service's URL):\n\
+         /// credentials, retries with idempotency keys, timeouts, hooks.\n\
+         pub type ClientBuilder = {RUNTIME_CRATE}::builder::ClientBuilder<Service>;\n"
+    ))
+}
+
+/// The first path segment most of the profile's paths share (`/api`).
+fn common_first_segment(profile: &Value) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for path in profile
+        .get("paths")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|paths| paths.keys())
+    {
+        let segment = path.split('/').nth(1).unwrap_or_default();
+        match counts.iter_mut().find(|(known, _)| known == segment) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((segment.to_owned(), 1)),
+        }
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(_, count)| *count)
+        .map(|(segment, _)| format!("/{segment}"))
+        .unwrap_or_default()
 }
 
 /// The progenitor that generates (the `progenitor-client` the code needs
@@ -1015,10 +1166,14 @@ pub fn write_all(root: &Path) -> anyhow::Result<()> {
 pub struct Request {
     /// An OpenAPI 3.0 document, YAML or JSON, or a client profile.
     pub input: PathBuf,
-    /// Where the generated Rust goes ([`Flavor::Standalone`]).
+    /// Where the generated Rust goes ([`Flavor::Runtime`], or with `plain`
+    /// [`Flavor::Standalone`]).
     pub output: Option<PathBuf>,
     /// Where the client profile goes.
     pub profile: Option<PathBuf>,
+    /// progenitor's own output ([`Flavor::Standalone`]) rather than a client
+    /// on the runtime ([`Flavor::Runtime`]).
+    pub plain: bool,
 }
 
 /// What a [`Request`] generates: each file and its text.
@@ -1038,7 +1193,15 @@ pub fn generate_request(request: &Request) -> anyhow::Result<Vec<(PathBuf, Strin
     if let Some(path) = &request.output {
         files.push((
             path.clone(),
-            generate_code(&profile, &name, Flavor::Standalone)?,
+            generate_code(
+                &profile,
+                &name,
+                if request.plain {
+                    Flavor::Standalone
+                } else {
+                    Flavor::Runtime
+                },
+            )?,
         ));
     }
     Ok(files)

@@ -25,10 +25,12 @@ Examples:
   cargo xtask codegen --check    verify them
   cargo xtask codegen --input petstore.client.json --output src/petstore.rs
 
-With --input, the code is plain progenitor output (builder interface, no
-hooks), for a crate that depends on progenitor-client 0.15, reqwest
+With --input, the code is a client on petstore-portfolio-runtime (the SDK's
+credentials, retries with idempotency keys, one-line errors, tracing and
+hooks), for a crate that depends on it, progenitor-client 0.15, reqwest
 (features json, query), serde (derive), serde_json, chrono (serde) and
-regress; see the README's \"Regenerate the SDK\".")]
+regress; with --plain, progenitor's own output, which needs no runtime. See
+the README's \"Regenerate the SDK\".")]
     Codegen {
         /// Only verify that the files are what the documents generate.
         #[arg(long)]
@@ -43,6 +45,9 @@ regress; see the README's \"Regenerate the SDK\".")]
         /// Where to write the input's client profile (JSON), with --input.
         #[arg(long, value_name = "FILE.json", requires = "input")]
         profile: Option<PathBuf>,
+        /// With --input: progenitor's own output (no runtime, no hooks).
+        #[arg(long, requires = "input")]
+        plain: bool,
     },
     /// Compare each hand-written document with the one the code's annotations
     /// produce, and print every difference; and check the server's modules:
@@ -82,11 +87,13 @@ fn main() -> ExitCode {
             input: Some(input),
             output,
             profile,
+            plain,
         } => {
             let request = codegen::Request {
                 input,
                 output,
                 profile,
+                plain,
             };
             codegen::run_request(&request, check).map(|stale| {
                 for file in &stale {

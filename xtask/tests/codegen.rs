@@ -151,6 +151,7 @@ fn input_mode_reads_yaml_json_and_profiles_and_writes_both_files() {
         input: yaml.clone(),
         output: Some(dir.path().join("src/petstore.rs")),
         profile: Some(dir.path().join("petstore.client.json")),
+        plain: false,
     };
     assert!(codegen::run_request(&request, false).unwrap().is_empty());
     let written_profile = std::fs::read_to_string(dir.path().join("petstore.client.json")).unwrap();
@@ -167,9 +168,14 @@ fn input_mode_reads_yaml_json_and_profiles_and_writes_both_files() {
         input: dir.path().join("petstore.client.json"),
         output: Some(dir.path().join("again.rs")),
         profile: None,
+        plain: false,
     };
     codegen::run_request(&again, false).unwrap();
     let code_again = std::fs::read_to_string(dir.path().join("again.rs")).unwrap();
+    assert!(
+        code.contains("petstore_portfolio_runtime::service_client!();"),
+        "a client on the runtime"
+    );
     let body = |code: &str| code.split_once("\n\n").map(|(_, body)| body.to_owned());
     assert!(body(&code) == body(&code_again), "the same client");
     // --check: fresh, then stale.
@@ -186,6 +192,7 @@ fn error_of(input: &Path) -> String {
         input: input.to_owned(),
         output: Some(input.with_extension("rs")),
         profile: None,
+        plain: false,
     };
     format!("{:#}", codegen::run_request(&request, false).unwrap_err())
 }
@@ -239,6 +246,7 @@ fn input_mode_asks_where_to_write() {
         input: workspace_root().join("openapi/petstore.yaml"),
         output: None,
         profile: None,
+        plain: false,
     };
     let err = codegen::run_request(&request, false)
         .unwrap_err()

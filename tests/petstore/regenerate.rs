@@ -113,25 +113,14 @@ async fn a_client_regenerated_on_the_runtime_is_as_good_as_the_sdk() {
     )
     .unwrap();
     std::fs::write(src.join("main.rs"), MAIN_ON_THE_RUNTIME).unwrap();
-    let root = codegen::workspace_root();
-    let lock = std::fs::read_to_string(root.join("Cargo.lock")).expect("the workspace's lock");
     let runtime = format!(
         "petstore-portfolio-runtime = {{ path = {:?} }}\n",
-        root.join("runtime").display().to_string()
+        codegen::workspace_root()
+            .join("runtime")
+            .display()
+            .to_string()
     );
-    std::fs::write(dir.path().join("Cargo.toml"), manifest(&lock) + &runtime).unwrap();
-    std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
-    let output = cargo(dir.path())
-        .args(["build", "--offline", "--jobs", "1", "--quiet"])
-        .args(["--message-format", "short"])
-        .output()
-        .await
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "the client on the runtime does not build in a crate of its own:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    build(dir.path(), &runtime).await;
     let upstream = server.url.trim_start_matches("http://").to_owned();
     let (proxy, cuts) = crate::sdk::cutting_proxy(upstream, "/v2/pet").await;
     let output = tokio::process::Command::new(target_dir().join("debug/regenerated-client"))
@@ -193,24 +182,8 @@ async fn a_client_generated_from_the_served_profiles_calls_the_server() {
     )
     .unwrap();
     std::fs::write(src.join("main.rs"), MAIN).unwrap();
-    let root = codegen::workspace_root();
-    let lock = std::fs::read_to_string(root.join("Cargo.lock")).expect("the workspace's lock");
-    std::fs::write(dir.path().join("Cargo.toml"), manifest(&lock)).unwrap();
-    // The same versions of everything below them too.
-    std::fs::write(dir.path().join("Cargo.lock"), &lock).unwrap();
     let generated = started.elapsed();
-
-    let output = cargo(dir.path())
-        .args(["build", "--offline", "--jobs", "1", "--quiet"])
-        .args(["--message-format", "short"])
-        .output()
-        .await
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "the regenerated client does not build in a crate of its own:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    build(dir.path(), "").await;
     let built = started.elapsed();
     let output = tokio::process::Command::new(target_dir().join("debug/regenerated-client"))
         .arg(server.at(""))
@@ -250,6 +223,27 @@ async fn a_client_generated_from_the_served_profiles_calls_the_server() {
         generated,
         built - generated,
         started.elapsed() - built
+    );
+}
+
+/// Writes the crate's manifest ([`DEPENDENCIES`] and `extra`) and lock (the
+/// workspace's: the same versions of everything below them too), and builds
+/// it, which must succeed.
+async fn build(dir: &Path, extra: &str) {
+    let lock = std::fs::read_to_string(codegen::workspace_root().join("Cargo.lock"))
+        .expect("the workspace's lock");
+    std::fs::write(dir.join("Cargo.toml"), manifest(&lock) + extra).unwrap();
+    std::fs::write(dir.join("Cargo.lock"), &lock).unwrap();
+    let output = cargo(dir)
+        .args(["build", "--offline", "--jobs", "1", "--quiet"])
+        .args(["--message-format", "short"])
+        .output()
+        .await
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "the regenerated client does not build in a crate of its own:\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }
 

@@ -3,6 +3,7 @@
 pub mod codegen;
 pub mod contract;
 pub mod docs_map;
+pub mod evolution;
 pub mod layers;
 pub mod promises;
 pub mod rust_text;

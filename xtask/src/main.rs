@@ -49,8 +49,24 @@ the README's \"Regenerate the SDK\".")]
         #[arg(long, requires = "input")]
         plain: bool,
     },
+    /// Print, as Markdown, how each document changed between two versions:
+    /// by default from its latest release to the working copy.
+    Changelog {
+        /// The older version (a released one); default: the latest release.
+        #[arg(long)]
+        from: Option<String>,
+        /// The newer version (a released one); default: the working copy.
+        #[arg(long)]
+        to: Option<String>,
+        /// Only this document: petstore or portfolio.
+        document: Option<String>,
+    },
+    /// Keep a copy of each document at its version in openapi/released/
+    /// (refused for a version already kept with other contents).
+    Release,
     /// Compare each hand-written document with the one the code's annotations
-    /// produce, and print every difference; and check the server's modules:
+    /// produce, and print every difference; compare it with its latest
+    /// release (a breaking change needs a new major version); and check the server's modules:
     /// SQL only in storage, no import circles, no import up the layers, no
     /// transaction in a handler, no handler module in an operator command.
     Check,
@@ -121,6 +137,22 @@ fn main() -> ExitCode {
             stale.is_empty()
         }),
         Command::Check => check_all(&root),
+        Command::Changelog { from, to, document } => {
+            print_changelog(&root, from.as_deref(), to.as_deref(), document.as_deref())
+        }
+        Command::Release => {
+            xtask::evolution::release(&root, &SERVICES.map(|service| service.document)).map(
+                |written| {
+                    for file in &written {
+                        println!("wrote {file}");
+                    }
+                    if written.is_empty() {
+                        println!("every document's version is already released");
+                    }
+                    true
+                },
+            )
+        }
         Command::CodeDocument { service } => print_code_document(&service),
         Command::Stress { args } => return forward_to_bench(&root, "stress", &args),
         Command::Bench { args } => return forward_to_bench(&root, "bench", &args),
@@ -210,8 +242,95 @@ fn check_all(root: &Path) -> anyhow::Result<bool> {
                 eprintln!("  {drift}");
             }
         }
+        clean &= report_evolution(root, service.document)?;
     }
     Ok(clean)
+}
+
+/// How `document` changed since its last release; false when a change
+/// breaks its clients and the major version stayed.
+fn report_evolution(root: &Path, document: &'static str) -> anyhow::Result<bool> {
+    use xtask::evolution::{self, Kind};
+    let verdict = evolution::check(root, document)?;
+    let Some(released) = &verdict.released else {
+        println!(
+            "{document}: no released copy in {} (cargo xtask release)",
+            evolution::RELEASED
+        );
+        return Ok(true);
+    };
+    let breaking = verdict
+        .changes
+        .iter()
+        .filter(|c| c.kind == Kind::Breaking)
+        .count();
+    if verdict.changes.is_empty() {
+        println!("{document} {}: as released", verdict.version);
+    } else if verdict.passes() {
+        println!(
+            "{document} {} against {released}: {} change(s){}",
+            verdict.version,
+            verdict.changes.len(),
+            if breaking > 0 {
+                ", the breaking ones in a new major version"
+            } else {
+                ", none breaking"
+            }
+        );
+        for change in &verdict.changes {
+            println!("  {:?} {change}", change.kind);
+        }
+    } else {
+        eprintln!(
+            "{document} {} breaks clients of {released} in {breaking} place(s); \
+             raise the major version of info.version if that is meant:",
+            verdict.version
+        );
+        for change in verdict.changes.iter().filter(|c| c.kind == Kind::Breaking) {
+            eprintln!("  {change}");
+        }
+    }
+    Ok(verdict.passes())
+}
+
+fn print_changelog(
+    root: &Path,
+    from: Option<&str>,
+    to: Option<&str>,
+    only: Option<&str>,
+) -> anyhow::Result<bool> {
+    use xtask::evolution;
+    for service in SERVICES {
+        if only.is_some_and(|name| !service.document.ends_with(&format!("/{name}.yaml"))) {
+            continue;
+        }
+        let document = service.document;
+        let (old, from) = match from {
+            Some(version) => (
+                evolution::release_of(root, document, version)?,
+                version.to_owned(),
+            ),
+            None => {
+                let (path, version) = evolution::latest_release(root, document)?
+                    .ok_or_else(|| anyhow::anyhow!("{document} has no release yet"))?;
+                (evolution::load(&path)?, version)
+            }
+        };
+        let (new, to) = match to {
+            Some(version) => (
+                evolution::release_of(root, document, version)?,
+                version.to_owned(),
+            ),
+            None => {
+                let working = evolution::load(&root.join(document))?;
+                let label = format!("{} (working copy)", evolution::version_of(&working));
+                (working, label)
+            }
+        };
+        let changes = evolution::compare(&old, &new);
+        println!("{}", evolution::changelog(document, &from, &to, &changes));
+    }
+    Ok(true)
 }
 
 fn print_code_document(name: &str) -> anyhow::Result<bool> {

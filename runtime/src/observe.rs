@@ -113,3 +113,28 @@ pub(crate) fn token_fetch(endpoint: &str, refused: Option<&dyn std::fmt::Display
         ),
     }
 }
+
+/// A server said the operation is deprecated (`Deprecation`, and maybe
+/// `Sunset`): a warning, once per process, so that a program's log says
+/// it without repeating it at every call.
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn deprecated(operation: &str, headers: &reqwest::header::HeaderMap) {
+    #[cfg(feature = "tracing")]
+    {
+        static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let Some(since) = headers.get("deprecation") else {
+            return;
+        };
+        if WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        let text = |value: &reqwest::header::HeaderValue| value.to_str().unwrap_or("?").to_owned();
+        tracing::warn!(
+            target: "petstore_portfolio_client",
+            operation,
+            deprecation = %text(since),
+            sunset = headers.get("sunset").map(text).unwrap_or_default(),
+            "the server says this operation is deprecated (told once per process)"
+        );
+    }
+}

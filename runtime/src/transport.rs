@@ -169,6 +169,9 @@ impl Transport {
         let (outcome, attempts) =
             observe::in_span(&span, self.attempts(http, request, started)).await;
         observe::ended(&span, &outcome, attempts, started.elapsed());
+        if let Ok(response) = &outcome {
+            observe::deprecated(operation, response.headers());
+        }
         outcome
     }
 

@@ -6,6 +6,7 @@ mod access;
 mod admin;
 mod analytics;
 mod content;
+mod deprecation;
 mod docs;
 mod example;
 mod hardening;

@@ -187,7 +187,7 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
     }
     // progenitor's usage sketches are `ignore` doctests; as `text` they are
     // still shown, and `cargo test` does not list 20 ignored tests.
-    let code = with_sdk_errors(&tokens.to_string())?;
+    let code = with_deprecations(&with_sdk_errors(&tokens.to_string())?, &profile)?;
     let code = if flavor == Flavor::Sdk {
         with_optional_schemars(&code)
     } else {
@@ -738,6 +738,51 @@ fn common_first_segment(profile: &Value) -> String {
 /// The progenitor that generates (the `progenitor-client` the code needs
 /// has the same version).
 pub const PROGENITOR_VERSION: &str = "0.15";
+
+/// Marks the method of each operation the document deprecates
+/// `#[deprecated]`, with since when and, where set, until when (its
+/// `x-deprecated-at` and `x-sunset`), so that a caller's build says so.
+fn with_deprecations(code: &str, profile: &Value) -> anyhow::Result<String> {
+    let mut code = code.to_owned();
+    for path in profile
+        .get("paths")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|paths| paths.values())
+    {
+        for method in crate::METHODS {
+            let Some(operation) = path.get(method) else {
+                continue;
+            };
+            if operation.get("deprecated").and_then(Value::as_bool) != Some(true) {
+                continue;
+            }
+            let Some(id) = operation.get("operationId").and_then(Value::as_str) else {
+                continue;
+            };
+            let date = |key: &str| operation.get(key).and_then(Value::as_str);
+            let mut note = String::from("deprecated by the server's document");
+            if let Some(since) = date("x-deprecated-at") {
+                note.push_str(&format!(" since {since}"));
+            }
+            if let Some(sunset) = date("x-sunset") {
+                note.push_str(&format!("; it may be gone from {sunset}"));
+            }
+            note.push_str("; see the operation's documentation for what to use instead");
+            let method_fn = format!("pub fn {} (& self) -> builder ::", snake_case(id));
+            anyhow::ensure!(
+                code.contains(&method_fn),
+                "no method for the deprecated operation {id} in the generated code"
+            );
+            code = code.replacen(
+                &method_fn,
+                &format!("# [deprecated (note = {note:?})] {method_fn}"),
+                1,
+            );
+        }
+    }
+    Ok(code)
+}
 
 /// Makes every operation's `send` return the SDK's own error: progenitor's
 /// `send` is renamed `send_generated`, and a new `send` runs it through

@@ -23,6 +23,7 @@ use crate::http::ServiceHttp;
 use crate::http::compression::CompressionLayer;
 use crate::http::cors;
 use crate::http::deadline::BodyReadTimeoutLayer;
+use crate::http::deprecation::Deprecations;
 use crate::http::docs;
 use crate::http::edge::pages_edge;
 use crate::http::error::{Error, render_now};
@@ -49,12 +50,17 @@ pub(super) fn build_router(
         .context("openapi/petstore.yaml")?;
     let portfolio_doc =
         docs::yaml_to_json(docs::PORTFOLIO_YAML).context("openapi/portfolio.yaml")?;
+    // What each document marks deprecated says so on the wire too.
+    let petstore_deprecations = Deprecations::of_document(&petstore_doc, petstore::BASE_PATH)
+        .context("openapi/petstore.yaml")?;
+    let portfolio_deprecations =
+        Deprecations::of_document(&portfolio_doc, "").context("openapi/portfolio.yaml")?;
     let docs_routes = docs::router(petstore_doc, portfolio_doc)
         .layer(axum::middleware::from_fn(pages_edge::<PortfolioErrors>));
 
     let router = Router::new()
-        .merge(petstore::app(petstore_state, &http))
-        .merge(portfolio::app(portfolio_state, &http))
+        .merge(petstore_deprecations.mark(petstore::app(petstore_state, &http)))
+        .merge(portfolio_deprecations.mark(portfolio::app(portfolio_state, &http)))
         .merge(docs_routes)
         // Outside both services: the portfolio's envelope, the general one.
         .fallback(no_route);

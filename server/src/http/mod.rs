@@ -9,6 +9,7 @@ pub(crate) mod compression;
 pub(crate) mod cors;
 pub(crate) mod credentials;
 pub(crate) mod deadline;
+pub(crate) mod deprecation;
 pub mod docs;
 pub(crate) mod document_rules;
 pub(crate) mod edge;

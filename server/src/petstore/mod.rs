@@ -45,6 +45,9 @@ use crate::petstore::document::PetstoreDoc;
 use crate::petstore::state::PetstoreState;
 use crate::petstore::wire::PetstoreErrors;
 
+/// Where the server mounts the pet store.
+pub(crate) const BASE_PATH: &str = "/v2";
+
 /// The pet store as served: its routes at their full paths under `/v2`,
 /// what no route matches under `/v2`, both behind the service's edge and
 /// its idempotency keys, and the sign-in page of its implicit flow.
@@ -57,11 +60,11 @@ pub(crate) fn app(state: PetstoreState, http: &ServiceHttp) -> axum::Router {
     };
     let authorize = api::authorize::router(state.clone())
         .layer(axum::middleware::from_fn(pages_edge::<PetstoreErrors>));
-    let (routes, documented) = routes_at("/v2", &state.config);
+    let (routes, documented) = routes_at(BASE_PATH, &state.config);
     let keys = Idempotency::new(
         state.db.clone(),
         &documented,
-        "/v2",
+        BASE_PATH,
         &api::auth::CREDENTIAL_HEADERS,
         http.request_timeout,
         http.keys_kept,
@@ -87,7 +90,7 @@ pub(crate) fn app(state: PetstoreState, http: &ServiceHttp) -> axum::Router {
     routes
         .with_state(state)
         .layer(layers)
-        .nest("/v2", no_route)
+        .nest(BASE_PATH, no_route)
         .merge(authorize)
 }
 

@@ -594,6 +594,35 @@ pub async fn wait_until(within: Duration, what: &str, mut condition: impl AsyncF
 
 pub use petstore_portfolio_testkit::TINY_PNG;
 
+/// What a `tracing` subscriber writes, kept for the test to read.
+#[derive(Clone, Default)]
+pub struct Written(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Written {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Written {
+    /// All it wrote, as text.
+    pub fn text(&self) -> String {
+        let bytes = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
 /// Sends `request` (the raw bytes of an HTTP/1.x request, which should ask
 /// for `Connection: close`) to `server` over TCP and returns all it answers
 /// (at most 10 s): for requests no HTTP library would send.

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use end_to_end_tests::{Db, TestServer};
+use end_to_end_tests::{Db, TestServer, Written};
 use petstore_portfolio_client::petstore::BuildError;
 use petstore_portfolio_client::petstore::ClientBuilder;
 use petstore_portfolio_client::transport::SDK_USER_AGENT;
@@ -124,34 +124,6 @@ async fn the_sdks_http_client_takes_the_callers_changes() {
     client.get_inventory().send().await.unwrap();
     assert_eq!(received(&gateway, "x-configured").await, ["1"]);
     assert_eq!(received(&gateway, "user-agent").await, [SDK_USER_AGENT]);
-}
-
-/// What a `tracing` subscriber writes, kept for the test to read.
-#[derive(Clone, Default)]
-struct Written(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Written {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Written {
-    fn text(&self) -> String {
-        let bytes = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        String::from_utf8_lossy(&bytes).into_owned()
-    }
 }
 
 /// One call whose first answer is cut off (the pet already committed):

@@ -1,7 +1,7 @@
 //! Deprecation on the wire: the deprecated aliases' answers say so, errors
 //! included; the operations they stand for do not.
 
-use end_to_end_tests::{Db, TestServer, header, http};
+use end_to_end_tests::{Db, TestServer, Written, header, http};
 use serde_json::json;
 
 #[tokio::test]
@@ -50,24 +50,6 @@ async fn a_deprecated_alias_answers_with_deprecation_sunset_and_link() {
     server.stop().await;
 }
 
-/// What a test subscriber wrote.
-#[derive(Clone, Default)]
-struct Written(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Written {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// The SDK tells its program once that the server deprecates what it calls
 /// (and the method is marked `#[deprecated]`, which this test allows).
 #[tokio::test]
@@ -102,7 +84,7 @@ async fn the_sdk_warns_once_when_the_server_says_deprecated() {
             .unwrap();
     }
     drop(guard);
-    let text = String::from_utf8_lossy(&written.0.lock().unwrap()).into_owned();
+    let text = written.text();
     let warnings: Vec<&str> = text.lines().filter(|l| l.contains("deprecated")).collect();
     assert_eq!(warnings.len(), 1, "once per process:\n{text}");
     assert!(

@@ -147,7 +147,7 @@
 // here names it as `crate::...`.
 pub use petstore_portfolio_runtime::{
     ApiError, BuildError, Error, ErrorCode, InvalidFields, OperationRoute, RetryPolicy,
-    TransportError, auth, builder, paging, reqwest, trace, transport,
+    TransportError, auth, builder, contract, paging, reqwest, trace, transport,
 };
 
 pub mod ids;

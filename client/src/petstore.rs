@@ -33,6 +33,7 @@ impl crate::builder::Service for Petstore {
     const BASE_PATH: &'static str = BASE_PATH;
     const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
     const OPERATION_ROUTES: &'static [crate::OperationRoute] = OPERATION_ROUTES;
+    const DOCUMENT_VERSION: &'static str = DOCUMENT_VERSION;
 
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Client {
         Client::new_with_client(&format!("{root_url}{BASE_PATH}"), http, transport)

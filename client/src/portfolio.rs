@@ -32,6 +32,7 @@ impl crate::builder::Service for Portfolio {
     const BASE_PATH: &'static str = BASE_PATH;
     const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;
     const OPERATION_ROUTES: &'static [crate::OperationRoute] = OPERATION_ROUTES;
+    const DOCUMENT_VERSION: &'static str = DOCUMENT_VERSION;
 
     // The document's paths start with /api: the client's base URL is the
     // server's root.

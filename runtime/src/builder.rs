@@ -30,6 +30,8 @@ pub trait Service {
     const IDEMPOTENT_OPERATIONS: &'static [&'static str];
     /// Each operation's route template (`/v2/pet/{petId}`), for its span.
     const OPERATION_ROUTES: &'static [crate::OperationRoute];
+    /// The version of the document the client was generated from.
+    const DOCUMENT_VERSION: &'static str;
     /// The client for the server whose root (without the service's path)
     /// is `root_url`.
     fn client(root_url: &str, http: reqwest::Client, transport: Transport) -> Self::Client;
@@ -461,6 +463,7 @@ impl<S: Service> ClientBuilder<S> {
             ServiceInfo {
                 idempotent: S::IDEMPOTENT_OPERATIONS,
                 routes: S::OPERATION_ROUTES,
+                version: S::DOCUMENT_VERSION,
             },
             user_agent,
             self.headers,

@@ -17,6 +17,7 @@
 
 pub mod auth;
 pub mod builder;
+pub mod contract;
 mod error;
 mod fields;
 mod observe;

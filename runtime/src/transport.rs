@@ -43,6 +43,11 @@ pub struct Transport {
     /// Each operation's route template under the server's root
     /// (progenitor's snake-case ids), for its call's span.
     pub(crate) routes: &'static [OperationRoute],
+    /// The document's version the client speaks, and the other one the
+    /// server last named in `API-Version`, if it named another (for
+    /// messages about answers the client cannot read).
+    pub(crate) version: &'static str,
+    pub(crate) server_version: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     /// The caller's look at each request before it leaves (the builder's
     /// `before_send`).
     pub(crate) before_send: Option<BeforeSend>,
@@ -103,6 +108,8 @@ impl Transport {
             user_agent,
             headers,
             routes: service.routes,
+            version: service.version,
+            server_version: std::sync::Arc::default(),
             before_send: None,
         }
     }
@@ -155,6 +162,24 @@ impl Transport {
         }
     }
 
+    /// Keeps the version the server named in `API-Version`, when it is not
+    /// the client's.
+    fn note_server_version(&self, headers: &reqwest::header::HeaderMap) {
+        let named = headers
+            .get("api-version")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| *v != self.version);
+        if let Some(named) = named {
+            let mut kept = self
+                .server_version
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if kept.as_deref() != Some(named) {
+                *kept = Some(named.to_owned());
+            }
+        }
+    }
+
     /// Sends a request of `operation`, trying again as the retry policy
     /// allows, inside the call's span ([`observe`]).
     #[doc(hidden)]
@@ -171,6 +196,7 @@ impl Transport {
         observe::ended(&span, &outcome, attempts, started.elapsed());
         if let Ok(response) = &outcome {
             observe::deprecated(operation, response.headers());
+            self.note_server_version(response.headers());
         }
         outcome
     }
@@ -233,6 +259,7 @@ impl Transport {
 pub(crate) struct ServiceInfo {
     pub(crate) idempotent: &'static [&'static str],
     pub(crate) routes: &'static [OperationRoute],
+    pub(crate) version: &'static str,
 }
 
 /// One operation of a service: the SDK method's name, its HTTP method and
@@ -294,7 +321,27 @@ pub async fn finish<T, E: serde::Serialize>(
         .await?;
     match call.await {
         Ok(value) => Ok(value),
-        Err(error) => Err(Error::from_generated(operation, error).await),
+        Err(error) => match Error::from_generated(operation, error).await {
+            // An answer the client cannot read: say so when the server
+            // speaks another version of the document.
+            Error::Decode { status, message } => {
+                let server = transport
+                    .server_version
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .clone();
+                let message = match server {
+                    Some(server) => format!(
+                        "{message} (this client speaks version {} of the document, \
+                         the server version {server})",
+                        transport.version
+                    ),
+                    None => message,
+                };
+                Err(Error::Decode { status, message })
+            }
+            error => Err(error),
+        },
     }
 }
 
@@ -369,6 +416,33 @@ macro_rules! service_client {
             pub fn with_traceparent(&self, traceparent: &str) -> Client {
                 let trace = $crate::trace::Trace::parse(traceparent);
                 self.with_transport(|transport| transport.trace = trace)
+            }
+
+            /// Which contract the server speaks, against the one this client
+            /// was generated from: the same profile, a compatible one (every
+            /// operation this client knows is served as it knows it), or an
+            /// incompatible one, naming the operations that differ. See
+            /// `petstore_portfolio_runtime::contract`.
+            pub async fn check_contract(
+                &self,
+            ) -> Result<$crate::contract::ContractCheck, $crate::Error> {
+                // The client's URL is the server's root, or the root and the
+                // service's path.
+                let root = self
+                    .baseurl
+                    .strip_suffix(BASE_PATH)
+                    .unwrap_or(&self.baseurl);
+                $crate::contract::check(
+                    &self.client,
+                    root,
+                    $crate::contract::Contract {
+                        profile_path: PROFILE_PATH,
+                        profile_digest: PROFILE_DIGEST,
+                        version: DOCUMENT_VERSION,
+                        routes: OPERATION_ROUTES,
+                    },
+                )
+                .await
             }
 
             fn with_transport(

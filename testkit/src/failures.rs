@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use http::{Method, StatusCode};
-use petstore_portfolio_client::{OperationRoute, petstore, portfolio};
+use petstore_portfolio_client::{OperationRoute, contract, petstore, portfolio};
 
 use crate::TestServer;
 
@@ -72,7 +72,7 @@ fn routes() -> impl Iterator<Item = &'static OperationRoute> {
 
 /// The route of `operation`, named in snake case or as its operationId.
 fn route_of(operation: &str) -> &'static OperationRoute {
-    let wanted = snake_case(operation);
+    let wanted = contract::method_name(operation);
     match routes().find(|route| route.operation == wanted) {
         Some(route) => route,
         None => {
@@ -88,22 +88,6 @@ fn route_of(operation: &str) -> &'static OperationRoute {
 
 fn method_of(route: &OperationRoute) -> Method {
     Method::from_bytes(route.method.as_bytes()).unwrap_or(Method::GET)
-}
-
-/// `getPetById` → `get_pet_by_id`; a name in snake case stays as it is.
-fn snake_case(name: &str) -> String {
-    let mut snake = String::with_capacity(name.len() + 4);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            if !snake.is_empty() {
-                snake.push('_');
-            }
-            snake.push(c.to_ascii_lowercase());
-        } else {
-            snake.push(c);
-        }
-    }
-    snake
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod authorize;
 mod caching;
 mod connections;
 mod contract;
+mod contract_check;
 mod docs;
 mod example;
 mod generated_clients;

@@ -198,6 +198,7 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
         return on_the_runtime(&code, &profile, source);
     }
     let idempotent = idempotent_operations(&profile);
+    let contract = contract_constants(&profile)?;
     let routes: String = operation_routes(&profile)
         .iter()
         .map(|(operation, method, template)| {
@@ -215,7 +216,8 @@ pub fn generate_code(profile: &Value, source: &str, flavor: Flavor) -> anyhow::R
          /// Each operation's method and route template, under the server's root\n\
          /// (the `url.template` of its call's span).\n\
          #[rustfmt::skip]\n\
-         pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[\n{routes}];\n"
+         pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[\n{routes}];\n\n\
+         {contract}"
     ))
 }
 
@@ -603,6 +605,36 @@ fn with_error_answers(code: &str, module: &str) -> anyhow::Result<String> {
     Ok(code.replace(INTO_INNER, &answers))
 }
 
+/// What a client knows of the contract it was generated from
+/// (`check_contract`): the document's version, the SHA-256 of the profile's
+/// text (the `ETag` the server serves it with), and where the server serves
+/// it (the pet store's profile is the one under `/v2`).
+fn contract_constants(profile: &Value) -> anyhow::Result<String> {
+    use sha2::Digest as _;
+    let version = profile
+        .pointer("/info/version")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let digest: String = sha2::Sha256::digest(profile_text(profile)?.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let path = if profile.pointer("/servers/0/url").and_then(Value::as_str) == Some("/v2") {
+        "/openapi/petstore.client.json"
+    } else {
+        "/openapi/portfolio.client.json"
+    };
+    Ok(format!(
+        "/// The version of the document this client was generated from.\n\
+         pub const DOCUMENT_VERSION: &str = {version:?};\n\n\
+         /// The SHA-256 of the client profile it was generated from (the server\n\
+         /// serves the profile with it as its `ETag`).\n\
+         pub const PROFILE_DIGEST: &str = {digest:?};\n\n\
+         /// Where the server serves that profile.\n\
+         pub const PROFILE_PATH: &str = {path:?};\n"
+    ))
+}
+
 /// The runtime crate, as a regenerated client names it.
 const RUNTIME_CRATE: &str = "petstore_portfolio_runtime";
 
@@ -622,6 +654,7 @@ fn on_the_runtime(code: &str, profile: &Value, source: &str) -> anyhow::Result<S
             &format!("{RUNTIME_CRATE}::InvalidFields"),
         );
     let idempotent = idempotent_operations(profile);
+    let contract = contract_constants(profile)?;
     let routes: String = operation_routes(profile)
         .iter()
         .map(|(operation, method, template)| {
@@ -694,6 +727,7 @@ fn on_the_runtime(code: &str, profile: &Value, source: &str) -> anyhow::Result<S
          pub const OPERATION_ROUTES: &[{RUNTIME_CRATE}::OperationRoute] = &[\n{routes}];\n\n\
          /// Where the server mounts the service.\n\
          pub const BASE_PATH: &str = {base_path:?};\n\n\
+         {contract}\n\
          /// The service, as the runtime builds clients for it.\n\
          #[derive(Debug, Clone, Copy)]\n\
          pub struct Service;\n\n\
@@ -701,7 +735,8 @@ fn on_the_runtime(code: &str, profile: &Value, source: &str) -> anyhow::Result<S
              type Client = Client;\n    \
              const BASE_PATH: &'static str = BASE_PATH;\n    \
              const IDEMPOTENT_OPERATIONS: &'static [&'static str] = IDEMPOTENT_OPERATIONS;\n    \
-             const OPERATION_ROUTES: &'static [{RUNTIME_CRATE}::OperationRoute] = OPERATION_ROUTES;\n\n    \
+             const OPERATION_ROUTES: &'static [{RUNTIME_CRATE}::OperationRoute] = OPERATION_ROUTES;\n    \
+             const DOCUMENT_VERSION: &'static str = DOCUMENT_VERSION;\n\n    \
              fn client(\n        root_url: &str,\n        http: reqwest::Client,\n        \
              transport: {RUNTIME_CRATE}::transport::Transport,\n    ) -> Client {{\n        \
              Client::new_with_client({client_url}, http, transport)\n    }}\n}}\n\n\

@@ -133,3 +133,19 @@ async fn no_route(headers: HeaderMap) -> Response {
         &headers,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_version_headers_are_the_documents_versions() {
+        for (yaml, version) in [
+            (docs::PETSTORE_YAML, petstore::document::DOCUMENT_VERSION),
+            (docs::PORTFOLIO_YAML, portfolio::document::DOCUMENT_VERSION),
+        ] {
+            let document = docs::yaml_to_json(yaml).unwrap();
+            assert_eq!(document["info"]["version"], version);
+        }
+    }
+}

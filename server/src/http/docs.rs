@@ -54,11 +54,11 @@ pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) 
     Router::new()
         .route(
             PETSTORE_CLIENT_PROFILE_PATH,
-            get(|| async { json_file(PETSTORE_CLIENT_PROFILE) }),
+            get(|| async { profile_file(PETSTORE_CLIENT_PROFILE) }),
         )
         .route(
             PORTFOLIO_CLIENT_PROFILE_PATH,
-            get(|| async { json_file(PORTFOLIO_CLIENT_PROFILE) }),
+            get(|| async { profile_file(PORTFOLIO_CLIENT_PROFILE) }),
         )
         .merge(
             SwaggerUi::new(SWAGGER_UI_PATH)
@@ -83,6 +83,25 @@ pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) 
             header::X_FRAME_OPTIONS,
             HeaderValue::from_static("DENY"),
         ))
+}
+
+/// A client profile, with its SHA-256 as its `ETag`: the digest an SDK
+/// generated from the same profile carries (`check_contract`).
+fn profile_file(text: &'static str) -> Response {
+    let mut response = json_file(text);
+    if let Ok(etag) = HeaderValue::try_from(format!("\"{}\"", profile_digest(text))) {
+        response.headers_mut().insert(header::ETAG, etag);
+    }
+    response
+}
+
+/// The SHA-256 of a profile's text, in lower-case hex.
+pub fn profile_digest(text: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 fn json_file(text: &'static str) -> Response {

@@ -32,6 +32,10 @@ use std::time::Duration;
 use crate::config::HttpConfig;
 use crate::limits::shared_counters::SharedCounters;
 
+/// The header each service's answers name its document's version in.
+pub(crate) const API_VERSION: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("api-version");
+
 /// What each service's HTTP layers take from the server: how long a
 /// request may run, how long idempotency keys' answers are kept, the body
 /// limit, and the replicas' shared counters (Redis) for rate limits.

@@ -29,17 +29,19 @@ pub(crate) mod wire;
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
 use tower::ServiceBuilder;
+use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa::OpenApi;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter, UtoipaMethodRouterExt as _};
 use utoipa_axum::routes;
 
 use crate::config::PetstoreConfig;
-use crate::http::ServiceHttp;
 use crate::http::edge::{EdgeLayer, pages_edge};
 use crate::http::error::Error;
 use crate::http::idempotency::Idempotency;
+use crate::http::{API_VERSION, ServiceHttp};
 use crate::limits::Limiter;
 use crate::petstore::document::PetstoreDoc;
 use crate::petstore::state::PetstoreState;
@@ -78,6 +80,11 @@ pub(crate) fn app(state: PetstoreState, http: &ServiceHttp) -> axum::Router {
     // (`http::idempotency::Idempotent`). On the fallback (no route matched)
     // they do nothing.
     let layers = ServiceBuilder::new()
+        // Every answer names the document it keeps to, errors included.
+        .layer(SetResponseHeaderLayer::overriding(
+            API_VERSION,
+            HeaderValue::from_static(document::DOCUMENT_VERSION),
+        ))
         .layer(EdgeLayer::new(
             edge::PetstoreEdge {
                 state: state.clone(),

@@ -27,16 +27,18 @@ pub(crate) mod wire;
 
 use std::sync::Arc;
 
+use axum::http::HeaderValue;
 use axum::routing::{self, MethodRouter};
 use tower::ServiceBuilder;
+use tower_http::set_header::SetResponseHeaderLayer;
 use utoipa::OpenApi;
 use utoipa::openapi::HttpMethod;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::http::ServiceHttp;
 use crate::http::edge::EdgeLayer;
 use crate::http::idempotency::Idempotency;
+use crate::http::{API_VERSION, ServiceHttp};
 use crate::limits::Limiter;
 use crate::portfolio::document::PortfolioDoc;
 use crate::portfolio::state::PortfolioState;
@@ -172,6 +174,11 @@ pub(crate) fn app(state: PortfolioState, http: &ServiceHttp) -> axum::Router {
     // One layer, as the pet store's: the edge, the counting and the keys.
     routes.layer(
         ServiceBuilder::new()
+            // Every answer names the document it keeps to, errors included.
+            .layer(SetResponseHeaderLayer::overriding(
+                API_VERSION,
+                HeaderValue::from_static(document::DOCUMENT_VERSION),
+            ))
             .layer(EdgeLayer::new(
                 edge::PortfolioEdge {
                     authentication,

@@ -87,7 +87,13 @@ impl std::fmt::Display for NotSent {
 
 /// What the SDK's requests say they come from, unless the caller names
 /// itself first (`ClientBuilder::user_agent`).
-pub const SDK_USER_AGENT: &str = concat!("petstore-portfolio-client/", env!("CARGO_PKG_VERSION"));
+pub const SDK_USER_AGENT: &str = concat!(
+    "petstore-portfolio-client/",
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("PETSTORE_PORTFOLIO_COMMIT"),
+    ")"
+);
 
 impl Transport {
     pub(crate) fn new(

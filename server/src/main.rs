@@ -21,7 +21,10 @@ use petstore_portfolio_server::{Server, cli, docs, telemetry};
 use mimalloc as _;
 
 #[derive(Debug, Parser)]
-#[command(version, about = "Pet Store (/v2) and Portfolio (/api) services")]
+#[command(
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("PETSTORE_PORTFOLIO_COMMIT"), ")"),
+    about = "Pet Store (/v2) and Portfolio (/api) services"
+)]
 struct Cli {
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, global = true, env = "PETSTORE_PORTFOLIO_BIND")]

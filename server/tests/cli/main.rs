@@ -7,6 +7,7 @@ mod access;
 mod keys;
 mod outbox;
 mod secrets;
+mod version;
 
 use std::process::{Command, Output};
 use std::time::Duration;

@@ -1,4 +1,6 @@
-// The commit this crate is built from (`PETSTORE_PORTFOLIO_COMMIT`), for
+// The commit this crate is built from (`BUILT_FROM_COMMIT`; not under the
+// server's `PETSTORE_PORTFOLIO_` prefix, which its configuration reads, and
+// cargo sets it when it runs the tests too), for
 // the SDK's `User-Agent` and the server's `--version`: from
 // `.cargo_vcs_info.json` in a published package, or from git in a
 // checkout of this repository (and only of it: built as a path dependency
@@ -14,7 +16,7 @@ fn main() {
     let commit = from_vcs_info(dir)
         .or_else(|| from_git(dir))
         .unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo:rustc-env=PETSTORE_PORTFOLIO_COMMIT={commit}");
+    println!("cargo:rustc-env=BUILT_FROM_COMMIT={commit}");
 }
 
 /// The commit cargo wrote into a published package, shortened.

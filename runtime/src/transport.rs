@@ -91,7 +91,7 @@ pub const SDK_USER_AGENT: &str = concat!(
     "petstore-portfolio-client/",
     env!("CARGO_PKG_VERSION"),
     " (",
-    env!("PETSTORE_PORTFOLIO_COMMIT"),
+    env!("BUILT_FROM_COMMIT"),
     ")"
 );
 

@@ -22,7 +22,7 @@ use mimalloc as _;
 
 #[derive(Debug, Parser)]
 #[command(
-    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("PETSTORE_PORTFOLIO_COMMIT"), ")"),
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BUILT_FROM_COMMIT"), ")"),
     about = "Pet Store (/v2) and Portfolio (/api) services"
 )]
 struct Cli {

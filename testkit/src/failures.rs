@@ -71,19 +71,26 @@ fn routes() -> impl Iterator<Item = &'static OperationRoute> {
 }
 
 /// The route of `operation`, named in snake case or as its operationId.
+///
+/// # Panics
+/// For an operation neither service has (see [`find_route`]).
 fn route_of(operation: &str) -> &'static OperationRoute {
+    find_route(operation).unwrap_or_else(|unknown| panic!("{unknown}"))
+}
+
+/// The route of `operation`, or a message that names the known ones.
+fn find_route(operation: &str) -> Result<&'static OperationRoute, String> {
     let wanted = contract::method_name(operation);
-    match routes().find(|route| route.operation == wanted) {
-        Some(route) => route,
-        None => {
+    routes()
+        .find(|route| route.operation == wanted)
+        .ok_or_else(|| {
             let known: Vec<&str> = routes().map(|route| route.operation).collect();
-            panic!(
+            format!(
                 "no operation {operation:?} in the pet store or the portfolio; \
-                 the operations are: {}",
+             the operations are: {}",
                 known.join(", ")
             )
-        }
-    }
+        })
 }
 
 fn method_of(route: &OperationRoute) -> Method {
@@ -91,6 +98,7 @@ fn method_of(route: &OperationRoute) -> Method {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -105,8 +113,12 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "no operation \"getPetByName\"")]
     fn an_unknown_operation_is_named_with_the_known_ones() {
-        route_of("getPetByName");
+        let unknown = find_route("getPetByName").unwrap_err();
+        assert!(
+            unknown.starts_with("no operation \"getPetByName\""),
+            "{unknown}"
+        );
+        assert!(unknown.contains("get_pet_by_id, "), "{unknown}");
     }
 }

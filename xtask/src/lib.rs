@@ -7,6 +7,7 @@ pub mod evolution;
 pub mod layers;
 pub mod promises;
 pub mod rust_text;
+pub mod semver;
 
 use std::path::Path;
 

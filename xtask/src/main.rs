@@ -62,8 +62,15 @@ the README's \"Regenerate the SDK\".")]
         document: Option<String>,
     },
     /// Keep a copy of each document at its version in openapi/released/
-    /// (refused for a version already kept with other contents).
+    /// (refused for a version already kept with other contents), and name
+    /// the commit checked out as the SDK's release at the workspace's version
+    /// (openapi/released/sdk.txt), unless that version is released already.
     Release,
+    /// Run cargo-semver-checks on the published crates (the SDK and its
+    /// runtime) against their last release's source: a change that breaks
+    /// a user's build fails unless the version's major part (for 0.x, its
+    /// minor part) went up.
+    Semver,
     /// Compare each hand-written document with the one the code's annotations
     /// produce, and print every difference; compare it with its latest
     /// release (a breaking change needs a new major version); and check the server's modules:
@@ -141,18 +148,25 @@ fn main() -> ExitCode {
             print_changelog(&root, from.as_deref(), to.as_deref(), document.as_deref())
         }
         Command::Release => {
-            xtask::evolution::release(&root, &SERVICES.map(|service| service.document)).map(
-                |written| {
+            xtask::evolution::release(&root, &SERVICES.map(|service| service.document))
+                .map(|written| {
                     for file in &written {
                         println!("wrote {file}");
                     }
                     if written.is_empty() {
                         println!("every document's version is already released");
                     }
+                })
+                .and_then(|()| xtask::semver::release(&root))
+                .map(|written| {
+                    match written {
+                        Some(file) => println!("wrote {file}"),
+                        None => println!("the SDK's version is already released"),
+                    }
                     true
-                },
-            )
+                })
         }
+        Command::Semver => xtask::semver::check(&root),
         Command::CodeDocument { service } => print_code_document(&service),
         Command::Stress { args } => return forward_to_bench(&root, "stress", &args),
         Command::Bench { args } => return forward_to_bench(&root, "bench", &args),

@@ -54,11 +54,11 @@ pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) 
     Router::new()
         .route(
             PETSTORE_CLIENT_PROFILE_PATH,
-            get(|| async { profile_file(PETSTORE_CLIENT_PROFILE) }),
+            profile_route(PETSTORE_CLIENT_PROFILE),
         )
         .route(
             PORTFOLIO_CLIENT_PROFILE_PATH,
-            get(|| async { profile_file(PORTFOLIO_CLIENT_PROFILE) }),
+            profile_route(PORTFOLIO_CLIENT_PROFILE),
         )
         .merge(
             SwaggerUi::new(SWAGGER_UI_PATH)
@@ -85,14 +85,35 @@ pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) 
         ))
 }
 
-/// A client profile, with its SHA-256 as its `ETag`: the digest an SDK
-/// generated from the same profile carries (`check_contract`).
-fn profile_file(text: &'static str) -> Response {
-    let mut response = json_file(text);
-    if let Ok(etag) = HeaderValue::try_from(format!("\"{}\"", profile_digest(text))) {
-        response.headers_mut().insert(header::ETAG, etag);
-    }
-    response
+/// A client profile, with its SHA-256 as its `ETag` (the digest an SDK
+/// generated from the same profile carries: `check_contract`), taken once;
+/// a request whose `If-None-Match` names it gets 304 Not Modified.
+fn profile_route(text: &'static str) -> axum::routing::MethodRouter {
+    let tag = format!("\"{}\"", profile_digest(text));
+    let etag: Option<(HeaderValue, headers::ETag)> = HeaderValue::try_from(tag.as_str())
+        .ok()
+        .zip(tag.parse().ok());
+    get(move |request_headers: axum::http::HeaderMap| async move {
+        let Some((value, etag)) = etag else {
+            return json_file(text);
+        };
+        let mut response = if not_modified(&request_headers, &etag) {
+            StatusCode::NOT_MODIFIED.into_response()
+        } else {
+            json_file(text)
+        };
+        response.headers_mut().insert(header::ETAG, value);
+        response
+    })
+}
+
+/// Whether the request's `If-None-Match` (RFC 9110, weak comparison)
+/// names `etag`, or is `*`.
+fn not_modified(request_headers: &axum::http::HeaderMap, etag: &headers::ETag) -> bool {
+    use headers::HeaderMapExt as _;
+    request_headers
+        .typed_get::<headers::IfNoneMatch>()
+        .is_some_and(|condition| !condition.precondition_passes(etag))
 }
 
 /// The SHA-256 of a profile's text, in lower-case hex.
@@ -146,4 +167,58 @@ async fn with_document_links(
     let html = String::from_utf8_lossy(&bytes).replacen(ROOT, &format!("{links}{ROOT}"), 1);
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(html))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    async fn profile(if_none_match: Option<&str>) -> (StatusCode, Option<String>, usize) {
+        let mut request = Request::get(PORTFOLIO_CLIENT_PROFILE_PATH);
+        if let Some(condition) = if_none_match {
+            request = request.header(header::IF_NONE_MATCH, condition);
+        }
+        let response = router(serde_json::json!({}), serde_json::json!({}))
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let etag = response
+            .headers()
+            .get(header::ETAG)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, etag, body.len())
+    }
+
+    #[tokio::test]
+    async fn a_profile_is_not_sent_again_to_a_client_that_has_it() {
+        let digest = format!("\"{}\"", profile_digest(PORTFOLIO_CLIENT_PROFILE));
+        let (status, etag, length) = profile(None).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(etag.as_deref(), Some(digest.as_str()));
+        assert_eq!(length, PORTFOLIO_CLIENT_PROFILE.len());
+
+        for held in [
+            digest.clone(),
+            format!("W/{digest}"),
+            format!("\"x\", {digest}"),
+            "*".to_owned(),
+        ] {
+            let (status, etag, length) = profile(Some(&held)).await;
+            assert_eq!(status, StatusCode::NOT_MODIFIED, "If-None-Match: {held}");
+            assert_eq!(etag.as_deref(), Some(digest.as_str()));
+            assert_eq!(length, 0);
+        }
+        let (status, _, length) = profile(Some("\"an-older-profile\"")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(length, PORTFOLIO_CLIENT_PROFILE.len());
+    }
 }

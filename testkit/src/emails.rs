@@ -18,6 +18,9 @@ pub struct SentEmail {
     pub subject: String,
     /// The plain-text body, decoded.
     pub text: String,
+    /// The HTML body, decoded (`multipart/alternative`'s HTML part); empty
+    /// when the email has none.
+    pub html: String,
     /// Every header, in order, as written (unfolded, not decoded).
     pub headers: Vec<(String, String)>,
     /// The file it was read from.
@@ -61,6 +64,13 @@ impl SentEmail {
             text: message
                 .body_text(0)
                 .map(|text| text.into_owned())
+                .unwrap_or_default(),
+            html: message
+                .html_bodies()
+                .next()
+                .filter(|part| part.is_text_html())
+                .and_then(|part| part.text_contents())
+                .map(str::to_owned)
                 .unwrap_or_default(),
             headers: message
                 .headers_raw()

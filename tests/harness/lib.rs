@@ -592,7 +592,7 @@ pub async fn wait_until(within: Duration, what: &str, mut condition: impl AsyncF
     .await;
 }
 
-pub use petstore_portfolio_testkit::TINY_PNG;
+pub use petstore_portfolio_testkit::{SentEmail, TINY_PNG};
 
 /// What a `tracing` subscriber writes, kept for the test to read.
 #[derive(Clone, Default)]

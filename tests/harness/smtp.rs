@@ -59,7 +59,10 @@ pub struct ReceivedMessage {
     pub mail_from: String,
     pub rcpt_tos: Vec<String>,
     pub headers: Vec<(String, String)>,
+    /// The text part, decoded.
     pub body: String,
+    /// The HTML part, decoded; empty when the message has none.
+    pub html: String,
 }
 
 impl ReceivedMessage {

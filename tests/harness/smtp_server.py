@@ -3,7 +3,7 @@
 Usage: smtp_server.py <folder> <port>
 
 Every message it accepts is written to <folder> as one JSON file (envelope,
-headers and the decoded text body), atomically, named so that names sort in
+headers and the decoded text and HTML bodies), atomically, named so that names sort in
 arrival order. Recipients that start with "reject" are refused with 550.
 It prints READY once it listens, and stops when its standard input closes.
 """
@@ -32,11 +32,13 @@ class Handler:
     async def handle_DATA(self, server, session, envelope):
         message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
         body = message.get_body(preferencelist=("plain",))
+        html = message.get_body(preferencelist=("html",))
         record = {
             "mail_from": envelope.mail_from,
             "rcpt_tos": envelope.rcpt_tos,
             "headers": [[name, str(value)] for name, value in message.items()],
             "body": body.get_content() if body is not None else "",
+            "html": html.get_content() if html is not None else "",
         }
         name = f"{time.time_ns():020d}-{next(counter):06d}.json"
         temporary = os.path.join(folder, "." + name + ".tmp")

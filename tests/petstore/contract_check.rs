@@ -24,13 +24,13 @@ async fn the_server_speaks_the_sdks_contract_and_says_which() {
     assert_eq!(
         check,
         ContractCheck::Same {
-            version: "2.0".to_owned()
+            version: "2.1".to_owned()
         }
     );
     for (path, version) in [
         ("/v2/store/inventory", "1.0.27"),
         ("/v2/pet/987654", "1.0.27"),
-        ("/api/projects", "2.0"),
+        ("/api/projects", "2.1"),
     ] {
         let answer = http().get(server.at(path)).send().await.unwrap();
         assert_eq!(

@@ -11,7 +11,7 @@ async fn the_served_document_is_the_hand_written_one() {
         petstore_portfolio_server::docs::yaml_to_json(include_str!("../../openapi/portfolio.yaml"))
             .expect("the YAML document parses");
     assert_eq!(served, written);
-    assert_eq!(served["info"]["version"], "2.0");
+    assert_eq!(served["info"]["version"], "2.1");
     server.stop().await;
 }
 

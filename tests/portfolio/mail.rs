@@ -23,7 +23,7 @@ on_every_database!(
     invalid_contact_fields_are_422_and_store_nothing,
     a_contact_that_is_not_json_is_415_and_stores_nothing,
     subscribing_sends_a_welcome_with_an_unsubscribe_link,
-    the_unsubscribe_link_works_by_one_click_and_again_by_get,
+    the_unsubscribe_link_works_by_one_click_and_again_by_a_get_that_asks_for_json,
     subscribing_a_known_address_answers_alike,
     a_flood_of_subscriptions_sends_one_email,
     plus_addressing_does_not_get_around_the_flood_guard,
@@ -73,7 +73,8 @@ async fn submit_contact(server: &TestServer, name: &str) -> ResponseValue<types:
         .expect("submitContact")
 }
 
-async fn subscribe(server: &TestServer, email: &str) -> types::SubscribeAccepted {
+/// Subscribes `email` through the SDK.
+pub(crate) async fn subscribe(server: &TestServer, email: &str) -> types::SubscribeAccepted {
     let request = types::SubscribeRequest {
         email: parse(email),
     };
@@ -239,7 +240,10 @@ async fn subscribing_sends_a_welcome_with_an_unsubscribe_link(db: Db) {
     };
     let welcome = subscribe_and_get_welcomed(&server, &smtp).await;
     assert_eq!(welcome.rcpt_tos, ["reader@example.test"]);
-    assert_eq!(welcome.header("Subject"), Some("Welcome to the newsletter"));
+    assert_eq!(
+        welcome.header("Subject"),
+        Some("Welcome to the newsletter of Ada Example")
+    );
     let link = newsletter_link(&server, &welcome, "unsubscribe");
     assert_eq!(
         welcome.header("List-Unsubscribe"),
@@ -252,7 +256,7 @@ async fn subscribing_sends_a_welcome_with_an_unsubscribe_link(db: Db) {
     server.stop().await;
 }
 
-async fn the_unsubscribe_link_works_by_one_click_and_again_by_get(db: Db) {
+async fn the_unsubscribe_link_works_by_one_click_and_again_by_a_get_that_asks_for_json(db: Db) {
     let Some((server, smtp)) = TestServer::start_with_smtp(db, |_| {}).await else {
         return;
     };
@@ -270,8 +274,8 @@ async fn the_unsubscribe_link_works_by_one_click_and_again_by_get(db: Db) {
         (status, body["status"].as_str()),
         (200, Some("unsubscribed"))
     );
-    // The link in the body works as well, and again.
-    let (status, _, body) = send_json(http().get(&link)).await;
+    // A GET that asks for JSON (as the SDK does) works as well, and again.
+    let (status, _, body) = send_json(http().get(&link).header("accept", "application/json")).await;
     assert_eq!(
         (status, body["status"].as_str()),
         (200, Some("unsubscribed"))
@@ -412,7 +416,7 @@ async fn double_opt_in_sends_a_confirmation_link(db: Db) {
     };
     assert_eq!(
         confirmation.header("Subject"),
-        Some("Please confirm your subscription")
+        Some("Please confirm your subscription to Ada Example")
     );
     newsletter_link(&server, &confirmation, "confirm");
     server.stop().await;
@@ -457,7 +461,7 @@ async fn confirming_subscribes_and_welcomes(db: Db) {
     let messages = smtp.wait_for(2, WAIT).await;
     assert_eq!(
         messages[1].header("Subject"),
-        Some("Welcome to the newsletter")
+        Some("Welcome to the newsletter of Ada Example")
     );
     assert!(messages[1].header("List-Unsubscribe").is_some());
     server.stop().await;
@@ -582,7 +586,7 @@ async fn notify_two_of_three_subscribers(
         .find(|m| m.rcpt_tos == ["gone@example.test"])
         .unwrap_or_else(|| panic!("no welcome for gone@: {welcomes:?}"));
     let link = newsletter_link(server, gone, "unsubscribe");
-    let (status, _, _) = send_json(http().get(&link)).await;
+    let (status, _, _) = send_json(http().post(&link)).await;
     assert_eq!(status, 200);
     let admin = server.portfolio_with_key(Some(keys::ADMIN));
     notify(&admin, "outbox-pattern").await

@@ -18,5 +18,6 @@ mod pages;
 mod rate_limit;
 mod sdk;
 mod social;
+mod subscriber_pages;
 mod support;
 mod text_policy;

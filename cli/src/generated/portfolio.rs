@@ -52,6 +52,7 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::GetLlmContext => Self::cli_get_llm_context(),
             CliCommand::SubscribeNewsletter => Self::cli_subscribe_newsletter(),
             CliCommand::ConfirmNewsletter => Self::cli_confirm_newsletter(),
+            CliCommand::ResubscribeNewsletter => Self::cli_resubscribe_newsletter(),
             CliCommand::UnsubscribeNewsletter => Self::cli_unsubscribe_newsletter(),
             CliCommand::UnsubscribeNewsletterOneClick => {
                 Self::cli_unsubscribe_newsletter_one_click()
@@ -175,13 +176,16 @@ impl<T: CliConfig> Cli<T> {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("email") . long ("email") . value_parser (:: clap :: value_parser ! (types :: SubscribeRequestEmail)) . required_unless_present ("json-body") . help ("The address: at most 254 characters, with a domain that is a host name. Addresses are\ncompared without regard to case and stored in lower case.")) . arg (:: clap :: Arg :: new ("idempotency-key") . long ("idempotency-key") . value_parser (:: clap :: value_parser ! (types :: SubscribeNewsletterIdempotencyKey)) . required (false) . help ("Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)")) . arg (:: clap :: Arg :: new ("json-body") . long ("json-body") . value_name ("JSON-FILE") . required (false) . value_parser (:: clap :: value_parser ! (std :: path :: PathBuf)) . help ("Path to a file that contains the full json body."))  . about ("Subscribes to the newsletter.\n\nSubscribes an address. Idempotent, and the answer is the same for a new, a known and an\nunsubscribed address, so that it tells no one who subscribed. A welcome email follows (or,\nwhen the operator turns on double opt-in, a confirmation link that works for 48 hours by\ndefault); an address already subscribed gets nothing. Every newsletter email has an\nunsubscribe link and `List-Unsubscribe` / `List-Unsubscribe-Post` headers (RFC 8058).\n\nAgainst floods aimed at one inbox, no second subscription email goes to the same mailbox\n(the address without its `+tag`) within 10 minutes by default; the answer is still 202.\nPublic.")
     }
     pub fn cli_confirm_newsletter() -> ::clap::Command {
-        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: ConfirmNewsletterToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Confirms a subscription (double opt-in).\n\nThe link in the confirmation email, when the operator turns on double opt-in: marks the\naddress subscribed and queues the welcome email. A link works for 48 hours by default;\nafter that, subscribe again for a new one. Public: the token is the credential.")
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: ConfirmNewsletterToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Confirms a subscription (double opt-in).\n\nThe link in the confirmation email, when the operator turns on double opt-in: marks the\naddress subscribed and queues the welcome email. A link works for 48 hours by default;\nafter that, subscribe again for a new one. Public: the token is the credential.\n\nA browser (an `Accept` that names `text/html` at least as high as `application/json`)\ngets a page in the site's name instead of JSON, for an error too (with the same\nstatus): what went wrong and what to do.")
+    }
+    pub fn cli_resubscribe_newsletter() -> ::clap::Command {
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: ResubscribeNewsletterToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Subscribes again (the button on the unsubscribe pages).\n\nSubscribes again the address an unsubscribe link was sent to, at once: no confirmation is\nasked (the link came in an email to the address) and no email is sent. Subscribed\nalready, nothing changes. A browser gets a page in the site's name, for an error too;\nothers get JSON. Public: the token (the unsubscribe link's) is the credential.")
     }
     pub fn cli_unsubscribe_newsletter() -> ::clap::Command {
-        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: UnsubscribeNewsletterToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Unsubscribes (the link in every newsletter email).\n\nThe link in every newsletter email: unsubscribes the address it was sent to, at once.\nIdempotent: following the link again answers the same. Public: the token is the\ncredential, and it can do nothing else.")
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: UnsubscribeNewsletterToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Unsubscribes (the link in every newsletter email), when asked for JSON.\n\nThe link in every newsletter email. Mail filters and link scanners fetch every link of\nan email, so a GET unsubscribes only when it asks for JSON by name\n(`Accept: application/json`, ranked above `text/html`; the SDK sends it): then it\nunsubscribes the address the link was sent to, at once, and answers JSON. Any other GET\n(a browser, `*/*`, no `Accept`) changes nothing and answers a page in the site's name\nwith one button, which POSTs to this URL (`unsubscribeNewsletterOneClick`); an unknown\nlink is a page for a browser, the JSON error for others. Idempotent. Public: the token is\nthe credential, and it can do nothing else.")
     }
     pub fn cli_unsubscribe_newsletter_one_click() -> ::clap::Command {
-        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: UnsubscribeNewsletterOneClickToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Unsubscribes in one click (RFC 8058).\n\nWhat mail clients send to the `List-Unsubscribe` URL (RFC 8058), with the body\n`List-Unsubscribe=One-Click`; the body is not needed, and not read. Otherwise the same as\nfollowing the link.")
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("token") . long ("token") . value_parser (:: clap :: value_parser ! (types :: UnsubscribeNewsletterOneClickToken)) . required (true) . help ("The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.")) . about ("Unsubscribes in one click (RFC 8058).\n\nWhat mail clients send to the `List-Unsubscribe` URL (RFC 8058), with the body\n`List-Unsubscribe=One-Click`, and what the unsubscribe page's button sends; the body is\nnot needed, and not read. Unsubscribes the address the link was sent to, at once. A\nbrowser gets a page in the site's name (with a button to subscribe again), for an error\ntoo; others get JSON.")
     }
     pub fn cli_notify_subscribers() -> ::clap::Command {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("idempotency-key") . long ("idempotency-key") . value_parser (:: clap :: value_parser ! (types :: NotifySubscribersIdempotencyKey)) . required (false) . help ("Makes a retry of this request safe (IETF draft \"The Idempotency-Key HTTP Header Field\"): a\nkey of the client's choosing, 1 to 255 printable ASCII characters (a random UUID is a good\none; the draft's quoted form `\"...\"` is read too), sent again with every retry of the same\nrequest. The first successful answer is kept for 24 hours per caller (the credential, or\nthe client's address without one) and replayed to a retry with the same key, with\n`Idempotency-Replayed: true`, so that the message, subscription, email, publication,\nrequest, item, key or client is made once. The same key with another request (method,\npath, query, media type or body) is 422; a retry while the first is still running is 409\nwith `Retry-After: 1`; an empty, too long or non-ASCII key is 400 (`details.header` names\nthe header in all three). An error answer is not kept: a retry runs again. The Rust SDK\nadds a key to each call of these operations by itself. (No example here: Swagger UI would\nsend it with every try.)")) . arg (:: clap :: Arg :: new ("post-slug") . long ("post-slug") . value_parser (:: clap :: value_parser ! (types :: NotifyRequestPostSlug)) . required_unless_present ("json-body") . help ("The slug of the post to announce. One that is not a slug is 400; an unknown post 404.")) . arg (:: clap :: Arg :: new ("json-body") . long ("json-body") . value_name ("JSON-FILE") . required (false) . value_parser (:: clap :: value_parser ! (std :: path :: PathBuf)) . help ("Path to a file that contains the full json body."))  . about ("Emails every subscriber about a post.\n\nQueues one email about the post (its title, summary and link) to every subscribed address,\nthrough the outbox, in one transaction. Once per post: calling again queues nothing and\nanswers with the first count (`already_notified`).\n\nAuthenticated: an API key with `subscribers:notify` in `X-API-Key`, or a bearer token with\nthat scope.")
@@ -263,6 +267,7 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::GetLlmContext => self.execute_get_llm_context(matches).await,
             CliCommand::SubscribeNewsletter => self.execute_subscribe_newsletter(matches).await,
             CliCommand::ConfirmNewsletter => self.execute_confirm_newsletter(matches).await,
+            CliCommand::ResubscribeNewsletter => self.execute_resubscribe_newsletter(matches).await,
             CliCommand::UnsubscribeNewsletter => self.execute_unsubscribe_newsletter(matches).await,
             CliCommand::UnsubscribeNewsletterOneClick => {
                 self.execute_unsubscribe_newsletter_one_click(matches).await
@@ -1432,6 +1437,28 @@ impl<T: CliConfig> Cli<T> {
             }
         }
     }
+    pub async fn execute_resubscribe_newsletter(
+        &self,
+        matches: &::clap::ArgMatches,
+    ) -> anyhow::Result<()> {
+        let mut request = self.client.resubscribe_newsletter();
+        if let Some(value) = matches.get_one::<types::ResubscribeNewsletterToken>("token") {
+            request = request.token(value.clone());
+        }
+        self.config
+            .execute_resubscribe_newsletter(matches, &mut request)?;
+        let result = request.send().await;
+        match result {
+            Ok(r) => {
+                self.config.success_item(&r);
+                Ok(())
+            }
+            Err(r) => {
+                self.config.error(&r);
+                Err(anyhow::Error::new(r))
+            }
+        }
+    }
     pub async fn execute_unsubscribe_newsletter(
         &self,
         matches: &::clap::ArgMatches,
@@ -2055,6 +2082,13 @@ pub trait CliConfig {
     ) -> anyhow::Result<()> {
         Ok(())
     }
+    fn execute_resubscribe_newsletter(
+        &self,
+        matches: &::clap::ArgMatches,
+        request: &mut builder::ResubscribeNewsletter,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     fn execute_unsubscribe_newsletter(
         &self,
         matches: &::clap::ArgMatches,
@@ -2185,6 +2219,7 @@ pub enum CliCommand {
     GetLlmContext,
     SubscribeNewsletter,
     ConfirmNewsletter,
+    ResubscribeNewsletter,
     UnsubscribeNewsletter,
     UnsubscribeNewsletterOneClick,
     NotifySubscribers,
@@ -2238,6 +2273,7 @@ impl CliCommand {
             CliCommand::GetLlmContext,
             CliCommand::SubscribeNewsletter,
             CliCommand::ConfirmNewsletter,
+            CliCommand::ResubscribeNewsletter,
             CliCommand::UnsubscribeNewsletter,
             CliCommand::UnsubscribeNewsletterOneClick,
             CliCommand::NotifySubscribers,
@@ -2292,6 +2328,7 @@ impl CliCommand {
             CliCommand::GetLlmContext => "get_llm_context",
             CliCommand::SubscribeNewsletter => "subscribe_newsletter",
             CliCommand::ConfirmNewsletter => "confirm_newsletter",
+            CliCommand::ResubscribeNewsletter => "resubscribe_newsletter",
             CliCommand::UnsubscribeNewsletter => "unsubscribe_newsletter",
             CliCommand::UnsubscribeNewsletterOneClick => "unsubscribe_newsletter_one_click",
             CliCommand::NotifySubscribers => "notify_subscribers",

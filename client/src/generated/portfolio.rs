@@ -3960,6 +3960,60 @@ pub mod types {
             Default::default()
         }
     }
+    #[doc = "`ResubscribeNewsletterToken`"]
+    #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+    #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ResubscribeNewsletterToken(::std::string::String);
+    impl ::std::ops::Deref for ResubscribeNewsletterToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ResubscribeNewsletterToken> for ::std::string::String {
+        fn from(value: ResubscribeNewsletterToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ResubscribeNewsletterToken {
+        type Err = self::error::ConversionError;
+        fn from_str(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ResubscribeNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(value: &str) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ResubscribeNewsletterToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ResubscribeNewsletterToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     #[doc = "`RotateApiKeyIdempotencyKey`"]
     #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
     #[derive(:: serde :: Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -10540,7 +10594,7 @@ pub mod types {
     }
 }
 #[derive(Clone, Debug)]
-#[doc = "Client for Portfolio API\n\nThe portfolio service: the site owner's profile, projects, achievements and posts; the\ncontact form; the newsletter, with email through a transactional outbox; publishing posts\nto a social network; analytics; health checks; and the API keys, key requests and OAuth\nclients the operator manages.\n\nThe examples are answers of the server with the sample content it loads on first start, so\nthat Swagger UI's \"Try it out\" answers as shown (ids, secrets and times differ).\n\n**Access levels.** Each operation says which it has:\n\n- public: no credentials;\n- protected: an API key in the `X-API-Key` header, with the scope the operation names\n  (`x-required-scope`); ask the operator for one with `POST /api/key-requests`;\n- authenticated (`socialPublish`, `notifySubscribers`): such an API key, or a bearer token\n  with the scope;\n- private (`/api/admin/...`): a bearer token (`Authorization: Bearer`) from `POST\n  /api/oauth/token`, for an OAuth client the operator registered.\n\n`admin` grants every scope. A credential in the query string is refused.\n\n**Rate limits.** 100 requests a minute per API key or OAuth client, and per client address\nwithout one (the operator may change both). Every answer carries `X-RateLimit-Limit`,\n`X-RateLimit-Remaining`, `X-RateLimit-Reset` and the IETF draft's `RateLimit-Policy` and\n`RateLimit`; over the limit the answer is `429 RATE_LIMITED` with `Retry-After`.\n\n**Errors.** Every answer other than 2xx is the error envelope `{\"error\": {\"code\": \"...\",\n\"message\": \"...\", \"details\": {...}}}` (but the OAuth endpoints' 400 and 401, in RFC 6749's\nformat). `code` follows the status and `details` says more: a missing or unknown\ncredential is `401 UNAUTHORIZED` with `details.required_header`, one without the scope\n`403 FORBIDDEN` with `details.required_scope`, a field that breaks its rule `422\nVALIDATION_FAILED` with `details.fields`, each field and its problem.\n\n**Bodies** are JSON, read strictly: a property may not be `null` (leave an optional one\nout) nor be given twice; properties a schema does not name are ignored. No text may hold a\nNUL (400) or another control character (422); only the prose fields (`body`, `bio`,\n`description`, `intended_use`, `message`) may hold tabs and newlines.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the service\ncatalogue lists) answer as deprecated aliases of their `/api/...` paths. Every answer of a\ndeprecated operation says so: `Deprecation` (RFC 9745, since its `x-deprecated-at`),\n`Sunset` (RFC 8594, its `x-sunset`: it may be gone from then) and\n`Link: </docs/>; rel=\"deprecation\"`.\n\nEvery answer names this document's version in `API-Version`; the client profile is served\nwith its SHA-256 as its `ETag`, which a client generated from it can compare (sent back in\n`If-None-Match`, it answers 304 Not Modified).\n\nHow this document changes from version to version, and what a client must do about it:\n[CHANGELOG.md](https://github.com/petstore-portfolio/petstore-portfolio/blob/main/CHANGELOG.md).\n\nVersion: 2.0"]
+#[doc = "Client for Portfolio API\n\nThe portfolio service: the site owner's profile, projects, achievements and posts; the\ncontact form; the newsletter, with email through a transactional outbox; publishing posts\nto a social network; analytics; health checks; and the API keys, key requests and OAuth\nclients the operator manages.\n\nThe examples are answers of the server with the sample content it loads on first start, so\nthat Swagger UI's \"Try it out\" answers as shown (ids, secrets and times differ).\n\n**Access levels.** Each operation says which it has:\n\n- public: no credentials;\n- protected: an API key in the `X-API-Key` header, with the scope the operation names\n  (`x-required-scope`); ask the operator for one with `POST /api/key-requests`;\n- authenticated (`socialPublish`, `notifySubscribers`): such an API key, or a bearer token\n  with the scope;\n- private (`/api/admin/...`): a bearer token (`Authorization: Bearer`) from `POST\n  /api/oauth/token`, for an OAuth client the operator registered.\n\n`admin` grants every scope. A credential in the query string is refused.\n\n**Rate limits.** 100 requests a minute per API key or OAuth client, and per client address\nwithout one (the operator may change both). Every answer carries `X-RateLimit-Limit`,\n`X-RateLimit-Remaining`, `X-RateLimit-Reset` and the IETF draft's `RateLimit-Policy` and\n`RateLimit`; over the limit the answer is `429 RATE_LIMITED` with `Retry-After`.\n\n**Errors.** Every answer other than 2xx is the error envelope `{\"error\": {\"code\": \"...\",\n\"message\": \"...\", \"details\": {...}}}` (but the OAuth endpoints' 400 and 401, in RFC 6749's\nformat). `code` follows the status and `details` says more: a missing or unknown\ncredential is `401 UNAUTHORIZED` with `details.required_header`, one without the scope\n`403 FORBIDDEN` with `details.required_scope`, a field that breaks its rule `422\nVALIDATION_FAILED` with `details.fields`, each field and its problem.\n\n**Bodies** are JSON, read strictly: a property may not be `null` (leave an optional one\nout) nor be given twice; properties a schema does not name are ignored. No text may hold a\nNUL (400) or another control character (422); only the prose fields (`body`, `bio`,\n`description`, `intended_use`, `message`) may hold tabs and newlines.\n\n`/newsletter`, `/social-publish` and `/notify-subscribers` (the paths the service\ncatalogue lists) answer as deprecated aliases of their `/api/...` paths. Every answer of a\ndeprecated operation says so: `Deprecation` (RFC 9745, since its `x-deprecated-at`),\n`Sunset` (RFC 8594, its `x-sunset`: it may be gone from then) and\n`Link: </docs/>; rel=\"deprecation\"`.\n\nEvery answer names this document's version in `API-Version`; the client profile is served\nwith its SHA-256 as its `ETag`, which a client generated from it can compare (sent back in\n`If-None-Match`, it answers 304 Not Modified).\n\nHow this document changes from version to version, and what a client must do about it:\n[CHANGELOG.md](https://github.com/petstore-portfolio/petstore-portfolio/blob/main/CHANGELOG.md).\n\nVersion: 2.1"]
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
@@ -10584,7 +10638,7 @@ impl Client {
 }
 impl ClientInfo<crate::transport::Transport> for Client {
     fn api_version() -> &'static str {
-        "2.0"
+        "2.1"
     }
     fn baseurl(&self) -> &str {
         self.baseurl.as_str()
@@ -10745,15 +10799,19 @@ impl Client {
     pub fn subscribe_newsletter(&self) -> builder::SubscribeNewsletter<'_> {
         builder::SubscribeNewsletter::new(self)
     }
-    #[doc = "Confirms a subscription (double opt-in)\n\nThe link in the confirmation email, when the operator turns on double opt-in: marks the\naddress subscribed and queues the welcome email. A link works for 48 hours by default;\nafter that, subscribe again for a new one. Public: the token is the credential.\n\nSends a `GET` request to `/api/newsletter/confirm`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.confirm_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Confirms a subscription (double opt-in)\n\nThe link in the confirmation email, when the operator turns on double opt-in: marks the\naddress subscribed and queues the welcome email. A link works for 48 hours by default;\nafter that, subscribe again for a new one. Public: the token is the credential.\n\nA browser (an `Accept` that names `text/html` at least as high as `application/json`)\ngets a page in the site's name instead of JSON, for an error too (with the same\nstatus): what went wrong and what to do.\n\nSends a `GET` request to `/api/newsletter/confirm`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.confirm_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn confirm_newsletter(&self) -> builder::ConfirmNewsletter<'_> {
         builder::ConfirmNewsletter::new(self)
     }
-    #[doc = "Unsubscribes (the link in every newsletter email)\n\nThe link in every newsletter email: unsubscribes the address it was sent to, at once.\nIdempotent: following the link again answers the same. Public: the token is the\ncredential, and it can do nothing else.\n\nSends a `GET` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Subscribes again (the button on the unsubscribe pages)\n\nSubscribes again the address an unsubscribe link was sent to, at once: no confirmation is\nasked (the link came in an email to the address) and no email is sent. Subscribed\nalready, nothing changes. A browser gets a page in the site's name, for an error too;\nothers get JSON. Public: the token (the unsubscribe link's) is the credential.\n\nSends a `POST` request to `/api/newsletter/resubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.resubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
+    pub fn resubscribe_newsletter(&self) -> builder::ResubscribeNewsletter<'_> {
+        builder::ResubscribeNewsletter::new(self)
+    }
+    #[doc = "Unsubscribes (the link in every newsletter email), when asked for JSON\n\nThe link in every newsletter email. Mail filters and link scanners fetch every link of\nan email, so a GET unsubscribes only when it asks for JSON by name\n(`Accept: application/json`, ranked above `text/html`; the SDK sends it): then it\nunsubscribes the address the link was sent to, at once, and answers JSON. Any other GET\n(a browser, `*/*`, no `Accept`) changes nothing and answers a page in the site's name\nwith one button, which POSTs to this URL (`unsubscribeNewsletterOneClick`); an unknown\nlink is a page for a browser, the JSON error for others. Idempotent. Public: the token is\nthe credential, and it can do nothing else.\n\nSends a `GET` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn unsubscribe_newsletter(&self) -> builder::UnsubscribeNewsletter<'_> {
         builder::UnsubscribeNewsletter::new(self)
     }
-    #[doc = "Unsubscribes in one click (RFC 8058)\n\nWhat mail clients send to the `List-Unsubscribe` URL (RFC 8058), with the body\n`List-Unsubscribe=One-Click`; the body is not needed, and not read. Otherwise the same as\nfollowing the link.\n\nSends a `POST` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter_one_click()\n    .token(token)\n    .send()\n    .await;\n```"]
+    #[doc = "Unsubscribes in one click (RFC 8058)\n\nWhat mail clients send to the `List-Unsubscribe` URL (RFC 8058), with the body\n`List-Unsubscribe=One-Click`, and what the unsubscribe page's button sends; the body is\nnot needed, and not read. Unsubscribes the address the link was sent to, at once. A\nbrowser gets a page in the site's name (with a button to subscribe again), for an error\ntoo; others get JSON.\n\nSends a `POST` request to `/api/newsletter/unsubscribe`\n\nArguments:\n- `token`: The token from the link in the email (1 to 100 characters). A link without one is 400; a\ntoken no subscription has is 404.\n```text\nlet response = client.unsubscribe_newsletter_one_click()\n    .token(token)\n    .send()\n    .await;\n```"]
     pub fn unsubscribe_newsletter_one_click(&self) -> builder::UnsubscribeNewsletterOneClick<'_> {
         builder::UnsubscribeNewsletterOneClick::new(self)
     }
@@ -14190,6 +14248,79 @@ pub mod builder {
             }
         }
     }
+    #[doc = "Builder for [`Client::resubscribe_newsletter`]\n\n[`Client::resubscribe_newsletter`]: super::Client::resubscribe_newsletter"]
+    #[derive(Debug, Clone)]
+    pub struct ResubscribeNewsletter<'a> {
+        client: &'a super::Client,
+        token: Result<types::ResubscribeNewsletterToken, String>,
+    }
+    impl<'a> ResubscribeNewsletter<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                token: Err("token was not initialized".to_string()),
+            }
+        }
+        pub fn token<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<types::ResubscribeNewsletterToken>,
+        {
+            self.token = value.try_into().map_err(|_| {
+                "conversion to `ResubscribeNewsletterToken` for token failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/newsletter/resubscribe`"]
+        pub async fn send(self) -> Result<ResponseValue<types::SubscriptionState>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "resubscribe_newsletter",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::SubscriptionState>, Error<types::ErrorBody>> {
+            let Self { client, token } = self;
+            let token = token.map_err(Error::InvalidRequest)?;
+            let url = format!("{}/api/newsletter/resubscribe", client.baseurl,);
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .query(&progenitor_client::QueryParam::new("token", &token))
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "resubscribe_newsletter",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
     #[doc = "Builder for [`Client::unsubscribe_newsletter`]\n\n[`Client::unsubscribe_newsletter`]: super::Client::unsubscribe_newsletter"]
     #[derive(Debug, Clone)]
     pub struct UnsubscribeNewsletter<'a> {
@@ -15398,6 +15529,7 @@ pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
     crate::OperationRoute { operation: "replace_site_info", method: "PUT", template: "/api/admin/site-info" },
     crate::OperationRoute { operation: "request_api_key", method: "POST", template: "/api/key-requests" },
     crate::OperationRoute { operation: "requeue_emails", method: "POST", template: "/api/admin/outbox/requeue" },
+    crate::OperationRoute { operation: "resubscribe_newsletter", method: "POST", template: "/api/newsletter/resubscribe" },
     crate::OperationRoute { operation: "revoke_api_key", method: "POST", template: "/api/admin/api-keys/{id}/revoke" },
     crate::OperationRoute { operation: "revoke_oauth_client", method: "POST", template: "/api/admin/oauth-clients/{client_id}/revoke" },
     crate::OperationRoute { operation: "rotate_api_key", method: "POST", template: "/api/admin/api-keys/{id}/rotate" },
@@ -15411,11 +15543,11 @@ pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
 ];
 
 /// The version of the document this client was generated from.
-pub const DOCUMENT_VERSION: &str = "2.0";
+pub const DOCUMENT_VERSION: &str = "2.1";
 
 /// The SHA-256 of the client profile it was generated from (the server
 /// serves the profile with it as its `ETag`).
-pub const PROFILE_DIGEST: &str = "2ac0d2f344994387baf40b0cc55ed6b28985ee4224a769fb419a5a2c5f9ad3ba";
+pub const PROFILE_DIGEST: &str = "2343bdfa78473438b15b939f8a19bbe337b98ec2bb0a89fe90acb2d73f710dce";
 
 /// Where the server serves that profile.
 pub const PROFILE_PATH: &str = "/openapi/portfolio.client.json";

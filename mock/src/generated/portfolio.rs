@@ -4473,6 +4473,99 @@ pub mod operations {
             )
         }
     }
+    pub struct ResubscribeNewsletterWhen(::httpmock::When);
+    impl ResubscribeNewsletterWhen {
+        pub fn new(inner: ::httpmock::When) -> Self {
+            Self(
+                inner
+                    .method(::httpmock::Method::POST)
+                    .path_matches(regex::Regex::new("^/api/newsletter/resubscribe$").unwrap()),
+            )
+        }
+        pub fn into_inner(self) -> ::httpmock::When {
+            self.0
+        }
+        pub fn token(self, value: &types::ResubscribeNewsletterToken) -> Self {
+            Self(self.0.query_param("token", value.to_string()))
+        }
+    }
+    pub struct ResubscribeNewsletterThen(::httpmock::Then);
+    impl ResubscribeNewsletterThen {
+        pub fn new(inner: ::httpmock::Then) -> Self {
+            Self(inner)
+        }
+        pub fn into_inner(self) -> ::httpmock::Then {
+            self.0
+        }
+        #[doc = "Answers `status` (4xx or 5xx) with the service's error body, as its server writes it."]
+        pub fn error(self, status: u16, message: &str) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0, status, message, None,
+            ))
+        }
+        #[doc = "Like `error`, with `Retry-After` (whole seconds)."]
+        pub fn error_with_retry_after(
+            self,
+            status: u16,
+            message: &str,
+            retry_after: ::std::time::Duration,
+        ) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0,
+                status,
+                message,
+                Some(retry_after),
+            ))
+        }
+        pub fn ok(self, value: &types::SubscriptionState) -> Self {
+            Self(
+                self.0
+                    .status(200u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn bad_request(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(400u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn not_found(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(404u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn too_many_requests(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(429u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn internal_server_error(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(500u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn service_unavailable(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(503u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+    }
     pub struct UnsubscribeNewsletterWhen(::httpmock::When);
     impl UnsubscribeNewsletterWhen {
         pub fn new(inner: ::httpmock::When) -> Self {
@@ -6106,6 +6199,9 @@ pub trait MockServerExt {
     fn confirm_newsletter<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::ConfirmNewsletterWhen, operations::ConfirmNewsletterThen);
+    fn resubscribe_newsletter<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(operations::ResubscribeNewsletterWhen, operations::ResubscribeNewsletterThen);
     fn unsubscribe_newsletter<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::UnsubscribeNewsletterWhen, operations::UnsubscribeNewsletterThen);
@@ -6549,6 +6645,17 @@ impl MockServerExt for ::httpmock::MockServer {
             config_fn(
                 operations::ConfirmNewsletterWhen::new(when),
                 operations::ConfirmNewsletterThen::new(then),
+            )
+        })
+    }
+    fn resubscribe_newsletter<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(operations::ResubscribeNewsletterWhen, operations::ResubscribeNewsletterThen),
+    {
+        self.mock(|when, then| {
+            config_fn(
+                operations::ResubscribeNewsletterWhen::new(when),
+                operations::ResubscribeNewsletterThen::new(then),
             )
         })
     }

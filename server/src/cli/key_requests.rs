@@ -59,7 +59,7 @@ fn parse_status(text: &str) -> Result<KeyRequestStatus, String> {
 
 pub async fn run(config: &Config, command: KeyRequestsCommand) -> anyhow::Result<()> {
     let db = crate::app::open_database(config).await?;
-    let ctx = Context::offline(&db);
+    let ctx = Context::offline(&db, super::public_url(config));
     match command {
         KeyRequestsCommand::List { status, json } => {
             let window = lists::Window {

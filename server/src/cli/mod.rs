@@ -12,6 +12,16 @@ use std::io::Write as _;
 
 use serde::Serialize;
 
+/// The address the server is reached at, for the links of the emails an
+/// operator's command queues: `public_url`, or `http://localhost` when the
+/// configuration names none (a server sets it from its socket).
+pub(crate) fn public_url(config: &crate::config::Config) -> &str {
+    config
+        .public_url
+        .as_deref()
+        .map_or("http://localhost", |url| url.trim_end_matches('/'))
+}
+
 /// Prints `value` as JSON (with `--json`) or as the lines `text` gives.
 pub(crate) fn print<T: Serialize>(
     json: bool,

@@ -58,7 +58,9 @@ pub async fn run(config: &Config, command: OutboxCommand) -> anyhow::Result<()> 
         }
         OutboxCommand::Requeue { ids, json } => {
             // The same shape as requeueEmails' answer.
-            let answer = ops::outbox::requeue(Context::offline(&db), &ids).await?;
+            let answer =
+                ops::outbox::requeue(Context::offline(&db, super::public_url(config)), &ids)
+                    .await?;
             super::print(json, &answer, || {
                 let mut lines = vec![format!("requeued {} email(s)", answer.requeued.len())];
                 if !answer.not_failed.is_empty() {

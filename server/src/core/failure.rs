@@ -90,6 +90,12 @@ impl Failure {
     }
 }
 
+impl From<super::templates::RenderError> for Failure {
+    fn from(e: super::templates::RenderError) -> Self {
+        Failure::fault("templates", e)
+    }
+}
+
 impl From<StoreError> for Failure {
     fn from(error: StoreError) -> Self {
         Failure::Storage(error)

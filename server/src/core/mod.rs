@@ -7,4 +7,5 @@ pub(crate) mod failure;
 pub(crate) mod lifecycle;
 pub(crate) mod password;
 pub(crate) mod secret;
+pub(crate) mod templates;
 pub(crate) mod text_policy;

@@ -2,8 +2,9 @@
 //! connections (TCP, TLS), each service's edge, errors rendered in a
 //! service's format, extractors, credentials as requests carry them, CORS,
 //! compression, the request and body deadlines, where a list's next page is, what is noted of every
-//! request, idempotency keys, and the documents and their helpers.
+//! request, idempotency keys, pages for people, and the documents and their helpers.
 
+pub(crate) mod accept;
 pub(crate) mod challenges;
 pub(crate) mod compression;
 pub(crate) mod cors;
@@ -15,6 +16,7 @@ pub(crate) mod document_rules;
 pub(crate) mod edge;
 pub(crate) mod error;
 pub(crate) mod extract;
+pub(crate) mod html;
 pub(crate) mod idempotency;
 pub(crate) mod limit_headers;
 pub(crate) mod next_page;

@@ -15,6 +15,9 @@ pub(crate) struct QueuedEmail {
     pub(crate) recipient: String,
     pub(crate) subject: String,
     pub(crate) body: String,
+    /// The HTML alternative of `body`; none for an email queued before
+    /// emails had one.
+    pub(crate) html_body: Option<String>,
     pub(crate) list_unsubscribe: Option<String>,
     /// The same across attempts, so that receivers can drop a repeat.
     pub(crate) message_id: String,
@@ -59,25 +62,28 @@ async fn insert(
     emails: &[OutgoingEmail],
     due: i64,
 ) -> Result<(), StoreError> {
-    const COLUMNS: usize = 10;
+    const COLUMNS: usize = 11;
     let now = now_ms();
     for chunk in emails.chunks(EMAILS_PER_STATEMENT) {
         let rows = row_placeholders(chunk.len(), COLUMNS);
         let sql = format!(
-            "INSERT INTO outbox (recipient, subject, body, list_unsubscribe, message_id, status, \
-             attempts, next_attempt_at_ms, created_at_ms, holds_secret) VALUES {rows}"
+            "INSERT INTO outbox (recipient, subject, body, html_body, list_unsubscribe, \
+             message_id, status, attempts, next_attempt_at_ms, created_at_ms, holds_secret) \
+             VALUES {rows}"
         );
         let sql = positional(conn, &sql);
         let mut query = sqlx::query(&sql);
         for email in chunk {
             let message_id = format!(
-                "<{}@petstore-portfolio>",
-                crate::core::secret::hex_nonce::<16>()
+                "<{}@{}>",
+                crate::core::secret::hex_nonce::<16>(),
+                email.message_id_domain
             );
             query = query
                 .bind(&email.to)
                 .bind(&email.subject)
                 .bind(&email.body)
+                .bind(&email.html)
                 .bind(&email.list_unsubscribe)
                 .bind(message_id)
                 .bind("pending")
@@ -91,7 +97,7 @@ async fn insert(
     Ok(())
 }
 
-/// 10 parameters each: well under what a statement may have (SQLite's
+/// 11 parameters each: well under what a statement may have (SQLite's
 /// 32,766; PostgreSQL's 65,535).
 pub(crate) const EMAILS_PER_STATEMENT: usize = 500;
 
@@ -127,8 +133,8 @@ pub(crate) async fn claim(
     .await?;
     let email = if claimed.rows_affected() == 1 {
         sqlx::query_as(
-            "SELECT id, recipient, subject, body, list_unsubscribe, message_id, attempts, \
-             created_at_ms FROM outbox WHERE id = $1",
+            "SELECT id, recipient, subject, body, html_body, list_unsubscribe, message_id, \
+             attempts, created_at_ms FROM outbox WHERE id = $1",
         )
         .bind(id)
         .fetch_optional(tx.conn())
@@ -178,7 +184,8 @@ pub(crate) async fn record(
             "UPDATE outbox SET status = 'sent', attempts = $1, sent_at_ms = $2, \
              lease_until_ms = NULL, last_error = NULL, \
              body = CASE WHEN holds_secret = 1 THEN '(removed once delivered: it held a secret)' \
-             ELSE body END WHERE id = $3",
+             ELSE body END, \
+             html_body = CASE WHEN holds_secret = 1 THEN NULL ELSE html_body END WHERE id = $3",
         )
         .bind(attempts)
         .bind(now_ms()),

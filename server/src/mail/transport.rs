@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use lettre::message::Mailbox;
 use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
+use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::PoolConfig;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -164,8 +164,10 @@ fn smtp_transport(smtp: &SmtpConfig) -> anyhow::Result<AsyncSmtpTransport<Tokio1
     Ok(builder.build())
 }
 
-/// The email as a message: plain text, its Message-ID kept across attempts,
-/// and the unsubscribe headers of RFC 2369 and 8058 for newsletter emails.
+/// The email as a message: text and HTML as `multipart/alternative` (text
+/// alone for an email queued without HTML), its Message-ID kept across
+/// attempts, and the unsubscribe headers of RFC 2369 and 8058 for
+/// newsletter emails.
 fn message(from: &Mailbox, email: &QueuedEmail) -> anyhow::Result<Message> {
     // The rule every entry point checked the address with.
     let to = Mailbox::new(
@@ -177,14 +179,21 @@ fn message(from: &Mailbox, email: &QueuedEmail) -> anyhow::Result<Message> {
         .from(from.clone())
         .to(to)
         .subject(&email.subject)
-        .message_id(Some(email.message_id.clone()))
-        .header(ContentType::TEXT_PLAIN);
+        .message_id(Some(email.message_id.clone()));
     if let Some(url) = &email.list_unsubscribe {
         builder = builder
             .header(ListUnsubscribe(format!("<{url}>")))
             .header(ListUnsubscribePost);
     }
-    Ok(builder.body(email.body.clone())?)
+    Ok(match &email.html_body {
+        Some(html) => builder.multipart(MultiPart::alternative_plain_html(
+            email.body.clone(),
+            html.clone(),
+        ))?,
+        None => builder
+            .header(ContentType::TEXT_PLAIN)
+            .body(email.body.clone())?,
+    })
 }
 
 /// `List-Unsubscribe: <url>` (RFC 2369).

@@ -74,7 +74,7 @@ fn document_errors(openapi: &mut OpenApiDoc) {
 
 /// The version of `openapi/portfolio.yaml`, which every answer of the
 /// portfolio names in `API-Version` (a test keeps it equal to the document's).
-pub(crate) const DOCUMENT_VERSION: &str = "2.0";
+pub(crate) const DOCUMENT_VERSION: &str = "2.1";
 
 /// The portfolio's document as the handlers' annotations describe it.
 pub fn openapi() -> OpenApiDoc {

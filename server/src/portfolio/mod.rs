@@ -58,6 +58,7 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         .routes(routes!(api::newsletter::subscribe_newsletter))
         .routes(routes!(api::newsletter::confirm_newsletter))
         .routes(routes!(api::newsletter::unsubscribe_newsletter))
+        .routes(routes!(api::newsletter::resubscribe_newsletter))
         .routes(routes!(api::notify::notify_subscribers))
         .routes(routes!(api::social::social_publish))
         .routes(routes!(api::analytics::record_page_view))
@@ -111,7 +112,7 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         at: (HttpMethod::Post, "/api/newsletter/unsubscribe"),
         operation_id: "unsubscribeNewsletterOneClick",
         deprecated: false,
-        handler: routing::post(api::newsletter::unsubscribe_newsletter),
+        handler: routing::post(api::newsletter::unsubscribe_newsletter_one_click),
     };
     // The paths the catalogue lists without `/api`: deprecated copies.
     let aliases = [

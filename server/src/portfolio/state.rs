@@ -108,6 +108,7 @@ impl PortfolioState {
             db: &self.db,
             access: Some(&self.access),
             mailer: Some(&self.mailer),
+            public_url: &self.public_url,
         }
     }
 

@@ -26,8 +26,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::core::failure::Failure;
-use crate::http::error::{Error, mark_rendered};
+use crate::http::error::Error;
 use crate::http::extract::{ClientAddress, field, single_fields};
+use crate::http::html::{harden, page};
 use crate::petstore::api::auth::PetScope;
 use crate::petstore::ops;
 use crate::petstore::state::PetstoreState;
@@ -93,7 +94,7 @@ enum Refusal {
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
         match self {
-            Refusal::Page(status, message) => page(status, &error_page(&message)),
+            Refusal::Page(status, message) => page(status, error_page(&message)),
             Refusal::Redirect {
                 redirect_uri,
                 error,
@@ -195,7 +196,7 @@ pub(crate) async fn show_sign_in(State(state): State<PetstoreState>, uri: Uri) -
     match check_request(&state, &fields) {
         Ok(request) => {
             let csrf = crate::core::secret::token::<32>();
-            let mut response = page(StatusCode::OK, &sign_in_page(&request, &csrf, None));
+            let mut response = page(StatusCode::OK, sign_in_page(&request, &csrf, None));
             let secure = if state.public_url.starts_with("https:") {
                 "; Secure"
             } else {
@@ -291,7 +292,7 @@ pub(crate) async fn sign_in(
             Ok(None) => {
                 return page(
                     StatusCode::UNAUTHORIZED,
-                    &sign_in_page(&request, &csrf, Some("Wrong username or password.")),
+                    sign_in_page(&request, &csrf, Some("Wrong username or password.")),
                 );
             }
             Err(Failure::Busy {
@@ -301,7 +302,7 @@ pub(crate) async fn sign_in(
             }) => {
                 let mut response = page(
                     StatusCode::TOO_MANY_REQUESTS,
-                    &sign_in_page(&request, &csrf, Some(&message)),
+                    sign_in_page(&request, &csrf, Some(&message)),
                 );
                 response
                     .headers_mut()
@@ -340,38 +341,6 @@ fn redirect(location: &str) -> Response {
         }
         Err(e) => Error::internal("a redirect that is not a header value", e).into_response(),
     }
-}
-
-/// An HTML answer that keeps to itself: not cached, not framed, no scripts.
-fn page(status: StatusCode, html: &str) -> Response {
-    let mut response = (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/html; charset=utf-8"),
-        )],
-        html.to_owned(),
-    )
-        .into_response();
-    harden(&mut response);
-    response
-}
-
-fn harden(response: &mut Response) {
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-        ),
-    );
-    mark_rendered(response);
 }
 
 /// Text made safe to put in HTML (content or a quoted attribute).

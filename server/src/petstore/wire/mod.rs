@@ -110,14 +110,7 @@ fn accept_weights(headers: &HeaderMap) -> (f32, f32) {
     }
     let mut json_q = 0.0_f32;
     let mut xml_q = 0.0_f32;
-    for range in accept.split(',') {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        let q = parts
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
-            .unwrap_or(1.0)
-            .clamp(0.0, 1.0);
+    for (media, q) in crate::http::accept::media_ranges(accept) {
         // Compared without case, without a lower-cased copy: every request
         // reads this header twice (its answer's format, its error's).
         let is = |name: &str| media.eq_ignore_ascii_case(name);

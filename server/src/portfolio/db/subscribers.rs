@@ -135,16 +135,22 @@ pub(crate) async fn mark_subscribed(conn: &mut AnyConnection, id: i64) -> Result
     .await
 }
 
-/// Unsubscribes the address that has this unsubscribe token; false if none has.
-pub(crate) async fn unsubscribe(
+/// The subscriber an unsubscribe link was sent to.
+pub(crate) async fn find_by_unsubscribe_token(
     conn: &mut AnyConnection,
-    unsubscribe_token: &str,
-) -> Result<bool, StoreError> {
-    let Some(subscriber) = find_by(conn, "unsubscribe_token", unsubscribe_token).await? else {
-        return Ok(false);
-    };
-    set_status(conn, subscriber.id, SubscriberStatus::Unsubscribed, None).await?;
-    Ok(true)
+    token: &str,
+) -> Result<Option<Subscriber>, StoreError> {
+    find_by(conn, "unsubscribe_token", token).await
+}
+
+/// Subscribed or unsubscribed by the subscriber's own link (any
+/// confirmation link is used up): no email goes out.
+pub(crate) async fn set_by_link(
+    conn: &mut AnyConnection,
+    id: i64,
+    status: SubscriberStatus,
+) -> Result<(), StoreError> {
+    set_status(conn, id, status, None).await
 }
 
 /// Gives subscriber `id` a status, using up any confirmation link; and

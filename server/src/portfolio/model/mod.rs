@@ -40,6 +40,17 @@ pub(crate) struct SiteInfo {
     pub(crate) links: Vec<Link>,
 }
 
+impl SiteInfo {
+    /// Whom the pages and emails speak for: the site's name, linking to its
+    /// own website or, without one, to the server (`public_url`).
+    pub(crate) fn into_site(self, public_url: &str) -> crate::core::templates::Site {
+        crate::core::templates::Site {
+            name: self.name,
+            url: self.website.unwrap_or_else(|| public_url.to_owned()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub(crate) struct Link {
     #[schema(min_length = 1, max_length = 100)]
@@ -344,6 +355,16 @@ pub(crate) struct Subscriber {
 }
 
 impl Subscriber {
+    /// The token of a newsletter link, unless it cannot be one.
+    pub(crate) fn link_token(token: &str) -> Result<&str, crate::core::failure::Failure> {
+        if token.is_empty() || token.len() > 100 {
+            return Err(crate::core::failure::Failure::malformed(
+                "the token is malformed",
+            ));
+        }
+        Ok(token)
+    }
+
     /// Whether the confirmation link has expired at `now_ms`.
     pub(crate) fn confirmation_expired(&self, now_ms: i64) -> bool {
         self.confirm_expires_ms.is_some_and(|at| at < now_ms)

@@ -52,7 +52,11 @@ pub(crate) async fn submit(
         message: request.message,
     };
     let received_at = Utc::now();
+    // The submission and its notification commit together.
+    let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
     let notification = templates::contact_notification(
+        &ctx.letterhead(tx.conn()).await?,
         owner,
         templates::ContactNotice {
             name: &submission.name,
@@ -60,10 +64,7 @@ pub(crate) async fn submit(
             subject: submission.subject.as_deref(),
             message: submission.message.as_deref(),
         },
-    );
-    // The submission and its notification commit together.
-    let mut tx = ctx.db.begin_write().await?;
-    tx.changes_nothing_cached();
+    )?;
     let id = db::contact::insert(tx.conn(), &submission, received_at).await?;
     outbox::enqueue(tx.conn(), &notification).await?;
     tx.commit().await?;

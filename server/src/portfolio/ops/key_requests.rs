@@ -167,11 +167,13 @@ pub(crate) async fn submit(
                 expected_volume: &request.expected_volume,
                 technical_contact: &request.technical_contact,
             };
-            let email = templates::key_request_received(owner, notice);
+            let email =
+                templates::key_request_received(&ctx.letterhead(tx.conn()).await?, owner, notice)?;
             outbox::enqueue(tx.conn(), &email).await?;
         }
         OwnerNotice::FollowUpAt(due) => {
-            outbox::enqueue_at(tx.conn(), &templates::key_requests_waiting(owner), due).await?;
+            let email = templates::key_requests_waiting(&ctx.letterhead(tx.conn()).await?, owner)?;
+            outbox::enqueue_at(tx.conn(), &email, due).await?;
         }
         OwnerNotice::Covered => {}
     }
@@ -250,6 +252,7 @@ pub(crate) async fn approve(
     }
     let expires = issued.stored.key.expires_at.map(timestamp);
     let email = templates::api_key_issued(
+        &ctx.letterhead(tx.conn()).await?,
         &request.technical_contact,
         templates::IssuedKeyNotice {
             requester: &request.organisation,
@@ -258,7 +261,7 @@ pub(crate) async fn approve(
             expires: expires.as_deref(),
             docs_url,
         },
-    );
+    )?;
     outbox::enqueue(tx.conn(), &email).await?;
     tx.commit().await?;
     remember(ctx, &issued);
@@ -290,7 +293,11 @@ pub(crate) async fn reject(ctx: Context<'_>, id: &str) -> Result<KeyRequest, Fai
     if !db::key_requests::decide(tx.conn(), id, KeyRequestStatus::Rejected, None, now).await? {
         return Err(decided_already(&request));
     }
-    let email = templates::api_key_declined(&request.technical_contact, &request.organisation);
+    let email = templates::api_key_declined(
+        &ctx.letterhead(tx.conn()).await?,
+        &request.technical_contact,
+        &request.organisation,
+    )?;
     outbox::enqueue(tx.conn(), &email).await?;
     tx.commit().await?;
     ctx.mail_queued();

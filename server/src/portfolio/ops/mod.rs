@@ -19,8 +19,13 @@ pub(crate) mod newsletter;
 pub(crate) mod outbox;
 pub(crate) mod social;
 
+use sqlx::AnyConnection;
+
 use crate::access::Access;
+use crate::core::failure::Failure;
 use crate::mail::Mailer;
+use crate::mail::templates::Letterhead;
+use crate::portfolio::db;
 use crate::storage::Database;
 
 /// What the operations work on.
@@ -31,16 +36,30 @@ pub(crate) struct Context<'a> {
     pub(crate) access: Option<&'a Access>,
     /// The mail worker, woken once a transaction that queued mail commits.
     pub(crate) mailer: Option<&'a Mailer>,
+    /// The server's address, without a trailing slash: the emails' links.
+    pub(crate) public_url: &'a str,
 }
 
 impl<'a> Context<'a> {
-    /// The CLI's: the database alone.
-    pub(crate) fn offline(db: &'a Database) -> Self {
+    /// The CLI's: the database alone, and the address the server is
+    /// reached at.
+    pub(crate) fn offline(db: &'a Database, public_url: &'a str) -> Self {
         Context {
             db,
             access: None,
             mailer: None,
+            public_url,
         }
+    }
+
+    /// Whom the emails speak for: the site as the content names it now
+    /// (read in the caller's transaction).
+    async fn letterhead(&self, conn: &mut AnyConnection) -> Result<Letterhead<'a>, Failure> {
+        let site = db::content::site_info(conn).await?;
+        Ok(Letterhead {
+            site: site.into_site(self.public_url),
+            public_url: self.public_url,
+        })
     }
 
     /// What the credentials' operations need of it.

@@ -41,21 +41,13 @@ pub(crate) struct NotifyResult {
     pub(crate) already_notified: bool,
 }
 
-/// Where the newsletter's links point, and how it behaves.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Newsletter<'a> {
-    /// The server's address, without a trailing slash.
-    pub(crate) public_url: &'a str,
-    pub(crate) settings: &'a NewsletterConfig,
-}
-
 /// Subscribes an address (again); nothing tells a new address from a
 /// known one. Subscribed already: nothing is sent. Pending or unsubscribed:
 /// the email is sent again, but not into a flood, counted per mailbox
 /// (`victim+1@`, `victim+2@`... reach one inbox).
 pub(crate) async fn subscribe(
     ctx: Context<'_>,
-    newsletter: Newsletter<'_>,
+    settings: &NewsletterConfig,
     request: &SubscribeRequest,
 ) -> Result<(), Failure> {
     let mut fields = Fields::default();
@@ -63,7 +55,7 @@ pub(crate) async fn subscribe(
     fields.check()?;
     // Addresses are compared case-insensitively.
     let email = email.unwrap_or_default().to_lowercase();
-    let quiet_ms = i64::try_from(newsletter.settings.resend_after_minutes).unwrap_or(10) * 60_000;
+    let quiet_ms = i64::try_from(settings.resend_after_minutes).unwrap_or(10) * 60_000;
 
     let mut tx = ctx.db.begin_write().await?;
     tx.changes_nothing_cached();
@@ -88,7 +80,7 @@ pub(crate) async fn subscribe(
     let send = subscriber.status != SubscriberStatus::Subscribed
         && last_emailed.is_none_or(|at| now_ms() - at >= quiet_ms);
     if send {
-        send_subscription_email(newsletter, tx.conn(), &subscriber).await?;
+        send_subscription_email(ctx, settings, tx.conn(), &subscriber).await?;
     }
     tx.commit().await?;
     if send {
@@ -101,44 +93,30 @@ pub(crate) async fn subscribe(
 /// transaction: the welcome email (single opt-in), or a confirmation link
 /// (double opt-in).
 async fn send_subscription_email(
-    newsletter: Newsletter<'_>,
+    ctx: Context<'_>,
+    settings: &NewsletterConfig,
     conn: &mut AnyConnection,
     subscriber: &Subscriber,
 ) -> Result<(), Failure> {
-    let settings = newsletter.settings;
+    let from = ctx.letterhead(conn).await?;
     let email = if settings.double_opt_in {
         let confirm_token = secret::token::<24>();
         let ttl_ms = i64::try_from(settings.confirmation_ttl_hours).unwrap_or(48) * 3_600_000;
         db::subscribers::await_confirmation(conn, subscriber.id, &confirm_token, now_ms() + ttl_ms)
             .await?;
-        templates::confirmation(newsletter.public_url, &subscriber.email, &confirm_token)
+        templates::confirmation(&from, &subscriber.email, &confirm_token)?
     } else {
         db::subscribers::mark_subscribed(conn, subscriber.id).await?;
-        templates::welcome(
-            newsletter.public_url,
-            &subscriber.email,
-            &subscriber.unsubscribe_token,
-        )
+        templates::welcome(&from, &subscriber.email, &subscriber.unsubscribe_token)?
     };
     outbox::enqueue(conn, &email).await?;
     Ok(())
 }
 
-/// The token of a link, unless it cannot be one.
-fn token(token: &str) -> Result<&str, Failure> {
-    if token.is_empty() || token.len() > 100 {
-        return Err(Failure::malformed("the token is malformed"));
-    }
-    Ok(token)
-}
-
-/// Confirms the subscription waiting for `confirm_token`, and welcomes it.
-pub(crate) async fn confirm(
-    ctx: Context<'_>,
-    public_url: &str,
-    confirm_token: &str,
-) -> Result<(), Failure> {
-    let confirm_token = token(confirm_token)?;
+/// Confirms the subscription waiting for `confirm_token`, and welcomes it;
+/// the address it is for.
+pub(crate) async fn confirm(ctx: Context<'_>, confirm_token: &str) -> Result<String, Failure> {
+    let confirm_token = Subscriber::link_token(confirm_token)?;
     let mut tx = ctx.db.begin_write().await?;
     tx.changes_nothing_cached();
     let subscriber = db::subscribers::find_by_confirm_token(tx.conn(), confirm_token)
@@ -150,26 +128,54 @@ pub(crate) async fn confirm(
         ));
     }
     db::subscribers::mark_subscribed(tx.conn(), subscriber.id).await?;
-    let welcome = templates::welcome(public_url, &subscriber.email, &subscriber.unsubscribe_token);
+    let from = ctx.letterhead(tx.conn()).await?;
+    let welcome = templates::welcome(&from, &subscriber.email, &subscriber.unsubscribe_token)?;
     outbox::enqueue(tx.conn(), &welcome).await?;
     tx.commit().await?;
     ctx.mail_queued();
-    Ok(())
+    Ok(subscriber.email)
 }
 
+/// What a link with an unknown unsubscribe token is told.
+pub(crate) const UNKNOWN_UNSUBSCRIBE_LINK: &str = "no subscription has this unsubscribe link";
+
 /// Unsubscribes the subscription of `unsubscribe_token` (again, if it
-/// already was).
-pub(crate) async fn unsubscribe(ctx: Context<'_>, unsubscribe_token: &str) -> Result<(), Failure> {
-    let unsubscribe_token = token(unsubscribe_token)?;
+/// already was); the address it is for.
+pub(crate) async fn unsubscribe(
+    ctx: Context<'_>,
+    unsubscribe_token: &str,
+) -> Result<String, Failure> {
+    set_by_link(ctx, unsubscribe_token, SubscriberStatus::Unsubscribed).await
+}
+
+/// Subscribes again the address of `unsubscribe_token`, at once: the token
+/// came in an email to it, which is the proof a confirmation would ask
+/// for. Subscribed already, nothing changes. No email is sent. The address.
+pub(crate) async fn resubscribe(
+    ctx: Context<'_>,
+    unsubscribe_token: &str,
+) -> Result<String, Failure> {
+    set_by_link(ctx, unsubscribe_token, SubscriberStatus::Subscribed).await
+}
+
+/// Gives the subscriber of `unsubscribe_token` `status`, by its own link;
+/// the address.
+async fn set_by_link(
+    ctx: Context<'_>,
+    unsubscribe_token: &str,
+    status: SubscriberStatus,
+) -> Result<String, Failure> {
+    let unsubscribe_token = Subscriber::link_token(unsubscribe_token)?;
     let mut tx = ctx.db.begin_write().await?;
     tx.changes_nothing_cached();
-    if !db::subscribers::unsubscribe(tx.conn(), unsubscribe_token).await? {
-        return Err(Failure::not_found(
-            "no subscription has this unsubscribe link",
-        ));
+    let subscriber = db::subscribers::find_by_unsubscribe_token(tx.conn(), unsubscribe_token)
+        .await?
+        .ok_or_else(|| Failure::not_found(UNKNOWN_UNSUBSCRIBE_LINK))?;
+    if subscriber.status != status {
+        db::subscribers::set_by_link(tx.conn(), subscriber.id, status).await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(subscriber.email)
 }
 
 /// Queues one email per subscribed address about a post, once per post: a
@@ -193,6 +199,7 @@ pub(crate) async fn notify(
         });
     }
     db::notifications::begin(tx.conn(), slug).await?;
+    let from = ctx.letterhead(tx.conn()).await?;
     tx.commit().await?;
 
     let url = format!("{public_url}/api/posts/{slug}");
@@ -222,17 +229,17 @@ pub(crate) async fn notify(
         };
         let chunk = i64::try_from(outbox::EMAILS_PER_STATEMENT).unwrap_or(i64::MAX);
         let subscribers = db::subscribers::subscribed_after(tx.conn(), after, chunk).await?;
-        let emails: Vec<_> = subscribers
+        let emails = subscribers
             .iter()
             .map(|subscriber| {
                 templates::new_post(
-                    public_url,
+                    &from,
                     notice,
                     &subscriber.email,
                     &subscriber.unsubscribe_token,
                 )
             })
-            .collect();
+            .collect::<Result<Vec<_>, _>>()?;
         outbox::enqueue_all(tx.conn(), &emails).await?;
         let next = db::notifications::Progress {
             queued: progress.queued + i64::try_from(emails.len()).unwrap_or(i64::MAX),

@@ -5,6 +5,7 @@
 pub(crate) mod analytics;
 pub(crate) mod content;
 pub(crate) mod lists;
+pub(crate) mod newsletter;
 
 use bytes::Bytes;
 

@@ -65,8 +65,9 @@ async fn subscribe_until(url: String, round: usize, stop: Arc<AtomicBool>) -> Ve
 }
 
 /// The `.eml` files of the folder (by recipient) and the names of any other
-/// files; panics on a torn file: a welcome email's body (quoted-printable)
-/// ends with the unsubscribe link its `List-Unsubscribe` header names.
+/// files; panics on a torn file: a welcome email (`multipart/alternative`)
+/// ends with its closing boundary, and its text (quoted-printable) holds
+/// the unsubscribe link its `List-Unsubscribe` header names.
 fn emails_in(folder: &Path) -> (BTreeMap<String, Vec<String>>, Vec<String>) {
     let mut by_recipient: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut others = Vec::new();
@@ -83,10 +84,18 @@ fn emails_in(folder: &Path) -> (BTreeMap<String, Vec<String>>, Vec<String>) {
             .and_then(|(_, rest)| rest.split_once('>'))
             .map(|(link, _)| link)
             .unwrap_or_default();
+        let closing = text
+            .split_once("boundary=\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(boundary, _)| format!("--{boundary}--\r\n"))
+            .unwrap_or_default();
         let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
         let decoded = body.replace("=\r\n", "").replace("=3D", "=");
         assert!(
-            !link.is_empty() && decoded.trim_end().ends_with(link),
+            !link.is_empty()
+                && !closing.is_empty()
+                && text.ends_with(&closing)
+                && decoded.contains(link),
             "{name} is torn: {text:?}"
         );
         let to = text

@@ -86,6 +86,13 @@ enum Command {
     /// OAuth clients (bearer tokens for the portfolio): create, list, revoke.
     #[command(subcommand)]
     Clients(cli::clients::ClientsCommand),
+    /// Print a link that signs in to the owner's console (/console/) once,
+    /// within 15 minutes.
+    ConsoleLink {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The emails of the outbox: list them, requeue the failed ones.
     #[command(subcommand)]
     Outbox(cli::outbox::OutboxCommand),
@@ -147,6 +154,7 @@ async fn main() -> ExitCode {
         Command::KeyRequests(command) => exit_code(cli::key_requests::run(&config, command).await),
         Command::Clients(command) => exit_code(cli::clients::run(&config, command).await),
         Command::Outbox(command) => exit_code(cli::outbox::run(&config, command).await),
+        Command::ConsoleLink { json } => exit_code(cli::console::link(&config, json).await),
         Command::Backup { to, json } => exit_code(cli::backup::backup(&config, to, json).await),
         Command::Restore { from, json } => {
             exit_code(cli::backup::restore(&config, from, json).await)

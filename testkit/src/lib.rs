@@ -272,6 +272,21 @@ impl TestServer {
         self.running.as_ref().map_or("", |running| &running.url)
     }
 
+    /// A link that signs in to the owner's console (`/console/`) once, as
+    /// `petstore-portfolio console-link` prints it.
+    ///
+    /// # Panics
+    /// When the server is stopped, or its database refuses the link.
+    pub async fn console_link(&self) -> String {
+        let Some(running) = self.running.as_ref() else {
+            panic!("the test server is stopped: no console link");
+        };
+        match running.operator.console_sign_in_token().await {
+            Ok(token) => format!("{}/console/sign-in?token={token}", running.url),
+            Err(e) => panic!("the test server made no console link: {e:#}"),
+        }
+    }
+
     /// The configuration the server runs with.
     pub fn config(&self) -> &Config {
         &self.config

@@ -5,6 +5,7 @@
 mod access;
 mod admin;
 mod analytics;
+mod console;
 mod content;
 mod deprecation;
 mod docs;

@@ -46,6 +46,12 @@ impl Operator {
     ) -> anyhow::Result<(String, String)> {
         register_in(&self.db, name, scopes).await
     }
+
+    /// A token of a link that signs in to the owner's console once, as
+    /// `petstore-portfolio console-link` makes it.
+    pub async fn console_sign_in_token(&self) -> anyhow::Result<String> {
+        Ok(crate::portfolio::ops::console::issue_sign_in_link(&self.db).await?)
+    }
 }
 
 async fn register_in(

@@ -60,6 +60,7 @@ pub(super) fn build_router(
 
     let router = Router::new()
         .merge(petstore_deprecations.mark(petstore::app(petstore_state, &http)))
+        .merge(portfolio::console(portfolio_state.clone()))
         .merge(portfolio_deprecations.mark(portfolio::app(portfolio_state, &http)))
         .merge(docs_routes)
         // Outside both services: the portfolio's envelope, the general one.

@@ -4,6 +4,7 @@
 
 pub mod backup;
 pub mod clients;
+pub mod console;
 pub mod key_requests;
 pub mod keys;
 pub mod outbox;

@@ -35,6 +35,34 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/pages/link_problem.html"),
     ),
     (
+        "pages/console/base.html",
+        include_str!("../../templates/pages/console/base.html"),
+    ),
+    (
+        "pages/console/message.html",
+        include_str!("../../templates/pages/console/message.html"),
+    ),
+    (
+        "pages/console/sign_in.html",
+        include_str!("../../templates/pages/console/sign_in.html"),
+    ),
+    (
+        "pages/console/dashboard.html",
+        include_str!("../../templates/pages/console/dashboard.html"),
+    ),
+    (
+        "pages/console/key_requests.html",
+        include_str!("../../templates/pages/console/key_requests.html"),
+    ),
+    (
+        "pages/console/key_issued.html",
+        include_str!("../../templates/pages/console/key_issued.html"),
+    ),
+    (
+        "pages/console/failed_emails.html",
+        include_str!("../../templates/pages/console/failed_emails.html"),
+    ),
+    (
         "email/base.html",
         include_str!("../../templates/email/base.html"),
     ),

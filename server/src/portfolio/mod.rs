@@ -195,6 +195,12 @@ pub(crate) fn app(state: PortfolioState, http: &ServiceHttp) -> axum::Router {
     )
 }
 
+/// The owner's console at `/console/`: pages for people, outside the API
+/// (not in its document, no JSON), on the same reads and operations.
+pub(crate) fn console(state: PortfolioState) -> axum::Router {
+    api::console::router(state)
+}
+
 /// An operation served at a second route by the same handler, and
 /// documented there as a copy of it under its own operation id.
 struct SecondRoute {

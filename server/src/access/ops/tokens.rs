@@ -191,7 +191,7 @@ pub(crate) async fn revoke(
 /// limited per client id and address, and (higher) per client id and per
 /// address ([`Limiter::failure_callers`]); past a limit the answer is 429
 /// whatever the credentials.
-async fn authenticate(
+pub(crate) async fn authenticate(
     service: TokenService<'_>,
     client: PresentedClient,
 ) -> Result<StoredClient, Refusal> {

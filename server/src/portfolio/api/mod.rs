@@ -6,6 +6,8 @@
 pub(crate) mod admin;
 pub(crate) mod analytics;
 pub(crate) mod auth;
+/// The owner's console: pages for people, not the API.
+pub(crate) mod console;
 pub(crate) mod contact;
 pub(crate) mod content;
 pub(crate) mod health;

@@ -5,6 +5,7 @@
 //! domain's types ([`super::model`]) and [`StoreError`].
 
 pub(crate) mod analytics;
+pub(crate) mod console;
 pub(crate) mod contact;
 pub(crate) mod content;
 pub(crate) mod key_requests;

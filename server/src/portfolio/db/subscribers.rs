@@ -174,6 +174,26 @@ async fn set_status(
     Ok(())
 }
 
+/// How many of the subscribed first asked on each day (UTC).
+pub(crate) async fn subscribed_per_day(
+    db: &Database,
+) -> Result<std::collections::BTreeMap<chrono::NaiveDate, i64>, StoreError> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT substr(created_at, 1, 10), CAST(COUNT(*) AS BIGINT) FROM subscribers \
+         WHERE status = 'subscribed' GROUP BY substr(created_at, 1, 10)",
+    )
+    .fetch_all(db.pool())
+    .await?;
+    rows.into_iter()
+        .map(|(day, count)| {
+            let day = day
+                .parse()
+                .map_err(|e| StoreError::corrupt(format!("subscriber day {day:?}: {e}")))?;
+            Ok((day, count))
+        })
+        .collect()
+}
+
 /// At most `limit` of the subscribed, in the order they came, after
 /// subscriber `after`.
 pub(crate) async fn subscribed_after(

@@ -11,6 +11,7 @@
 //! (keys, OAuth clients, tokens) are `access::ops`.
 
 pub(crate) mod analytics;
+pub(crate) mod console;
 pub(crate) mod contact;
 pub(crate) mod content;
 pub(crate) mod key_requests;

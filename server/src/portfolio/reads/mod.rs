@@ -3,6 +3,7 @@
 //! while what they hold is still current, or from storage.
 
 pub(crate) mod analytics;
+pub(crate) mod console;
 pub(crate) mod content;
 pub(crate) mod lists;
 pub(crate) mod newsletter;

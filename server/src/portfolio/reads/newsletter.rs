@@ -25,3 +25,11 @@ pub(crate) async fn link_holder(
             .await?,
     )
 }
+
+/// How many of today's subscribers subscribed on each day (UTC), by the
+/// day they first asked.
+pub(crate) async fn subscribed_per_day(
+    db: &Database,
+) -> Result<std::collections::BTreeMap<chrono::NaiveDate, i64>, Failure> {
+    Ok(db::subscribers::subscribed_per_day(db).await?)
+}

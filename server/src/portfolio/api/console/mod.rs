@@ -1,0 +1,312 @@
+//! The owner's console at `/console/`: server-rendered pages (the template
+//! files under `server/templates/pages/console/`, no script) over the same
+//! reads and operations the API uses. Every page but sign-in needs a
+//! session (a cookie: `HttpOnly`, `SameSite=Strict`, `Secure` over HTTPS);
+//! every form carries the session's CSRF token; every answer forbids
+//! framing and anything but the console's own style sheet.
+
+mod dashboard;
+mod key_requests;
+mod outbox;
+mod sign_in;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum_extra::extract::CookieJar;
+use minijinja::context;
+use subtle::ConstantTimeEq as _;
+use tower::ServiceBuilder;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::core::failure::Failure;
+use crate::core::templates;
+use crate::portfolio::reads;
+use crate::portfolio::reads::console::Session;
+use crate::portfolio::state::PortfolioState;
+
+/// The session cookie's name.
+const SESSION_COOKIE: &str = "console_session";
+
+/// The console's routes, and the headers every answer of it carries.
+pub(crate) fn router(state: PortfolioState) -> Router {
+    Router::new()
+        .route("/console", get(|| async { Redirect::to("/console/") }))
+        .route("/console/", get(dashboard::show_dashboard))
+        .route("/console/console.css", get(style_sheet))
+        .route(
+            "/console/sign-in",
+            get(sign_in::show_sign_in).post(sign_in::sign_in),
+        )
+        .route("/console/sign-out", post(sign_in::sign_out))
+        .route(
+            "/console/key-requests",
+            get(key_requests::list_key_requests),
+        )
+        .route(
+            "/console/key-requests/{id}/approve",
+            post(key_requests::approve_key_request),
+        )
+        .route(
+            "/console/key-requests/{id}/reject",
+            post(key_requests::reject_key_request),
+        )
+        .route("/console/failed-emails", get(outbox::list_failed_emails))
+        .route(
+            "/console/failed-emails/requeue",
+            post(outbox::requeue_email),
+        )
+        // The console's own 404 (the server's fallback answers JSON).
+        .route("/console/{*rest}", get(not_found).post(not_found))
+        .with_state(state)
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(
+                        "default-src 'none'; style-src 'self'; img-src 'self'; \
+                         form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                    ),
+                ))
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::X_FRAME_OPTIONS,
+                    HeaderValue::from_static("DENY"),
+                ))
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::CACHE_CONTROL,
+                    HeaderValue::from_static("no-store"),
+                ))
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::REFERRER_POLICY,
+                    HeaderValue::from_static("no-referrer"),
+                ))
+                .layer(SetResponseHeaderLayer::overriding(
+                    header::X_CONTENT_TYPE_OPTIONS,
+                    HeaderValue::from_static("nosniff"),
+                )),
+        )
+}
+
+async fn style_sheet() -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+        include_str!("../../../../templates/pages/console/console.css"),
+    )
+        .into_response()
+}
+
+async fn not_found(session: Option<Signed>, State(state): State<PortfolioState>) -> Response {
+    message(
+        &state,
+        session.as_ref().map(|s| &s.0),
+        StatusCode::NOT_FOUND,
+        "Not here",
+        "The console has no such page.",
+    )
+    .await
+}
+
+/// A request with a session in force. A page asked for without one is sent
+/// to sign in; an action (a POST) without one is a 401 page.
+pub(crate) struct Signed(pub(crate) Session);
+
+impl FromRequestParts<PortfolioState> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &PortfolioState,
+    ) -> Result<Self, Response> {
+        let jar = CookieJar::from_headers(&parts.headers);
+        let token = jar.get(SESSION_COOKIE).map(|c| c.value().to_owned());
+        let session = match token {
+            Some(token) => reads::console::session(&state.db, &token)
+                .await
+                .map_err(fault)?,
+            None => None,
+        };
+        match session {
+            Some(session) => Ok(Signed(session)),
+            None if parts.method == Method::GET => {
+                Err(Redirect::to("/console/sign-in").into_response())
+            }
+            None => Err(message(
+                state,
+                None,
+                StatusCode::UNAUTHORIZED,
+                "Signed out",
+                "This needs a session: sign in again.",
+            )
+            .await),
+        }
+    }
+}
+
+impl axum::extract::OptionalFromRequestParts<PortfolioState> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &PortfolioState,
+    ) -> Result<Option<Self>, Response> {
+        let jar = CookieJar::from_headers(&parts.headers);
+        let Some(token) = jar.get(SESSION_COOKIE).map(|c| c.value().to_owned()) else {
+            return Ok(None);
+        };
+        Ok(reads::console::session(&state.db, &token)
+            .await
+            .map_err(fault)?
+            .map(Signed))
+    }
+}
+
+/// A form of a session's page (the request's last extractor): the session
+/// and the form's fields, once its CSRF token (the `csrf` field) is the
+/// session's; anything else is a 403 page (no session: as [`Signed`]).
+pub(crate) struct Form {
+    pub(crate) session: Session,
+    pub(crate) fields: Vec<(String, String)>,
+}
+
+impl FromRequest<PortfolioState> for Form {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &PortfolioState) -> Result<Self, Response> {
+        let (mut parts, body) = request.into_parts();
+        let Signed(session) = Signed::from_request_parts(&mut parts, state).await?;
+        let Ok(body) = Bytes::from_request(Request::from_parts(parts, body), state).await else {
+            let text = "The form could not be read: send it again from the page.";
+            return Err(message(
+                state,
+                Some(&session),
+                StatusCode::BAD_REQUEST,
+                "Refused",
+                text,
+            )
+            .await);
+        };
+        let fields: Vec<(String, String)> = url::form_urlencoded::parse(&body)
+            .map(|(name, value)| (name.into_owned(), value.into_owned()))
+            .collect();
+        let csrf = fields
+            .iter()
+            .find(|(name, _)| name == "csrf")
+            .map(|(_, value)| value.as_bytes())
+            .unwrap_or_default();
+        if bool::from(csrf.ct_eq(session.csrf_token.as_bytes())) {
+            return Ok(Form { session, fields });
+        }
+        Err(message(
+            state,
+            Some(&session),
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "This form did not come from this session's page (its CSRF token is wrong). \
+             Reload the page and try again.",
+        )
+        .await)
+    }
+}
+
+impl Form {
+    /// The first value of field `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(field, _)| field == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Every value of field `name`.
+    pub(crate) fn all(&self, name: &str) -> Vec<&str> {
+        self.fields
+            .iter()
+            .filter(|(field, _)| field == name)
+            .map(|(_, value)| value.as_str())
+            .collect()
+    }
+}
+
+/// The console page `template` with `context`, the site and the session.
+pub(crate) async fn page(
+    state: &PortfolioState,
+    session: Option<&Session>,
+    status: StatusCode,
+    template: &str,
+    context: minijinja::Value,
+) -> Response {
+    let site = match reads::newsletter::site(&state.db, &state.public_url).await {
+        Ok(site) => site,
+        Err(failure) => return fault(failure),
+    };
+    let csrf = session.map(|s| s.csrf_token.clone());
+    let signed_in_as = session.map(|s| s.signed_in_as.clone());
+    match templates::render(template, context! { site, csrf, signed_in_as, ..context }) {
+        Ok(html) => (
+            status,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            html,
+        )
+            .into_response(),
+        Err(e) => fault(Failure::fault("console page", e)),
+    }
+}
+
+/// A page that says one thing.
+pub(crate) async fn message(
+    state: &PortfolioState,
+    session: Option<&Session>,
+    status: StatusCode,
+    title: &str,
+    text: &str,
+) -> Response {
+    page(
+        state,
+        session,
+        status,
+        "pages/console/message.html",
+        context! { title, text },
+    )
+    .await
+}
+
+/// A failure as a page: what the caller may know of it, with its status.
+pub(crate) async fn failure_page(
+    state: &PortfolioState,
+    session: Option<&Session>,
+    failure: Failure,
+) -> Response {
+    let error = crate::http::error::Error::from(failure);
+    let status = error.status();
+    if status.is_server_error() {
+        return fault_response(error);
+    }
+    let title = status.canonical_reason().unwrap_or("Refused");
+    message(state, session, status, title, error.message()).await
+}
+
+/// A fault of the server's: logged by the error renderer, a short page here.
+fn fault(failure: Failure) -> Response {
+    fault_response(crate::http::error::Error::from(failure))
+}
+
+fn fault_response(error: crate::http::error::Error) -> Response {
+    tracing::error!(error = %error.message(), "console");
+    let mut response = (
+        error.status(),
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        "<!doctype html><title>Error</title><p>Something went wrong on the server; it is logged.</p>",
+    )
+        .into_response();
+    crate::http::error::mark_rendered(&mut response);
+    response
+}
+
+/// Back to `path` after an action (303: the browser GETs it).
+pub(crate) fn see_other(path: &str) -> Response {
+    Redirect::to(path).into_response()
+}

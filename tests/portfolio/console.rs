@@ -1,0 +1,338 @@
+//! The owner's console: nothing without a session; a printed link signs in
+//! once; every form needs the session's CSRF token; nothing frames it; what
+//! came from outside shows as text; and its actions are the API's
+//! operations (a key request approved gives a key that works, a failed
+//! email requeued goes out).
+
+use end_to_end_tests::{Db, TestServer, header, on_every_database, send};
+use petstore_portfolio_client::portfolio::types;
+use petstore_portfolio_server::config::Scope;
+use serde_json::json;
+
+on_every_database!(
+    pages_without_a_session_go_to_sign_in_and_actions_are_401,
+    a_printed_link_signs_in_once,
+    a_forged_csrf_token_is_403_and_changes_nothing,
+    the_console_is_never_framed_and_runs_no_script,
+    an_admin_client_signs_in_and_one_without_admin_is_refused,
+    the_owner_approves_a_key_request_and_the_key_works,
+    html_from_outside_shows_as_text,
+    signing_out_ends_the_session,
+);
+
+/// A client that keeps no cookies and follows no redirect: each test says
+/// what it sends.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The sign-in form sent with `fields`.
+async fn sign_in(server: &TestServer, fields: &[(&str, &str)]) -> reqwest::Response {
+    browser()
+        .post(server.at("/console/sign-in"))
+        .form(fields)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The token of a printed sign-in link.
+fn token_of(link: &str) -> &str {
+    link.rsplit_once("token=").map(|(_, t)| t).unwrap()
+}
+
+/// Signs in with a printed link: the session's cookie (`name=value`).
+async fn signed_in(server: &TestServer) -> String {
+    let link = server.console_link().await;
+    let answer = sign_in(server, &[("token", token_of(&link))]).await;
+    assert_eq!(answer.status(), 303);
+    assert_eq!(header(answer.headers(), "location"), Some("/console/"));
+    let cookie = header(answer.headers(), "set-cookie").unwrap().to_owned();
+    cookie.split(';').next().unwrap().to_owned()
+}
+
+/// A page of the session `cookie`: the status and the HTML.
+async fn get(server: &TestServer, cookie: &str, path: &str) -> (u16, String) {
+    let answer = browser()
+        .get(server.at(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    (answer.status().as_u16(), answer.text().await.unwrap())
+}
+
+/// The CSRF token the session's pages carry.
+fn csrf(page: &str) -> String {
+    let start = page
+        .find("name=\"csrf\" value=\"")
+        .expect("a form with a CSRF token")
+        + "name=\"csrf\" value=\"".len();
+    page[start..start + page[start..].find('"').unwrap()].to_owned()
+}
+
+async fn ask_for_a_key(server: &TestServer, organisation: &str) -> String {
+    let form: types::KeyRequestForm = serde_json::from_value(json!({
+        "name": "Ada Lovelace",
+        "organisation": organisation,
+        "intended_use": "Show the latest posts on our intranet",
+        "expected_volume": "about 500 requests a day",
+        "technical_contact": "ada@example.test",
+    }))
+    .unwrap();
+    let accepted = server
+        .portfolio()
+        .request_api_key()
+        .body(form)
+        .send()
+        .await
+        .unwrap();
+    accepted.into_inner().id.to_string()
+}
+
+async fn pages_without_a_session_go_to_sign_in_and_actions_are_401(db: Db) {
+    let server = TestServer::start(db).await;
+    for path in [
+        "/console/",
+        "/console/key-requests",
+        "/console/failed-emails",
+    ] {
+        let answer = browser().get(server.at(path)).send().await.unwrap();
+        assert_eq!(answer.status(), 303, "{path}");
+        assert_eq!(
+            header(answer.headers(), "location"),
+            Some("/console/sign-in"),
+            "{path}"
+        );
+    }
+    // A made-up cookie is no session either.
+    let (status, _) = get(&server, "console_session=made-up", "/console/").await;
+    assert_eq!(status, 303);
+    for path in [
+        "/console/key-requests/kr_0000000000000000/approve",
+        "/console/key-requests/kr_0000000000000000/reject",
+        "/console/failed-emails/requeue",
+        "/console/sign-out",
+    ] {
+        let (status, content_type, page) = send(
+            browser()
+                .post(server.at(path))
+                .form(&[("csrf", "x"), ("id", "1")]),
+        )
+        .await;
+        assert_eq!(
+            (status, content_type.as_str()),
+            (401, "text/html; charset=utf-8"),
+            "{path}"
+        );
+        assert!(page.contains("sign in again"), "{page}");
+    }
+    server.stop().await;
+}
+
+async fn a_printed_link_signs_in_once(db: Db) {
+    let server = TestServer::start(db).await;
+    let link = server.console_link().await;
+    assert!(
+        link.starts_with(&format!("{}/console/sign-in?token=", server.url)),
+        "{link}"
+    );
+    // Opening the link uses nothing: it shows the button that does.
+    let (status, page) = get(&server, "", &link.replace(&server.url, "")).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Press the button to use it"), "{page}");
+    let token = token_of(&link);
+    let answer = sign_in(&server, &[("token", token)]).await;
+    assert_eq!(answer.status(), 303);
+    let cookie = header(answer.headers(), "set-cookie").unwrap().to_owned();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(cookie.contains(attribute), "{attribute} in {cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "plain HTTP: {cookie}");
+    let session = cookie.split(';').next().unwrap();
+    let (status, page) = get(&server, session, "/console/").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("<h1>Dashboard</h1>"), "{page}");
+    assert!(page.contains("<svg class=\"chart\""), "{page}");
+
+    // Used: refused, and no session comes of it.
+    let again = sign_in(&server, &[("token", token)]).await;
+    assert_eq!(again.status(), 403);
+    assert!(header(again.headers(), "set-cookie").is_none());
+    assert!(again.text().await.unwrap().contains("used already"));
+    server.stop().await;
+}
+
+async fn a_forged_csrf_token_is_403_and_changes_nothing(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    let id = ask_for_a_key(&server, "Analytical Engines Ltd").await;
+    for forged in ["", "forged", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"] {
+        let (status, _, page) = send(
+            browser()
+                .post(server.at(&format!("/console/key-requests/{id}/reject")))
+                .header("cookie", &cookie)
+                .form(&[("csrf", forged)]),
+        )
+        .await;
+        assert_eq!(status, 403, "{page}");
+        assert!(page.contains("CSRF token is wrong"), "{page}");
+    }
+    // Another session's token is no better.
+    let other = signed_in(&server).await;
+    let (_, other_page) = get(&server, &other, "/console/key-requests").await;
+    let (status, _, _) = send(
+        browser()
+            .post(server.at(&format!("/console/key-requests/{id}/reject")))
+            .header("cookie", &cookie)
+            .form(&[("csrf", csrf(&other_page).as_str())]),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        server
+            .count_where("key_requests", "status = 'pending'")
+            .await,
+        1
+    );
+    server.stop().await;
+}
+
+async fn the_console_is_never_framed_and_runs_no_script(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    for path in [
+        "/console/sign-in",
+        "/console/",
+        "/console/key-requests",
+        "/console/nowhere",
+    ] {
+        let answer = browser()
+            .get(server.at(path))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        let headers = answer.headers();
+        assert_eq!(header(headers, "x-frame-options"), Some("DENY"), "{path}");
+        let policy = header(headers, "content-security-policy").unwrap_or_default();
+        for directive in [
+            "default-src 'none'",
+            "frame-ancestors 'none'",
+            "form-action 'self'",
+        ] {
+            assert!(policy.contains(directive), "{path}: {policy}");
+        }
+        assert!(!policy.contains("script-src"), "{path}: {policy}");
+        assert_eq!(header(headers, "cache-control"), Some("no-store"), "{path}");
+    }
+    server.stop().await;
+}
+
+async fn an_admin_client_signs_in_and_one_without_admin_is_refused(db: Db) {
+    let server = TestServer::start(db).await;
+    let (id, secret) = server.oauth_client(&[Scope::Admin]).await;
+    let answer = sign_in(&server, &[("client_id", &id), ("client_secret", &secret)]).await;
+    assert_eq!(answer.status(), 303);
+    assert!(header(answer.headers(), "set-cookie").is_some());
+
+    let (id, secret) = server.oauth_client(&[Scope::KeysManage]).await;
+    for (secret, refusal) in [(secret.as_str(), "does not hold admin"), ("wrong", "wrong")] {
+        let answer = sign_in(&server, &[("client_id", &id), ("client_secret", secret)]).await;
+        assert_eq!(answer.status(), 403);
+        assert!(header(answer.headers(), "set-cookie").is_none());
+        let page = answer.text().await.unwrap();
+        assert!(page.contains(refusal), "{page}");
+    }
+    server.stop().await;
+}
+
+async fn the_owner_approves_a_key_request_and_the_key_works(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    let id = ask_for_a_key(&server, "Analytical Engines Ltd").await;
+    let (_, dashboard) = get(&server, &cookie, "/console/").await;
+    assert!(
+        dashboard.contains("<strong>1</strong>key requests waiting"),
+        "{dashboard}"
+    );
+    let (_, page) = get(&server, &cookie, "/console/key-requests").await;
+    assert!(page.contains("Analytical Engines Ltd"), "{page}");
+    let (status, _, issued) = send(
+        browser()
+            .post(server.at(&format!("/console/key-requests/{id}/approve")))
+            .header("cookie", &cookie)
+            .form(&[
+                ("csrf", csrf(&page).as_str()),
+                ("scope", "context:read"),
+                ("scope", "analytics:read"),
+            ]),
+    )
+    .await;
+    assert_eq!(status, 200, "{issued}");
+    let start = issued.find("<code class=\"key\">").unwrap() + "<code class=\"key\">".len();
+    let key = &issued[start..start + issued[start..].find('<').unwrap()];
+    // The key works, with the scopes chosen.
+    let client = server.portfolio_with_key(Some(key));
+    client.get_llm_context().send().await.expect("context:read");
+    client
+        .get_analytics_summary()
+        .send()
+        .await
+        .expect("analytics:read");
+    assert_eq!(
+        server
+            .count_where("key_requests", "status = 'approved'")
+            .await,
+        1
+    );
+    // No scope chosen: refused, and the list says what to do.
+    let id = ask_for_a_key(&server, "Second Engines Ltd").await;
+    let (status, _, page) = send(
+        browser()
+            .post(server.at(&format!("/console/key-requests/{id}/approve")))
+            .header("cookie", &cookie)
+            .form(&[("csrf", csrf(&page).as_str())]),
+    )
+    .await;
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("choose at least one scope"), "{page}");
+    server.stop().await;
+}
+
+async fn html_from_outside_shows_as_text(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    ask_for_a_key(&server, "<script>alert(1)</script>").await;
+    let (_, page) = get(&server, &cookie, "/console/key-requests").await;
+    assert!(!page.contains("<script>"), "{page}");
+    assert!(
+        page.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;"),
+        "{page}"
+    );
+    server.stop().await;
+}
+
+async fn signing_out_ends_the_session(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    let (_, page) = get(&server, &cookie, "/console/").await;
+    let answer = browser()
+        .post(server.at("/console/sign-out"))
+        .header("cookie", &cookie)
+        .form(&[("csrf", csrf(&page).as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 303);
+    assert_eq!(
+        header(answer.headers(), "location"),
+        Some("/console/sign-in")
+    );
+    let (status, _) = get(&server, &cookie, "/console/").await;
+    assert_eq!(status, 303, "the session is over");
+    server.stop().await;
+}

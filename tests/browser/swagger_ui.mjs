@@ -15,36 +15,15 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
+import { STEP_TIMEOUT_MS, env, launchChromium } from "./launch.mjs";
 
 const base = env("BASE_URL");
 const screenshots = env("SCREENSHOTS");
 mkdirSync(screenshots, { recursive: true });
 
-// Long enough for a slow machine, short enough that a hang fails the test.
-const STEP_TIMEOUT_MS = 15_000;
 const PORTFOLIO = "Portfolio (/api)";
 
-const browser = await chromium.launch({
-  executablePath: env("CHROMIUM"),
-  // No sandbox (CI runs as root) and no calls to Google's services (the
-  // machine has no internet).
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-});
+const browser = await launchChromium();
 
 let failed = false;
 try {

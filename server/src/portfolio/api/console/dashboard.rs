@@ -114,7 +114,8 @@ fn per_day(from: NaiveDate, to: NaiveDate) -> BTreeMap<NaiveDate, i64> {
 struct BarChart {
     width: u32,
     height: u32,
-    max: i64,
+    /// The highest day's value.
+    highest: i64,
     bars: Vec<Bar>,
     first: String,
     last: String,
@@ -135,7 +136,9 @@ impl BarChart {
     const HEIGHT: u32 = 140;
 
     fn of(values: &BTreeMap<NaiveDate, i64>) -> BarChart {
-        let max = values.values().copied().max().unwrap_or(0).max(1);
+        let highest = values.values().copied().max().unwrap_or(0);
+        // The scale: a chart of zeros has bars of height 0.
+        let max = highest.max(1);
         let count = u32::try_from(values.len().max(1)).unwrap_or(u32::MAX);
         let slot = Self::WIDTH / count;
         let bars = values
@@ -157,7 +160,7 @@ impl BarChart {
         BarChart {
             width: Self::WIDTH,
             height: Self::HEIGHT,
-            max,
+            highest,
             bars,
             first: values
                 .keys()

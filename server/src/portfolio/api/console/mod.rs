@@ -38,6 +38,7 @@ pub(crate) fn router(state: PortfolioState) -> Router {
         .route("/console", get(|| async { Redirect::to("/console/") }))
         .route("/console/", get(dashboard::show_dashboard))
         .route("/console/console.css", get(style_sheet))
+        .route("/console/icon.svg", get(icon))
         .route(
             "/console/sign-in",
             get(sign_in::show_sign_in).post(sign_in::sign_in),
@@ -95,6 +96,14 @@ async fn style_sheet() -> Response {
     (
         [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
         include_str!("../../../../templates/pages/console/console.css"),
+    )
+        .into_response()
+}
+
+async fn icon() -> Response {
+    (
+        [(header::CONTENT_TYPE, "image/svg+xml")],
+        include_str!("../../../../templates/pages/console/icon.svg"),
     )
         .into_response()
 }

@@ -18,6 +18,8 @@ on_every_database!(
     the_owner_approves_a_key_request_and_the_key_works,
     html_from_outside_shows_as_text,
     signing_out_ends_the_session,
+    the_owner_finds_exports_and_removes_subscribers,
+    the_owner_makes_rotates_and_revokes_keys_and_clients,
 );
 
 /// A client that keeps no cookies and follows no redirect: each test says
@@ -334,5 +336,221 @@ async fn signing_out_ends_the_session(db: Db) {
     );
     let (status, _) = get(&server, &cookie, "/console/").await;
     assert_eq!(status, 303, "the session is over");
+    server.stop().await;
+}
+
+async fn the_owner_finds_exports_and_removes_subscribers(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    for n in 0..55 {
+        crate::mail::subscribe(&server, &format!("reader{n:02}@example.test")).await;
+    }
+    crate::mail::subscribe(&server, "odd_one%@example.test").await;
+    let (status, page) = get(&server, &cookie, "/console/subscribers").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("56 in all · page 1 of 2"), "{page}");
+    assert!(
+        page.contains("reader49@example.test") && !page.contains("reader50@"),
+        "{page}"
+    );
+    let (_, second) = get(&server, &cookie, "/console/subscribers?page=2").await;
+    assert!(second.contains("reader54@example.test"), "{second}");
+    // `%` and `_` match themselves.
+    let (_, found) = get(&server, &cookie, "/console/subscribers?q=_one%25").await;
+    assert!(found.contains("1 matching"), "{found}");
+    assert!(found.contains("odd_one%@example.test"), "{found}");
+    let (_, found) = get(&server, &cookie, "/console/subscribers?q=READER0").await;
+    assert!(found.contains("10 matching"), "{found}");
+
+    let answer = browser()
+        .get(server.at("/console/subscribers.csv"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        header(answer.headers(), "content-type"),
+        Some("text/csv; charset=utf-8")
+    );
+    let csv = answer.text().await.unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "id,email,status,created_at,updated_at");
+    assert_eq!(lines.len(), 57, "{csv}");
+    assert!(
+        lines[1].contains(",reader00@example.test,subscribed,"),
+        "{csv}"
+    );
+
+    // Removing one erases it.
+    let id = lines[1].split(',').next().unwrap();
+    let (status, _, _) = send(
+        browser()
+            .post(server.at(&format!("/console/subscribers/{id}/remove")))
+            .header("cookie", &cookie)
+            .form(&[("csrf", csrf(&page).as_str())]),
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        server
+            .count_where("subscribers", "email = 'reader00@example.test'")
+            .await,
+        0
+    );
+    server.stop().await;
+}
+
+/// Posts a form of the console page `page` to `path`: the status and page.
+async fn post_form(
+    server: &TestServer,
+    cookie: &str,
+    page: &str,
+    path: &str,
+    fields: &[(&str, &str)],
+) -> (u16, String) {
+    let csrf = csrf(page);
+    let mut form = vec![("csrf", csrf.as_str())];
+    form.extend_from_slice(fields);
+    let (status, _, page) = send(
+        browser()
+            .post(server.at(path))
+            .header("cookie", cookie)
+            .form(&form),
+    )
+    .await;
+    (status, page)
+}
+
+/// The secret a shown-once page shows.
+fn shown(page: &str) -> String {
+    let start =
+        page.find("<code class=\"key\">").expect("a secret shown") + "<code class=\"key\">".len();
+    page[start..start + page[start..].find('<').unwrap()].to_owned()
+}
+
+async fn the_owner_makes_rotates_and_revokes_keys_and_clients(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    let (status, page) = get(&server, &cookie, "/console/credentials").await;
+    assert_eq!(status, 200, "{page}");
+    let (status, made) = post_form(
+        &server,
+        &cookie,
+        &page,
+        "/console/keys",
+        &[
+            ("name", "intranet"),
+            ("service", "portfolio"),
+            ("scope", "analytics:read"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{made}");
+    let key = shown(&made);
+    let client = server.portfolio_with_key(Some(&key));
+    client
+        .get_analytics_summary()
+        .send()
+        .await
+        .expect("the new key works");
+
+    let (_, page) = get(&server, &cookie, "/console/credentials").await;
+    assert!(page.contains("intranet"), "{page}");
+    let id = key.split('_').nth(1).unwrap();
+    assert!(page.contains(id), "{id} in {page}");
+    let (status, rotated) = post_form(
+        &server,
+        &cookie,
+        &page,
+        &format!("/console/keys/{id}/rotate"),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 200, "{rotated}");
+    let new_key = shown(&rotated);
+    server
+        .portfolio_with_key(Some(&new_key))
+        .get_analytics_summary()
+        .send()
+        .await
+        .expect("the key that replaces it works");
+    let new_id = new_key.split('_').nth(1).unwrap();
+    let (status, _) = post_form(
+        &server,
+        &cookie,
+        &page,
+        &format!("/console/keys/{new_id}/revoke"),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 303);
+    let revoked = server
+        .portfolio_with_key(Some(&new_key))
+        .get_analytics_summary()
+        .send()
+        .await;
+    assert_eq!(revoked.unwrap_err().status().map(|s| s.as_u16()), Some(401));
+
+    // A key with a bad field: the page names it, nothing is made.
+    let (status, refused) = post_form(
+        &server,
+        &cookie,
+        &page,
+        "/console/keys",
+        &[("name", "no scopes")],
+    )
+    .await;
+    assert_eq!(status, 422, "{refused}");
+
+    let (status, made) = post_form(
+        &server,
+        &cookie,
+        &page,
+        "/console/clients",
+        &[("name", "backend"), ("scope", "keys:manage")],
+    )
+    .await;
+    assert_eq!(status, 200, "{made}");
+    let shown = shown(&made);
+    let mut lines = shown.lines();
+    let client_id = lines
+        .next()
+        .unwrap()
+        .strip_prefix("client_id ")
+        .unwrap()
+        .to_owned();
+    let secret = lines
+        .next()
+        .unwrap()
+        .strip_prefix("client_secret ")
+        .unwrap()
+        .to_owned();
+    let backend = petstore_portfolio_client::portfolio::ClientBuilder::new(&server.url)
+        .client_credentials(client_id.clone(), secret)
+        .build()
+        .unwrap();
+    backend
+        .list_oauth_clients()
+        .send()
+        .await
+        .expect("the new client works");
+    let (status, _) = post_form(
+        &server,
+        &cookie,
+        &page,
+        &format!("/console/clients/{client_id}/revoke"),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 303);
+    assert_eq!(
+        server
+            .count_where(
+                "oauth_clients",
+                &format!("client_id = '{client_id}' AND revoked_at_ms IS NOT NULL")
+            )
+            .await,
+        1
+    );
     server.stop().await;
 }

@@ -59,6 +59,18 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/pages/console/key_issued.html"),
     ),
     (
+        "pages/console/subscribers.html",
+        include_str!("../../templates/pages/console/subscribers.html"),
+    ),
+    (
+        "pages/console/credentials.html",
+        include_str!("../../templates/pages/console/credentials.html"),
+    ),
+    (
+        "pages/console/shown_once.html",
+        include_str!("../../templates/pages/console/shown_once.html"),
+    ),
+    (
         "pages/console/failed_emails.html",
         include_str!("../../templates/pages/console/failed_emails.html"),
     ),

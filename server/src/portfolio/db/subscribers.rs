@@ -259,6 +259,47 @@ pub(crate) async fn page(
     .await
 }
 
+/// The subscribers whose address contains `contains` (any case), in the
+/// order they came: at most `limit` after the first `offset`, and how many
+/// match in all.
+pub(crate) async fn search(
+    db: &Database,
+    contains: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<SubscriberEntry>, i64), StoreError> {
+    // Addresses are stored in lower case; `%`, `_` and `\` match themselves.
+    let pattern = format!(
+        "%{}%",
+        contains
+            .to_lowercase()
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    let mut conn = db.conn().await?;
+    let total: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM subscribers WHERE email LIKE $1 ESCAPE '\\'",
+    )
+    .bind(&pattern)
+    .fetch_one(&mut *conn)
+    .await?;
+    let rows: Vec<EntryRow> = sqlx::query_as(
+        "SELECT id, email, status, created_at, updated_at FROM subscribers \
+         WHERE email LIKE $1 ESCAPE '\\' ORDER BY id LIMIT $2 OFFSET $3",
+    )
+    .bind(&pattern)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *conn)
+    .await?;
+    let entries = rows
+        .into_iter()
+        .map(SubscriberEntry::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok((entries, total))
+}
+
 /// Deletes subscriber `id` (in the caller's transaction); its address, if
 /// there was one.
 pub(crate) async fn erase(conn: &mut AnyConnection, id: i64) -> Result<Option<String>, StoreError> {

@@ -21,6 +21,18 @@ pub(crate) async fn subscribers(
     Ok(db::subscribers::page(db, status, window).await?)
 }
 
+/// A page of the subscribers whose address contains `contains` (any case),
+/// in the order they came: at most `limit` after the first `offset`, and
+/// how many match in all.
+pub(crate) async fn search_subscribers(
+    db: &Database,
+    contains: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<SubscriberEntry>, i64), Failure> {
+    Ok(db::subscribers::search(db, contains, offset, limit).await?)
+}
+
 /// A page of the contact-form submissions, newest first.
 pub(crate) async fn contact_submissions(
     db: &Database,

@@ -7,13 +7,12 @@
 use std::collections::BTreeMap;
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::Response;
 use chrono::{Duration, NaiveDate, Utc};
 use minijinja::context;
 use serde::Serialize;
 
-use super::{Signed, failure_page, page};
+use super::{Signed, page_of};
 use crate::core::failure::Failure;
 use crate::portfolio::model::KeyRequestStatus;
 use crate::portfolio::reads;
@@ -29,19 +28,8 @@ pub(crate) async fn show_dashboard(
     Signed(session): Signed,
     State(state): State<PortfolioState>,
 ) -> Response {
-    match dashboard(&state).await {
-        Ok(context) => {
-            page(
-                &state,
-                Some(&session),
-                StatusCode::OK,
-                "pages/console/dashboard.html",
-                context,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(&session), failure).await,
-    }
+    let read = dashboard(&state).await;
+    page_of(&state, &session, "pages/console/dashboard.html", read).await
 }
 
 async fn dashboard(state: &PortfolioState) -> Result<minijinja::Value, Failure> {

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use minijinja::context;
 
-use super::{Form, Signed, failure_page, page, see_other};
+use super::{Form, Signed, failure_page, page, page_of, then_back};
 use crate::access::ops::Actor;
 use crate::config::Scope;
 use crate::core::failure::Failure;
@@ -39,21 +39,11 @@ pub(crate) async fn list_key_requests(
         offset: 0,
         limit: LIMIT,
     };
-    match reads::lists::key_requests(&state.db, Some(KeyRequestStatus::Pending), &window).await {
-        Ok(pending) => {
-            let scopes: Vec<String> = OFFERED_SCOPES.iter().map(ToString::to_string).collect();
-            let context = context! { requests => pending.items, scopes };
-            page(
-                &state,
-                Some(&session),
-                StatusCode::OK,
-                "pages/console/key_requests.html",
-                context,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(&session), failure).await,
-    }
+    let scopes: Vec<String> = OFFERED_SCOPES.iter().map(ToString::to_string).collect();
+    let read = reads::lists::key_requests(&state.db, Some(KeyRequestStatus::Pending), &window)
+        .await
+        .map(|pending| context! { requests => pending.items, scopes });
+    page_of(&state, &session, "pages/console/key_requests.html", read).await
 }
 
 /// Approves request `id` with the form's `scope`s: the page shows the key,
@@ -109,15 +99,13 @@ pub(crate) async fn reject_key_request(
     Path(id): Path<String>,
     Form { session, .. }: Form,
 ) -> Response {
-    match ops::key_requests::reject(state.ops(), &id).await {
-        Ok(_) => see_other("/console/key-requests"),
-        Err(failure) => failure_page(&state, Some(&session), failure).await,
-    }
+    let rejected = ops::key_requests::reject(state.ops(), &id).await;
+    then_back(&state, &session, "/console/key-requests", rejected).await
 }
 
 /// Who acts for a session: the operator (a printed link), or a client that
 /// holds `admin`.
-fn actor(session: &Session) -> Actor<'static> {
+pub(super) fn actor(session: &Session) -> Actor<'static> {
     if session.signed_in_as == "operator" {
         Actor::Operator
     } else {

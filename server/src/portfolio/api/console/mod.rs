@@ -5,10 +5,12 @@
 //! every form carries the session's CSRF token; every answer forbids
 //! framing and anything but the console's own style sheet.
 
+mod credentials;
 mod dashboard;
 mod key_requests;
 mod outbox;
 mod sign_in;
+mod subscribers;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -55,6 +57,24 @@ pub(crate) fn router(state: PortfolioState) -> Router {
         .route(
             "/console/key-requests/{id}/reject",
             post(key_requests::reject_key_request),
+        )
+        .route("/console/subscribers", get(subscribers::list_subscribers))
+        .route(
+            "/console/subscribers.csv",
+            get(subscribers::export_subscribers),
+        )
+        .route(
+            "/console/subscribers/{id}/remove",
+            post(subscribers::remove_subscriber),
+        )
+        .route("/console/credentials", get(credentials::list_credentials))
+        .route("/console/keys", post(credentials::create_key))
+        .route("/console/keys/{id}/rotate", post(credentials::rotate_key))
+        .route("/console/keys/{id}/revoke", post(credentials::revoke_key))
+        .route("/console/clients", post(credentials::create_client))
+        .route(
+            "/console/clients/{id}/revoke",
+            post(credentials::revoke_client),
         )
         .route("/console/failed-emails", get(outbox::list_failed_emails))
         .route(
@@ -265,6 +285,20 @@ pub(crate) async fn page(
     }
 }
 
+/// The page `template` of what a read gave (its context), or the page of
+/// its failure.
+pub(crate) async fn page_of(
+    state: &PortfolioState,
+    session: &Session,
+    template: &str,
+    read: Result<minijinja::Value, Failure>,
+) -> Response {
+    match read {
+        Ok(context) => page(state, Some(session), StatusCode::OK, template, context).await,
+        Err(failure) => failure_page(state, Some(session), failure).await,
+    }
+}
+
 /// A page that says one thing.
 pub(crate) async fn message(
     state: &PortfolioState,
@@ -313,6 +347,20 @@ fn fault_response(error: crate::http::error::Error) -> Response {
         .into_response();
     crate::http::error::mark_rendered(&mut response);
     response
+}
+
+/// After an action: back to `path` (303: the browser GETs it), or the
+/// page of its failure.
+pub(crate) async fn then_back<T>(
+    state: &PortfolioState,
+    session: &Session,
+    path: &str,
+    done: Result<T, Failure>,
+) -> Response {
+    match done {
+        Ok(_) => see_other(path),
+        Err(failure) => failure_page(state, Some(session), failure).await,
+    }
 }
 
 /// Back to `path` after an action (303: the browser GETs it).

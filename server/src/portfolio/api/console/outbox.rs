@@ -2,11 +2,10 @@
 //! queue (the operation `requeueEmails` calls).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::Response;
 use minijinja::context;
 
-use super::{Form, Signed, failure_page, page, see_other};
+use super::{Form, Signed, failure_page, page_of, then_back};
 use crate::core::failure::Failure;
 use crate::portfolio::ops;
 use crate::portfolio::reads;
@@ -19,20 +18,10 @@ pub(crate) async fn list_failed_emails(
     Signed(session): Signed,
     State(state): State<PortfolioState>,
 ) -> Response {
-    match reads::lists::failed_emails(&state.db, LIMIT).await {
-        Ok(emails) => {
-            let context = context! { emails };
-            page(
-                &state,
-                Some(&session),
-                StatusCode::OK,
-                "pages/console/failed_emails.html",
-                context,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(&session), failure).await,
-    }
+    let read = reads::lists::failed_emails(&state.db, LIMIT)
+        .await
+        .map(|emails| context! { emails });
+    page_of(&state, &session, "pages/console/failed_emails.html", read).await
 }
 
 /// Puts the form's email `id` back in the queue; back to the list.
@@ -42,8 +31,6 @@ pub(crate) async fn requeue_email(State(state): State<PortfolioState>, form: For
         let failure = Failure::malformed("the form names no email");
         return failure_page(&state, Some(session), failure).await;
     };
-    match ops::outbox::requeue(state.ops(), &[id]).await {
-        Ok(_) => see_other("/console/failed-emails"),
-        Err(failure) => failure_page(&state, Some(session), failure).await,
-    }
+    let requeued = ops::outbox::requeue(state.ops(), &[id]).await;
+    then_back(&state, session, "/console/failed-emails", requeued).await
 }

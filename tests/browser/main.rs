@@ -249,6 +249,14 @@ async fn subscriber_pages_and_the_console_work_in_a_browser() {
     run("subscriber-unsubscribe-button", &unsubscribe).await;
     assert!(subscriber_is(&server, "unsubscribed").await);
 
+    // A subscriber for the owner's post to reach (confirmed by a client).
+    subscribe(&server, "second@example.test").await;
+    let confirmation = smtp.wait_for(3, EMAIL_WAIT).await.remove(2);
+    let confirm = newsletter_link(&server, &confirmation, "confirm");
+    let (status, _, _) = send_json(http().get(&confirm).header("accept", "application/json")).await;
+    assert_eq!(status, 200);
+    smtp.wait_for(4, EMAIL_WAIT).await;
+
     // What waits for the owner: a key request, and an email that failed
     // for good (the SMTP server refuses `reject...` recipients).
     let form: petstore_portfolio_client::portfolio::types::KeyRequestForm =
@@ -293,6 +301,16 @@ async fn subscriber_pages_and_the_console_work_in_a_browser() {
     );
     let requeued = format!("recipient = 'reject-me@example.test' AND created_at_ms >= {before}");
     assert_eq!(server.count_where("outbox", &requeued).await, 1, "requeued");
+    // The post is public, and its notification reached the subscriber.
+    let (status, _, _) = send_json(http().get(server.at("/api/posts/from-the-console"))).await;
+    assert_eq!(status, 200);
+    wait_until(EMAIL_WAIT, "the post's email arrives", async || {
+        smtp.messages().iter().any(|m| {
+            m.rcpt_tos == ["second@example.test"]
+                && m.header("Subject") == Some("New post: From the console")
+        })
+    })
+    .await;
 
     for page in [
         "subscriber-confirmed",
@@ -301,6 +319,9 @@ async fn subscriber_pages_and_the_console_work_in_a_browser() {
         "owner-dashboard",
         "owner-key-requests",
         "owner-key-issued",
+        "owner-post-preview",
+        "owner-post-confirm",
+        "owner-post-published",
         "owner-failed-emails",
     ] {
         let png = std::fs::read(screenshots.join(format!("{page}.png"))).unwrap();

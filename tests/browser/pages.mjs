@@ -6,7 +6,8 @@
 //   subscriber-unsubscribe-button  open it again and press its button
 //   owner                   sign in with a printed link, look at the
 //                           dashboard, approve a key request with a chosen
-//                           scope, requeue a failed email
+//                           scope, write, preview, save and publish a post
+//                           with its notification, requeue a failed email
 // A screenshot of each page is kept. Input (environment): BASE_URL,
 // CHROMIUM, SCREENSHOTS, PART, and LINK (the link the part starts from).
 // Output: a line per page on stdout (`ok <name>`, and `key <key>` for the
@@ -57,6 +58,28 @@ const parts = {
       await page.getByRole("button", { name: "Approve" }).click();
       await expectText(page, "h1", "Approved");
       console.log(`key ${await page.locator("code.key").innerText()}`);
+    });
+    await step("owner-post-preview", async () => {
+      await page.getByRole("link", { name: "Posts" }).click();
+      await page.getByRole("link", { name: "Write a new post" }).click();
+      await page.getByLabel("Slug").fill("from-the-console");
+      await page.getByLabel("Title").fill("From the console");
+      await page.getByLabel("Summary").fill("Written, previewed and published in a browser.");
+      await page.getByLabel("Tags").fill("console");
+      await page.getByLabel("Body").fill("# From the console\n\nWritten in **Markdown**, with a [link](https://example.test/).");
+      await page.getByRole("button", { name: "Preview" }).click();
+      await expectText(page, ".preview h1", "From the console");
+    });
+    await step("owner-post-confirm", async () => {
+      await page.getByRole("button", { name: "Save draft" }).click();
+      await page.getByRole("link", { name: "Publish…" }).click();
+      await expectText(page, "h1", "Publish");
+      await page.getByLabel(/Email it to the 1 subscriber/).check();
+    });
+    await step("owner-post-published", async () => {
+      await page.getByRole("button", { name: "Publish" }).click();
+      await expectText(page, "h1", "Published: From the console");
+      await expectText(page, "main", "Emails queued for the subscribers: 1.");
     });
     await step("owner-failed-emails", async () => {
       await page.getByRole("link", { name: "Failed emails" }).click();

@@ -4,7 +4,7 @@
 //! operations (a key request approved gives a key that works, a failed
 //! email requeued goes out).
 
-use end_to_end_tests::{Db, TestServer, header, on_every_database, send};
+use end_to_end_tests::{Db, TestServer, header, http, on_every_database, send};
 use petstore_portfolio_client::portfolio::types;
 use petstore_portfolio_server::config::Scope;
 use serde_json::json;
@@ -20,6 +20,7 @@ on_every_database!(
     signing_out_ends_the_session,
     the_owner_finds_exports_and_removes_subscribers,
     the_owner_makes_rotates_and_revokes_keys_and_clients,
+    the_owner_writes_previews_saves_and_publishes_a_post_with_notification,
 );
 
 /// A client that keeps no cookies and follows no redirect: each test says
@@ -552,5 +553,89 @@ async fn the_owner_makes_rotates_and_revokes_keys_and_clients(db: Db) {
             .await,
         1
     );
+    server.stop().await;
+}
+
+async fn the_owner_writes_previews_saves_and_publishes_a_post_with_notification(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    for reader in ["a@example.test", "b@example.test"] {
+        crate::mail::subscribe(&server, reader).await;
+    }
+    let sent_before = server.wait_for_emails(2).await.len();
+    let (_, editor) = get(&server, &cookie, "/console/posts/new").await;
+    let post = [
+        ("slug", "hello-console"),
+        ("title", "Hello from the console"),
+        ("summary", "Written in a browser."),
+        ("tags", "console, news"),
+        ("body", "# Hi\n\n**bold**\n\n<script>alert(1)</script>"),
+    ];
+    let mut preview = post.to_vec();
+    preview.push(("action", "preview"));
+    let (status, page) =
+        post_form(&server, &cookie, &editor, "/console/posts/drafts", &preview).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<h1>Hi</h1>"), "{page}");
+    assert!(page.contains("<strong>bold</strong>"), "{page}");
+    assert!(!page.contains("<script>alert"), "{page}");
+
+    let mut save = post.to_vec();
+    save.push(("action", "save"));
+    let (status, _) = post_form(&server, &cookie, &editor, "/console/posts/drafts", &save).await;
+    assert_eq!(status, 303);
+    // A draft is not public.
+    let (status, _, _) = send(http().get(server.at("/api/posts/hello-console"))).await;
+    assert_eq!(status, 404);
+
+    let (status, confirm) = get(
+        &server,
+        &cookie,
+        "/console/posts/drafts/hello-console/publish",
+    )
+    .await;
+    assert_eq!(status, 200, "{confirm}");
+    assert!(
+        confirm.contains("Email it to the 2 subscribers"),
+        "{confirm}"
+    );
+    let (status, done) = post_form(
+        &server,
+        &cookie,
+        &confirm,
+        "/console/posts/drafts/hello-console/publish",
+        &[("social", "on"), ("notify", "on")],
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert!(
+        done.contains("Emails queued for the subscribers: 2."),
+        "{done}"
+    );
+    assert!(done.contains("a dry run"), "{done}");
+    let (status, _, body) = send(http().get(server.at("/api/posts/hello-console"))).await;
+    assert_eq!(status, 200, "{body}");
+    let emails = server.wait_for_emails(sent_before + 2).await;
+    assert!(
+        emails
+            .iter()
+            .filter(|e| e.subject == "New post: Hello from the console")
+            .count()
+            == 2,
+        "{emails:?}"
+    );
+    // Published: no draft left; a bad slug is refused with the field named.
+    let (status, _) = get(&server, &cookie, "/console/posts/drafts/hello-console").await;
+    assert_eq!(status, 404);
+    let (status, page) = post_form(
+        &server,
+        &cookie,
+        &editor,
+        "/console/posts/drafts",
+        &[("slug", "Not A Slug"), ("action", "save")],
+    )
+    .await;
+    assert_eq!(status, 422, "{page}");
+    assert!(page.contains("slug: lower-case letters"), "{page}");
     server.stop().await;
 }

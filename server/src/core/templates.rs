@@ -59,6 +59,22 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/pages/console/key_issued.html"),
     ),
     (
+        "pages/console/posts.html",
+        include_str!("../../templates/pages/console/posts.html"),
+    ),
+    (
+        "pages/console/post_editor.html",
+        include_str!("../../templates/pages/console/post_editor.html"),
+    ),
+    (
+        "pages/console/post_publish.html",
+        include_str!("../../templates/pages/console/post_publish.html"),
+    ),
+    (
+        "pages/console/post_published.html",
+        include_str!("../../templates/pages/console/post_published.html"),
+    ),
+    (
         "pages/console/subscribers.html",
         include_str!("../../templates/pages/console/subscribers.html"),
     ),

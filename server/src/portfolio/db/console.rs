@@ -97,3 +97,69 @@ pub(crate) async fn end_session(
         .await?;
     Ok(())
 }
+
+/// A draft of a post, as stored.
+#[derive(Debug, Clone, FromRow)]
+pub(crate) struct DraftRow {
+    pub(crate) slug: String,
+    pub(crate) title: String,
+    pub(crate) summary: String,
+    pub(crate) body: String,
+    /// A JSON array of strings.
+    pub(crate) tags: String,
+    pub(crate) saved_at_ms: i64,
+}
+
+/// Keeps `draft`, in place of the draft of its slug if there is one.
+pub(crate) async fn save_draft(
+    conn: &mut AnyConnection,
+    draft: &DraftRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO post_drafts (slug, title, summary, body, tags, saved_at_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (slug) DO UPDATE SET \
+         title = excluded.title, summary = excluded.summary, body = excluded.body, \
+         tags = excluded.tags, saved_at_ms = excluded.saved_at_ms",
+    )
+    .bind(&draft.slug)
+    .bind(&draft.title)
+    .bind(&draft.summary)
+    .bind(&draft.body)
+    .bind(&draft.tags)
+    .bind(draft.saved_at_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Every draft, the last saved first.
+pub(crate) async fn drafts(db: &Database) -> Result<Vec<DraftRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT slug, title, summary, body, tags, saved_at_ms FROM post_drafts \
+         ORDER BY saved_at_ms DESC, slug",
+    )
+    .fetch_all(db.pool())
+    .await?)
+}
+
+/// The draft of `slug`, if there is one.
+pub(crate) async fn draft(
+    conn: &mut AnyConnection,
+    slug: &str,
+) -> Result<Option<DraftRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT slug, title, summary, body, tags, saved_at_ms FROM post_drafts WHERE slug = $1",
+    )
+    .bind(slug)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Drops the draft of `slug`.
+pub(crate) async fn delete_draft(conn: &mut AnyConnection, slug: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM post_drafts WHERE slug = $1")
+        .bind(slug)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -14,7 +14,12 @@ use crate::core::failure::Failure;
 use crate::core::secret;
 use crate::limits::Limiter;
 use crate::portfolio::db;
+use crate::portfolio::model::fields::Fields;
+use crate::portfolio::model::{Post, Slug};
+use crate::portfolio::reads::console::Draft;
 use crate::storage::{Database, WriteTx};
+
+use super::Context;
 
 /// How long a printed sign-in link works.
 pub(crate) const LINK_TTL_MS: i64 = 15 * 60_000;
@@ -135,4 +140,60 @@ pub(crate) async fn sign_out(db: &Database, token_hash: &str) -> Result<(), Fail
     db::console::end_session(tx.conn(), token_hash, now_ms()).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Keeps `draft` (in place of the draft of its slug). A draft may be
+/// unfinished: only its slug, which names it, must be one, and no field
+/// may be longer than a post's.
+pub(crate) async fn save_draft(db: &Database, draft: &Draft) -> Result<(), Failure> {
+    let mut fields = Fields::default();
+    if Slug::try_from(draft.slug.clone()).is_err() {
+        fields.problem(
+            "slug",
+            "lower-case letters and digits in dash-separated runs, at most 100 characters",
+        );
+    }
+    fields.text("title", Some(&draft.title), false, 200);
+    fields.text("summary", Some(&draft.summary), false, 1000);
+    fields.text("body", Some(&draft.body), false, 200_000);
+    fields.check()?;
+    let row = db::console::DraftRow {
+        slug: draft.slug.clone(),
+        title: draft.title.clone(),
+        summary: draft.summary.clone(),
+        body: draft.body.clone(),
+        tags: serde_json::to_string(&draft.tags)
+            .map_err(|e| Failure::fault("a draft's tags", e))?,
+        saved_at_ms: now_ms(),
+    };
+    let mut tx = db.begin_write().await?;
+    tx.changes_nothing_cached();
+    db::console::save_draft(tx.conn(), &row).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Publishes the draft of `slug` as a post dated now, by the operation
+/// `createPost` calls (its rules: every field of a post); the draft goes.
+/// The post.
+pub(crate) async fn publish_draft(ctx: Context<'_>, slug: &str) -> Result<Post, Failure> {
+    let draft = db::console::draft(&mut *ctx.db.conn().await?, slug)
+        .await?
+        .ok_or_else(|| Failure::not_found(format!("no draft {slug:?}")))?;
+    let tags =
+        serde_json::from_str(&draft.tags).map_err(|e| Failure::fault("a draft's tags", e))?;
+    let post = Post {
+        slug: draft.slug,
+        title: draft.title,
+        summary: draft.summary,
+        body: draft.body,
+        tags,
+        published_at: crate::core::clock::now(),
+    };
+    super::content::create(ctx, &post).await?;
+    let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
+    db::console::delete_draft(tx.conn(), slug).await?;
+    tx.commit().await?;
+    Ok(post)
 }

@@ -9,6 +9,7 @@ mod credentials;
 mod dashboard;
 mod key_requests;
 mod outbox;
+mod posts;
 mod sign_in;
 mod subscribers;
 
@@ -57,6 +58,14 @@ pub(crate) fn router(state: PortfolioState) -> Router {
         .route(
             "/console/key-requests/{id}/reject",
             post(key_requests::reject_key_request),
+        )
+        .route("/console/posts", get(posts::list_posts))
+        .route("/console/posts/new", get(posts::new_post))
+        .route("/console/posts/drafts", post(posts::save_draft))
+        .route("/console/posts/drafts/{slug}", get(posts::edit_draft))
+        .route(
+            "/console/posts/drafts/{slug}/publish",
+            get(posts::confirm_publish).post(posts::publish_draft),
         )
         .route("/console/subscribers", get(subscribers::list_subscribers))
         .route(
@@ -323,13 +332,22 @@ pub(crate) async fn failure_page(
     session: Option<&Session>,
     failure: Failure,
 ) -> Response {
+    // A rule of a field broken: the page names each field and its problem.
+    let problems = match &failure {
+        Failure::Invalid { fields, .. } => fields
+            .iter()
+            .map(|(field, problem)| format!(" {field}: {problem}."))
+            .collect::<String>(),
+        _ => String::new(),
+    };
     let error = crate::http::error::Error::from(failure);
     let status = error.status();
     if status.is_server_error() {
         return fault_response(error);
     }
     let title = status.canonical_reason().unwrap_or("Refused");
-    message(state, session, status, title, error.message()).await
+    let text = format!("{}.{problems}", error.message().trim_end_matches('.'));
+    message(state, session, status, title, &text).await
 }
 
 /// A fault of the server's: logged by the error renderer, a short page here.

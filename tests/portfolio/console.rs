@@ -21,6 +21,7 @@ on_every_database!(
     the_owner_finds_exports_and_removes_subscribers,
     the_owner_makes_rotates_and_revokes_keys_and_clients,
     the_owner_writes_previews_saves_and_publishes_a_post_with_notification,
+    the_owner_reads_contact_messages_escaped_and_marks_them_handled,
 );
 
 /// A client that keeps no cookies and follows no redirect: each test says
@@ -637,5 +638,73 @@ async fn the_owner_writes_previews_saves_and_publishes_a_post_with_notification(
     .await;
     assert_eq!(status, 422, "{page}");
     assert!(page.contains("slug: lower-case letters"), "{page}");
+    server.stop().await;
+}
+
+async fn the_owner_reads_contact_messages_escaped_and_marks_them_handled(db: Db) {
+    let server = TestServer::start(db).await;
+    let cookie = signed_in(&server).await;
+    let hostile: types::ContactRequest = serde_json::from_value(json!({
+        "name": "<img src=x onerror=alert(1)>",
+        "email": "grace@example.test",
+        "subject": "<b>urgent</b>",
+        "message": "<script>alert(2)</script>\nsecond line",
+    }))
+    .unwrap();
+    let receipt = server
+        .portfolio_with_key(Some(end_to_end_tests::keys::ADMIN))
+        .submit_contact()
+        .body(hostile)
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    let (status, page) = get(&server, &cookie, "/console/contact").await;
+    assert_eq!(status, 200, "{page}");
+    for raw in ["<img", "<script", "<b>urgent"] {
+        assert!(!page.contains(raw), "{raw} in {page}");
+    }
+    assert!(
+        page.contains("&lt;script&gt;alert(2)&lt;&#x2f;script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("Mark handled"), "{page}");
+
+    let (status, _) = post_form(
+        &server,
+        &cookie,
+        &page,
+        &format!("/console/contact/{}/handled", receipt.id),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 303);
+    let (_, page) = get(&server, &cookie, "/console/contact").await;
+    assert!(page.contains("Handled 20"), "{page}");
+    assert!(!page.contains("Mark handled"), "{page}");
+
+    // The API's operation: the first time stays; an unknown one is 404.
+    let admin = server.portfolio_with_scopes(&[Scope::Admin]).await;
+    let listed = admin
+        .list_contact_submissions()
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    let first = listed.items[0].handled_at.expect("handled");
+    let again = admin
+        .mark_contact_submission_handled()
+        .id(std::num::NonZeroU64::new(receipt.id.try_into().unwrap()).unwrap())
+        .send()
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.handled_at, Some(first));
+    let unknown = admin
+        .mark_contact_submission_handled()
+        .id(999_999)
+        .send()
+        .await;
+    assert_eq!(unknown.unwrap_err().status().map(|s| s.as_u16()), Some(404));
     server.stop().await;
 }

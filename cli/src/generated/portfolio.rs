@@ -26,6 +26,7 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::RevokeApiKey => Self::cli_revoke_api_key(),
             CliCommand::RotateApiKey => Self::cli_rotate_api_key(),
             CliCommand::ListContactSubmissions => Self::cli_list_contact_submissions(),
+            CliCommand::MarkContactSubmissionHandled => Self::cli_mark_contact_submission_handled(),
             CliCommand::ListKeyRequests => Self::cli_list_key_requests(),
             CliCommand::ApproveKeyRequest => Self::cli_approve_key_request(),
             CliCommand::RejectKeyRequest => Self::cli_reject_key_request(),
@@ -99,6 +100,9 @@ impl<T: CliConfig> Cli<T> {
     }
     pub fn cli_list_contact_submissions() -> ::clap::Command {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("cursor") . long ("cursor") . value_parser (:: clap :: value_parser ! (types :: ListContactSubmissionsCursor)) . required (false) . help ("Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Pages asked for by cursor cost the same at\nany depth, and an item added or removed meanwhile shifts none of them. Not with `page`.")) . arg (:: clap :: Arg :: new ("page") . long ("page") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU32)) . required (false) . help ("Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).")) . arg (:: clap :: Arg :: new ("per-page") . long ("per-page") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU32)) . required (false) . help ("Items per page, from 1 to 100; default 50.")) . about ("Lists the contact-form submissions, a page at a time.\n\nThe contact-form submissions, a page at a time, newest first.\n\nPrivate: a bearer token with `admin`.")
+    }
+    pub fn cli_mark_contact_submission_handled() -> ::clap::Command {
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("id") . long ("id") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU64)) . required (true) . help ("The submission's number, from `listContactSubmissions`.")) . about ("Marks a contact-form submission handled.\n\nMarks the submission handled, now; one marked already keeps its first time (marking it\nagain changes nothing). The owner's console calls the same operation.\n\nPrivate: a bearer token with `admin`.")
     }
     pub fn cli_list_key_requests() -> ::clap::Command {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("cursor") . long ("cursor") . value_parser (:: clap :: value_parser ! (types :: ListKeyRequestsCursor)) . required (false) . help ("Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Not with `page`.")) . arg (:: clap :: Arg :: new ("page") . long ("page") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU32)) . required (false) . help ("Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).")) . arg (:: clap :: Arg :: new ("per-page") . long ("per-page") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU32)) . required (false) . help ("Items per page, from 1 to 100; default 50.")) . arg (:: clap :: Arg :: new ("status") . long ("status") . value_parser (:: clap :: builder :: TypedValueParser :: map (:: clap :: builder :: PossibleValuesParser :: new ([types :: KeyRequestStatus :: Pending . to_string () , types :: KeyRequestStatus :: Approved . to_string () , types :: KeyRequestStatus :: Rejected . to_string () ,]) , | s | types :: KeyRequestStatus :: try_from (s) . unwrap ())) . required (false) . help ("Only the requests with this status; absent: all.")) . about ("Lists the requests for API keys, oldest first.\n\nThe requests for API keys, a page at a time, oldest first; optionally only those with one\nstatus (`pending`: waiting for a decision).\n\nPrivate: a bearer token with `keys:manage` (or `admin`).")
@@ -240,6 +244,9 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::RotateApiKey => self.execute_rotate_api_key(matches).await,
             CliCommand::ListContactSubmissions => {
                 self.execute_list_contact_submissions(matches).await
+            }
+            CliCommand::MarkContactSubmissionHandled => {
+                self.execute_mark_contact_submission_handled(matches).await
             }
             CliCommand::ListKeyRequests => self.execute_list_key_requests(matches).await,
             CliCommand::ApproveKeyRequest => self.execute_approve_key_request(matches).await,
@@ -596,6 +603,28 @@ impl<T: CliConfig> Cli<T> {
                 }
             };
         }
+        let result = request.send().await;
+        match result {
+            Ok(r) => {
+                self.config.success_item(&r);
+                Ok(())
+            }
+            Err(r) => {
+                self.config.error(&r);
+                Err(anyhow::Error::new(r))
+            }
+        }
+    }
+    pub async fn execute_mark_contact_submission_handled(
+        &self,
+        matches: &::clap::ArgMatches,
+    ) -> anyhow::Result<()> {
+        let mut request = self.client.mark_contact_submission_handled();
+        if let Some(value) = matches.get_one::<::std::num::NonZeroU64>("id") {
+            request = request.id(value.clone());
+        }
+        self.config
+            .execute_mark_contact_submission_handled(matches, &mut request)?;
         let result = request.send().await;
         match result {
             Ok(r) => {
@@ -1900,6 +1929,13 @@ pub trait CliConfig {
     ) -> anyhow::Result<()> {
         Ok(())
     }
+    fn execute_mark_contact_submission_handled(
+        &self,
+        matches: &::clap::ArgMatches,
+        request: &mut builder::MarkContactSubmissionHandled,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     fn execute_list_key_requests(
         &self,
         matches: &::clap::ArgMatches,
@@ -2193,6 +2229,7 @@ pub enum CliCommand {
     RevokeApiKey,
     RotateApiKey,
     ListContactSubmissions,
+    MarkContactSubmissionHandled,
     ListKeyRequests,
     ApproveKeyRequest,
     RejectKeyRequest,
@@ -2247,6 +2284,7 @@ impl CliCommand {
             CliCommand::RevokeApiKey,
             CliCommand::RotateApiKey,
             CliCommand::ListContactSubmissions,
+            CliCommand::MarkContactSubmissionHandled,
             CliCommand::ListKeyRequests,
             CliCommand::ApproveKeyRequest,
             CliCommand::RejectKeyRequest,
@@ -2302,6 +2340,7 @@ impl CliCommand {
             CliCommand::RevokeApiKey => "revoke_api_key",
             CliCommand::RotateApiKey => "rotate_api_key",
             CliCommand::ListContactSubmissions => "list_contact_submissions",
+            CliCommand::MarkContactSubmissionHandled => "mark_contact_submission_handled",
             CliCommand::ListKeyRequests => "list_key_requests",
             CliCommand::ApproveKeyRequest => "approve_key_request",
             CliCommand::RejectKeyRequest => "reject_key_request",

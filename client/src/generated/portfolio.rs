@@ -406,6 +406,9 @@ pub mod types {
     pub struct ContactEntry {
         #[doc = "Where to answer."]
         pub email: ::std::string::String,
+        #[doc = "When the owner marked it handled (UTC); absent while it waits."]
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub handled_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         #[doc = "The submission's number, counting from 1."]
         pub id: i64,
         #[doc = "The message; absent when not given."]
@@ -6382,6 +6385,10 @@ pub mod types {
         #[derive(Clone, Debug)]
         pub struct ContactEntry {
             email: ::std::result::Result<::std::string::String, ::std::string::String>,
+            handled_at: ::std::result::Result<
+                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::string::String,
+            >,
             id: ::std::result::Result<i64, ::std::string::String>,
             message: ::std::result::Result<
                 ::std::option::Option<::std::string::String>,
@@ -6401,6 +6408,7 @@ pub mod types {
             fn default() -> Self {
                 Self {
                     email: Err("no value supplied for email".to_string()),
+                    handled_at: Ok(Default::default()),
                     id: Err("no value supplied for id".to_string()),
                     message: Ok(Default::default()),
                     name: Err("no value supplied for name".to_string()),
@@ -6418,6 +6426,18 @@ pub mod types {
                 self.email = value
                     .try_into()
                     .map_err(|e| format!("error converting supplied value for email: {e}"));
+                self
+            }
+            pub fn handled_at<T>(mut self, value: T) -> Self
+            where
+                T: ::std::convert::TryInto<
+                        ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                    >,
+                T::Error: ::std::fmt::Display,
+            {
+                self.handled_at = value
+                    .try_into()
+                    .map_err(|e| format!("error converting supplied value for handled_at: {e}"));
                 self
             }
             pub fn id<T>(mut self, value: T) -> Self
@@ -6478,6 +6498,7 @@ pub mod types {
             ) -> ::std::result::Result<Self, super::error::ConversionError> {
                 Ok(Self {
                     email: value.email?,
+                    handled_at: value.handled_at?,
                     id: value.id?,
                     message: value.message?,
                     name: value.name?,
@@ -6491,14 +6512,16 @@ pub mod types {
             pub fn build(self) -> ::std::result::Result<super::ContactEntry, crate::InvalidFields> {
                 let mut problems = crate::InvalidFields::new("ContactEntry");
                 let email = problems.take("email", self.email);
+                let handled_at = problems.take("handled_at", self.handled_at);
                 let id = problems.take("id", self.id);
                 let message = problems.take("message", self.message);
                 let name = problems.take("name", self.name);
                 let received_at = problems.take("received_at", self.received_at);
                 let subject = problems.take("subject", self.subject);
-                match (email, id, message, name, received_at, subject) {
+                match (email, handled_at, id, message, name, received_at, subject) {
                     (
                         Some(email),
+                        Some(handled_at),
                         Some(id),
                         Some(message),
                         Some(name),
@@ -6506,6 +6529,7 @@ pub mod types {
                         Some(subject),
                     ) => Ok(super::ContactEntry {
                         email,
+                        handled_at,
                         id,
                         message,
                         name,
@@ -6520,6 +6544,7 @@ pub mod types {
             fn from(value: super::ContactEntry) -> Self {
                 Self {
                     email: Ok(value.email),
+                    handled_at: Ok(value.handled_at),
                     id: Ok(value.id),
                     message: Ok(value.message),
                     name: Ok(value.name),
@@ -10699,6 +10724,10 @@ impl Client {
     pub fn list_contact_submissions(&self) -> builder::ListContactSubmissions<'_> {
         builder::ListContactSubmissions::new(self)
     }
+    #[doc = "Marks a contact-form submission handled\n\nMarks the submission handled, now; one marked already keeps its first time (marking it\nagain changes nothing). The owner's console calls the same operation.\n\nPrivate: a bearer token with `admin`.\n\nSends a `POST` request to `/api/admin/contact-submissions/{id}/handled`\n\nArguments:\n- `id`: The submission's number, from `listContactSubmissions`.\n```text\nlet response = client.mark_contact_submission_handled()\n    .id(id)\n    .send()\n    .await;\n```"]
+    pub fn mark_contact_submission_handled(&self) -> builder::MarkContactSubmissionHandled<'_> {
+        builder::MarkContactSubmissionHandled::new(self)
+    }
     #[doc = "Lists the requests for API keys, oldest first\n\nThe requests for API keys, a page at a time, oldest first; optionally only those with one\nstatus (`pending`: waiting for a decision).\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `GET` request to `/api/admin/key-requests`\n\nArguments:\n- `cursor`: Where the page begins: the `next_cursor` of the page before (also in its `Link` header),\nsent back as it came; empty for the first page. Not with `page`.\n- `page`: Which page, counting from 1; default 1. A page past the end is empty (its `total` still\ncounts every item).\n- `per_page`: Items per page, from 1 to 100; default 50.\n- `status`: Only the requests with this status; absent: all.\n```text\nlet response = client.list_key_requests()\n    .cursor(cursor)\n    .page(page)\n    .per_page(per_page)\n    .status(status)\n    .send()\n    .await;\n```"]
     pub fn list_key_requests(&self) -> builder::ListKeyRequests<'_> {
         builder::ListKeyRequests::new(self)
@@ -11820,6 +11849,84 @@ pub mod builder {
                 400u16 => Err(Error::UnexpectedResponse(response)),
                 401u16 => Err(Error::UnexpectedResponse(response)),
                 403u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::mark_contact_submission_handled`]\n\n[`Client::mark_contact_submission_handled`]: super::Client::mark_contact_submission_handled"]
+    #[derive(Debug, Clone)]
+    pub struct MarkContactSubmissionHandled<'a> {
+        client: &'a super::Client,
+        id: Result<::std::num::NonZeroU64, String>,
+    }
+    impl<'a> MarkContactSubmissionHandled<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                id: Err("id was not initialized".to_string()),
+            }
+        }
+        pub fn id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::num::NonZeroU64>,
+        {
+            self.id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: num :: NonZeroU64` for id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/contact-submissions/{id}/handled`"]
+        pub async fn send(self) -> Result<ResponseValue<types::ContactEntry>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "mark_contact_submission_handled",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::ContactEntry>, Error<types::ErrorBody>> {
+            let Self { client, id } = self;
+            let id = id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/contact-submissions/{}/handled",
+                client.baseurl,
+                encode_path(&id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "mark_contact_submission_handled",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                400u16 => Err(Error::UnexpectedResponse(response)),
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -15519,6 +15626,7 @@ pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
     crate::OperationRoute { operation: "list_posts", method: "GET", template: "/api/posts" },
     crate::OperationRoute { operation: "list_projects", method: "GET", template: "/api/projects" },
     crate::OperationRoute { operation: "list_subscribers", method: "GET", template: "/api/admin/subscribers" },
+    crate::OperationRoute { operation: "mark_contact_submission_handled", method: "POST", template: "/api/admin/contact-submissions/{id}/handled" },
     crate::OperationRoute { operation: "notify_subscribers", method: "POST", template: "/api/notify-subscribers" },
     crate::OperationRoute { operation: "notify_subscribers_alias", method: "POST", template: "/notify-subscribers" },
     crate::OperationRoute { operation: "record_page_view", method: "POST", template: "/api/analytics/pageview" },
@@ -15547,7 +15655,7 @@ pub const DOCUMENT_VERSION: &str = "2.1";
 
 /// The SHA-256 of the client profile it was generated from (the server
 /// serves the profile with it as its `ETag`).
-pub const PROFILE_DIGEST: &str = "2343bdfa78473438b15b939f8a19bbe337b98ec2bb0a89fe90acb2d73f710dce";
+pub const PROFILE_DIGEST: &str = "142563547e193a3ee9de5336d9864648681c18f21a1294fbb0e5f790fc578790";
 
 /// Where the server serves that profile.
 pub const PROFILE_PATH: &str = "/openapi/portfolio.client.json";

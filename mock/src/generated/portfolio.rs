@@ -1249,6 +1249,118 @@ pub mod operations {
             )
         }
     }
+    pub struct MarkContactSubmissionHandledWhen(::httpmock::When);
+    impl MarkContactSubmissionHandledWhen {
+        pub fn new(inner: ::httpmock::When) -> Self {
+            Self(inner.method(::httpmock::Method::POST).path_matches(
+                regex::Regex::new("^/api/admin/contact-submissions/[^/]*/handled$").unwrap(),
+            ))
+        }
+        pub fn into_inner(self) -> ::httpmock::When {
+            self.0
+        }
+        pub fn id(self, value: ::std::num::NonZeroU64) -> Self {
+            let re = regex::Regex::new(&format!(
+                "^/api/admin/contact-submissions/{}/handled$",
+                value.to_string()
+            ))
+            .unwrap();
+            Self(self.0.path_matches(re))
+        }
+    }
+    pub struct MarkContactSubmissionHandledThen(::httpmock::Then);
+    impl MarkContactSubmissionHandledThen {
+        pub fn new(inner: ::httpmock::Then) -> Self {
+            Self(inner)
+        }
+        pub fn into_inner(self) -> ::httpmock::Then {
+            self.0
+        }
+        #[doc = "Answers `status` (4xx or 5xx) with the service's error body, as its server writes it."]
+        pub fn error(self, status: u16, message: &str) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0, status, message, None,
+            ))
+        }
+        #[doc = "Like `error`, with `Retry-After` (whole seconds)."]
+        pub fn error_with_retry_after(
+            self,
+            status: u16,
+            message: &str,
+            retry_after: ::std::time::Duration,
+        ) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0,
+                status,
+                message,
+                Some(retry_after),
+            ))
+        }
+        pub fn ok(self, value: &types::ContactEntry) -> Self {
+            Self(
+                self.0
+                    .status(200u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn bad_request(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(400u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn unauthorized(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(401u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn forbidden(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(403u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn not_found(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(404u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn too_many_requests(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(429u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn internal_server_error(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(500u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn service_unavailable(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(503u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+    }
     pub struct ListKeyRequestsWhen(::httpmock::When);
     impl ListKeyRequestsWhen {
         pub fn new(inner: ::httpmock::When) -> Self {
@@ -6121,6 +6233,12 @@ pub trait MockServerExt {
     fn list_contact_submissions<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::ListContactSubmissionsWhen, operations::ListContactSubmissionsThen);
+    fn mark_contact_submission_handled<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(
+            operations::MarkContactSubmissionHandledWhen,
+            operations::MarkContactSubmissionHandledThen,
+        );
     fn list_key_requests<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::ListKeyRequestsWhen, operations::ListKeyRequestsThen);
@@ -6359,6 +6477,20 @@ impl MockServerExt for ::httpmock::MockServer {
             config_fn(
                 operations::ListContactSubmissionsWhen::new(when),
                 operations::ListContactSubmissionsThen::new(then),
+            )
+        })
+    }
+    fn mark_contact_submission_handled<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(
+            operations::MarkContactSubmissionHandledWhen,
+            operations::MarkContactSubmissionHandledThen,
+        ),
+    {
+        self.mock(|when, then| {
+            config_fn(
+                operations::MarkContactSubmissionHandledWhen::new(when),
+                operations::MarkContactSubmissionHandledThen::new(then),
             )
         })
     }

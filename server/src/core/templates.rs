@@ -75,6 +75,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/pages/console/post_published.html"),
     ),
     (
+        "pages/console/contact.html",
+        include_str!("../../templates/pages/console/contact.html"),
+    ),
+    (
         "pages/console/subscribers.html",
         include_str!("../../templates/pages/console/subscribers.html"),
     ),

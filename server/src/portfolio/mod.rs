@@ -99,6 +99,9 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
             api::admin::oauth_clients::create_oauth_client
         ))
         .routes(routes!(api::admin::oauth_clients::revoke_oauth_client))
+        .routes(routes!(
+            api::admin::contact_submissions::mark_contact_submission_handled
+        ))
         .routes(routes!(api::admin::outbox::list_failed_emails))
         .routes(routes!(api::admin::outbox::requeue_emails))
         .routes(routes!(api::oauth::issue_token))

@@ -34,6 +34,7 @@ struct EntryRow {
     subject: Option<String>,
     message: Option<String>,
     created_at: String,
+    handled_at: Option<String>,
 }
 
 impl TryFrom<EntryRow> for ContactEntry {
@@ -42,6 +43,7 @@ impl TryFrom<EntryRow> for ContactEntry {
     fn try_from(row: EntryRow) -> Result<Self, StoreError> {
         Ok(ContactEntry {
             received_at: time_from_text(&row.created_at)?,
+            handled_at: row.handled_at.as_deref().map(time_from_text).transpose()?,
             id: row.id,
             name: row.name,
             email: row.email,
@@ -51,6 +53,31 @@ impl TryFrom<EntryRow> for ContactEntry {
     }
 }
 
+const COLUMNS: &str = "id, name, email, subject, message, created_at, handled_at";
+
+/// Marks submission `id` handled at `at`, unless it was already (the first
+/// time stays): the submission as it stands, or none if there is none.
+pub(crate) async fn mark_handled(
+    conn: &mut AnyConnection,
+    id: i64,
+    at: DateTime<Utc>,
+) -> Result<Option<ContactEntry>, StoreError> {
+    sqlx::query(
+        "UPDATE contact_submissions SET handled_at = $1 WHERE id = $2 AND handled_at IS NULL",
+    )
+    .bind(clock::timestamp(at))
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    let row: Option<EntryRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM contact_submissions WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(ContactEntry::try_from).transpose()
+}
+
 /// One page of the submissions, newest first, and how many there are.
 pub(crate) async fn page(
     db: &Database,
@@ -58,7 +85,7 @@ pub(crate) async fn page(
 ) -> Result<super::Page<ContactEntry>, StoreError> {
     let listing = super::Listing {
         table: "contact_submissions",
-        columns: "id, name, email, subject, message, created_at",
+        columns: COLUMNS,
         order_by: "id DESC",
         filtered_by: None,
         after: "id < {c}",

@@ -439,6 +439,8 @@ pub(crate) struct ContactEntry {
     pub(crate) subject: Option<String>,
     pub(crate) message: Option<String>,
     pub(crate) received_at: DateTime<Utc>,
+    /// When the owner marked it handled; absent while it waits.
+    pub(crate) handled_at: Option<DateTime<Utc>>,
 }
 
 // ---- social publishing -----------------------------------------------------

@@ -9,8 +9,8 @@ use super::Context;
 use crate::core::failure::Failure;
 use crate::mail::{outbox, templates};
 use crate::portfolio::db;
-use crate::portfolio::model::ContactSubmission;
 use crate::portfolio::model::fields::Fields;
+use crate::portfolio::model::{ContactEntry, ContactSubmission};
 
 /// A contact-form submission.
 #[serde_with::skip_serializing_none]
@@ -70,4 +70,16 @@ pub(crate) async fn submit(
     tx.commit().await?;
     ctx.mail_queued();
     Ok(ContactReceipt { id, received_at })
+}
+
+/// Marks submission `id` handled (the first time stays: marking it again
+/// changes nothing); the submission as it stands.
+pub(crate) async fn mark_handled(ctx: Context<'_>, id: i64) -> Result<ContactEntry, Failure> {
+    let mut tx = ctx.db.begin_write().await?;
+    tx.changes_nothing_cached();
+    let entry = db::contact::mark_handled(tx.conn(), id, Utc::now())
+        .await?
+        .ok_or_else(|| Failure::not_found(format!("no contact submission {id}")))?;
+    tx.commit().await?;
+    Ok(entry)
 }

@@ -5,6 +5,7 @@
 //! every form carries the session's CSRF token; every answer forbids
 //! framing and anything but the console's own style sheet.
 
+mod contact;
 mod credentials;
 mod dashboard;
 mod key_requests;
@@ -67,6 +68,8 @@ pub(crate) fn router(state: PortfolioState) -> Router {
             "/console/posts/drafts/{slug}/publish",
             get(posts::confirm_publish).post(posts::publish_draft),
         )
+        .route("/console/contact", get(contact::list_contact_messages))
+        .route("/console/contact/{id}/handled", post(contact::mark_handled))
         .route("/console/subscribers", get(subscribers::list_subscribers))
         .route(
             "/console/subscribers.csv",

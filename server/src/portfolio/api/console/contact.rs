@@ -7,7 +7,7 @@ use axum::http::Uri;
 use axum::response::Response;
 use minijinja::context;
 
-use super::{Form, Signed, page_of, then_back};
+use super::{Form, Paging, Signed, page_of, then_back};
 use crate::portfolio::ops;
 use crate::portfolio::reads;
 use crate::portfolio::state::PortfolioState;
@@ -21,11 +21,7 @@ pub(crate) async fn list_contact_messages(
     State(state): State<PortfolioState>,
     uri: Uri,
 ) -> Response {
-    let page_number = url::form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
-        .find(|(name, _)| name == "page")
-        .and_then(|(_, n)| n.parse::<i64>().ok())
-        .unwrap_or(1)
-        .clamp(1, i64::MAX / PER_PAGE);
+    let page_number = Paging::asked(&uri, PER_PAGE);
     let window = reads::lists::Window {
         after: None,
         offset: (page_number - 1) * PER_PAGE,
@@ -34,15 +30,8 @@ pub(crate) async fn list_contact_messages(
     let read = reads::lists::contact_submissions(&state.db, &window)
         .await
         .map(|listed| {
-            let pages = ((listed.total + PER_PAGE - 1) / PER_PAGE).max(1);
-            context! {
-                messages => listed.items,
-                total => listed.total,
-                page => page_number,
-                pages,
-                previous => (page_number > 1).then(|| page_number - 1),
-                next => (page_number < pages).then(|| page_number + 1),
-            }
+            let paging = Paging::new(page_number, listed.total, PER_PAGE);
+            context! { messages => listed.items, total => listed.total, paging }
         });
     page_of(&state, &session, "pages/console/contact.html", read).await
 }

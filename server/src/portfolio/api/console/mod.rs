@@ -311,6 +311,37 @@ pub(crate) async fn page_of(
     }
 }
 
+/// Where a list of `total` items, `per_page` a page, stands at page
+/// `page` (from 1): for the page's links.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Paging {
+    page: i64,
+    pages: i64,
+    previous: Option<i64>,
+    next: Option<i64>,
+}
+
+impl Paging {
+    pub(crate) fn new(page: i64, total: i64, per_page: i64) -> Self {
+        let pages = ((total + per_page - 1) / per_page).max(1);
+        Paging {
+            page,
+            pages,
+            previous: (page > 1).then(|| page - 1),
+            next: (page < pages).then(|| page + 1),
+        }
+    }
+
+    /// The page a request asks for (`?page=`, from 1; 1 when it says none).
+    pub(crate) fn asked(uri: &axum::http::Uri, per_page: i64) -> i64 {
+        url::form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+            .find(|(name, _)| name == "page")
+            .and_then(|(_, n)| n.parse::<i64>().ok())
+            .unwrap_or(1)
+            .clamp(1, i64::MAX / per_page)
+    }
+}
+
 /// A page that says one thing.
 pub(crate) async fn message(
     state: &PortfolioState,

@@ -8,7 +8,7 @@ use axum::http::{Uri, header};
 use axum::response::{IntoResponse, Response};
 use minijinja::context;
 
-use super::{Form, Signed, failure_page, page_of, then_back};
+use super::{Form, Paging, Signed, failure_page, page_of, then_back};
 use crate::core::failure::Failure;
 use crate::portfolio::model::SubscriberEntry;
 use crate::portfolio::ops;
@@ -35,24 +35,13 @@ pub(crate) async fn list_subscribers(
             .map(|(_, value)| value.trim().to_owned())
     };
     let q = get("q").unwrap_or_default();
-    let page_number = get("page")
-        .and_then(|n| n.parse::<i64>().ok())
-        .unwrap_or(1)
-        .clamp(1, i64::MAX / PER_PAGE);
+    let page_number = Paging::asked(&uri, PER_PAGE);
     let offset = (page_number - 1) * PER_PAGE;
     let read = reads::lists::search_subscribers(&state.db, &q, offset, PER_PAGE)
         .await
         .map(|(subscribers, total)| {
-            let pages = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
-            context! {
-                q,
-                subscribers,
-                total,
-                page => page_number,
-                pages,
-                previous => (page_number > 1).then(|| page_number - 1),
-                next => (page_number < pages).then(|| page_number + 1),
-            }
+            let paging = Paging::new(page_number, total, PER_PAGE);
+            context! { q, subscribers, total, paging }
         });
     page_of(&state, &session, "pages/console/subscribers.html", read).await
 }

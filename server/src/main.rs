@@ -86,6 +86,9 @@ enum Command {
     /// OAuth clients (bearer tokens for the portfolio): create, list, revoke.
     #[command(subcommand)]
     Clients(cli::clients::ClientsCommand),
+    /// The portfolio's content file: import it into the database.
+    #[command(subcommand)]
+    Content(cli::content::ContentCommand),
     /// Print a link that signs in to the owner's console (/console/) once,
     /// within 15 minutes.
     ConsoleLink {
@@ -155,6 +158,7 @@ async fn main() -> ExitCode {
         Command::Clients(command) => exit_code(cli::clients::run(&config, command).await),
         Command::Outbox(command) => exit_code(cli::outbox::run(&config, command).await),
         Command::ConsoleLink { json } => exit_code(cli::console::link(&config, json).await),
+        Command::Content(command) => exit_code(cli::content::run(&config, command).await),
         Command::Backup { to, json } => exit_code(cli::backup::backup(&config, to, json).await),
         Command::Restore { from, json } => {
             exit_code(cli::backup::restore(&config, from, json).await)

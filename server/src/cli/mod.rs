@@ -5,6 +5,7 @@
 pub mod backup;
 pub mod clients;
 pub mod console;
+pub mod content;
 pub mod key_requests;
 pub mod keys;
 pub mod outbox;

@@ -32,6 +32,12 @@ pub(crate) fn timestamp_secs(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// `at` without its fraction of a second, as a time stored to the second
+/// reads back.
+pub(crate) fn to_the_second(at: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(at.timestamp(), 0).unwrap_or(at)
+}
+
 /// Reads back a stored RFC 3339 time.
 pub(crate) fn parse_timestamp(text: &str) -> Result<DateTime<Utc>, chrono::ParseError> {
     DateTime::parse_from_rfc3339(text).map(|t| t.with_timezone(&Utc))

@@ -91,14 +91,7 @@ pub(crate) async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow:
     if !db::content::is_empty(db).await? {
         return Ok(());
     }
-    let content = ContentFile::load(file)?;
-    check_content_file(&content).map_err(|problems| {
-        let source = file.map_or_else(
-            || "the sample content".to_owned(),
-            |path| format!("the content file {}", path.display()),
-        );
-        anyhow::anyhow!("{source} breaks the rules of its fields: {problems}")
-    })?;
+    let content = checked_content(file)?;
     db::content::load(db, &content)
         .await
         .context("cannot store the content")?;
@@ -108,6 +101,144 @@ pub(crate) async fn load_if_empty(db: &Database, file: Option<&Path>) -> anyhow:
         posts = content.posts.len(),
         "loaded the portfolio content"
     );
+    Ok(())
+}
+
+/// The content file checked: the file's (or the sample's) content, once
+/// every field keeps its rule.
+fn checked_content(file: Option<&Path>) -> anyhow::Result<ContentFile> {
+    let content = ContentFile::load(file)?;
+    check_content_file(&content).map_err(|problems| {
+        let source = file.map_or_else(
+            || "the sample content".to_owned(),
+            |path| format!("the content file {}", path.display()),
+        );
+        anyhow::anyhow!("{source} breaks the rules of its fields: {problems}")
+    })?;
+    Ok(content)
+}
+
+/// How the content file differs from the database: what an import adds or
+/// changes, and what it keeps that the file does not have (items made
+/// through the API or the console since). Items are named `project <slug>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ContentDiff {
+    /// The site information differs.
+    pub(crate) site_changed: bool,
+    pub(crate) added: Vec<String>,
+    pub(crate) changed: Vec<String>,
+    /// In the database and not in the file: left as they are.
+    pub(crate) kept: Vec<String>,
+}
+
+impl ContentDiff {
+    /// Whether an import would change nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        !self.site_changed && self.added.is_empty() && self.changed.is_empty()
+    }
+
+    /// One line per change, for people (the log, the CLI).
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.site_changed {
+            lines.push("~ site".to_owned());
+        }
+        lines.extend(self.added.iter().map(|item| format!("+ {item}")));
+        lines.extend(self.changed.iter().map(|item| format!("~ {item}")));
+        lines.extend(
+            self.kept
+                .iter()
+                .map(|item| format!("= {item} (not in the file: kept)")),
+        );
+        lines
+    }
+
+    /// Notes `wanted` (the file's items of a kind) against `stored` (the
+    /// database's): the ones to add, and the ones to replace.
+    fn note<'a, T: Item + PartialEq>(&mut self, wanted: &'a [T], stored: &[T]) -> Vec<&'a T> {
+        let mut to_write = Vec::new();
+        for item in wanted {
+            match stored.iter().find(|s| s.slug() == item.slug()) {
+                None => {
+                    self.added.push(format!("{} {}", T::NAME, item.slug()));
+                    to_write.push(item);
+                }
+                Some(kept) if kept != item => {
+                    self.changed.push(format!("{} {}", T::NAME, item.slug()));
+                    to_write.push(item);
+                }
+                Some(_) => {}
+            }
+        }
+        for item in stored {
+            if !wanted.iter().any(|w| w.slug() == item.slug()) {
+                self.kept.push(format!("{} {}", T::NAME, item.slug()));
+            }
+        }
+        to_write
+    }
+}
+
+/// Loads the content file (or the sample) into the database: what it adds
+/// and changes, in one transaction; nothing it lacks is removed. With
+/// `dry_run`, only says what it would do.
+pub(crate) async fn import(
+    db: &Database,
+    file: Option<&Path>,
+    dry_run: bool,
+) -> anyhow::Result<ContentDiff> {
+    let mut content = checked_content(file)?;
+    // Stored to the second: compared so.
+    for post in &mut content.posts {
+        post.published_at = crate::core::clock::to_the_second(post.published_at);
+    }
+    let mut tx = db.begin_write().await?;
+    tx.changed([db::CONTENT]);
+    let site = db::content::site_info(tx.conn()).await?;
+    let mut diff = ContentDiff {
+        site_changed: site != content.site,
+        ..ContentDiff::default()
+    };
+    let projects = db::content::projects(tx.conn()).await?;
+    let achievements = db::content::achievements(tx.conn()).await?;
+    let posts = db::content::recent_posts(tx.conn(), None).await?;
+    let projects = diff.note(&content.projects, &projects);
+    let achievements = diff.note(&content.achievements, &achievements);
+    let posts = diff.note(&content.posts, &posts);
+    if dry_run || diff.is_empty() {
+        return Ok(diff);
+    }
+    if diff.site_changed {
+        db::content::replace_site_info(tx.conn(), &content.site).await?;
+    }
+    write_all(tx.conn(), &projects).await?;
+    write_all(tx.conn(), &achievements).await?;
+    write_all(tx.conn(), &posts).await?;
+    tx.commit().await?;
+    Ok(diff)
+}
+
+/// Has this process read the content from the database again: for a change
+/// it did not make (an import by the CLI on SQLite, whose writes other
+/// processes are not told of).
+pub(crate) fn forget_cached(db: &Database) {
+    let mut content = crate::storage::Changes::nothing_cached();
+    content.add([db::CONTENT]);
+    db.generations().advance(&content);
+}
+
+/// Stores each item, replacing the one of its slug if there is one.
+async fn write_all<T: Item>(
+    conn: &mut sqlx::AnyConnection,
+    items: &[&T],
+) -> Result<(), crate::storage::StoreError> {
+    for item in items {
+        let slug =
+            Slug::try_from(item.slug().to_owned()).map_err(crate::storage::StoreError::corrupt)?;
+        if !db::content::replace(&mut *conn, &slug, *item).await? {
+            db::content::insert(&mut *conn, *item).await?;
+        }
+    }
     Ok(())
 }
 

@@ -22,6 +22,7 @@ on_every_database!(
     the_owner_makes_rotates_and_revokes_keys_and_clients,
     the_owner_writes_previews_saves_and_publishes_a_post_with_notification,
     the_owner_reads_contact_messages_escaped_and_marks_them_handled,
+    guessing_sign_in_links_is_stopped,
 );
 
 /// A client that keeps no cookies and follows no redirect: each test says
@@ -706,5 +707,23 @@ async fn the_owner_reads_contact_messages_escaped_and_marks_them_handled(db: Db)
         .send()
         .await;
     assert_eq!(unknown.unwrap_err().status().map(|s| s.as_u16()), Some(404));
+    server.stop().await;
+}
+
+async fn guessing_sign_in_links_is_stopped(db: Db) {
+    let server =
+        TestServer::start_with(db, |c| c.portfolio.oauth.failed_client_auth_per_minute = 3).await;
+    for guess in 0..3 {
+        let answer = sign_in(&server, &[("token", &format!("guess-{guess}"))]).await;
+        assert_eq!(answer.status(), 403);
+    }
+    // Past the limit even a good link waits: the guesses are what counts.
+    let link = server.console_link().await;
+    let answer = sign_in(&server, &[("token", token_of(&link))]).await;
+    assert_eq!(answer.status(), 429);
+    assert!(header(answer.headers(), "retry-after").is_some());
+    assert!(header(answer.headers(), "set-cookie").is_none());
+    let page = answer.text().await.unwrap();
+    assert!(page.contains("too many failed sign-ins"), "{page}");
     server.stop().await;
 }

@@ -374,6 +374,10 @@ pub(crate) async fn failure_page(
             .collect::<String>(),
         _ => String::new(),
     };
+    let retry_after = match &failure {
+        Failure::Busy { retry_after, .. } => Some(*retry_after),
+        _ => None,
+    };
     let error = crate::http::error::Error::from(failure);
     let status = error.status();
     if status.is_server_error() {
@@ -381,7 +385,13 @@ pub(crate) async fn failure_page(
     }
     let title = status.canonical_reason().unwrap_or("Refused");
     let text = format!("{}.{problems}", error.message().trim_end_matches('.'));
-    message(state, session, status, title, &text).await
+    let mut page = message(state, session, status, title, &text).await;
+    // Too many attempts: when to come back, as the API says it.
+    if let Some(seconds) = retry_after {
+        page.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    page
 }
 
 /// A fault of the server's: logged by the error renderer, a short page here.

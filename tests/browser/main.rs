@@ -282,6 +282,7 @@ async fn subscriber_pages_and_the_console_work_in_a_browser() {
     .await;
     let before = chrono::Utc::now().timestamp_millis();
 
+    run("console-framed", &server.at("/console/sign-in")).await;
     let owner = run("owner", &server.console_link().await).await;
     let key = owner
         .lines()
@@ -313,6 +314,7 @@ async fn subscriber_pages_and_the_console_work_in_a_browser() {
     .await;
 
     for page in [
+        "console-framed",
         "subscriber-confirmed",
         "subscriber-unsubscribe-page",
         "subscriber-unsubscribed",

@@ -251,7 +251,7 @@ impl<S: Service> ClientBuilder<S> {
     }
 
     /// Names your program in the `User-Agent` of every request, before the
-    /// SDK's own: `my-app/1.2` gives `my-app/1.2 petstore-portfolio-client/0.1.0 (<commit>)`,
+    /// SDK's own: `my-app/1.2` gives `my-app/1.2 petstore-portfolio-client/0.2.0 (<commit>)`,
     /// so that the server's operators can tell callers and SDK versions
     /// apart. Without it, the SDK's alone.
     pub fn user_agent(mut self, product: impl Into<String>) -> Self {

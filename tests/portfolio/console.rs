@@ -514,8 +514,8 @@ async fn the_owner_makes_rotates_and_revokes_keys_and_clients(db: Db) {
     )
     .await;
     assert_eq!(status, 200, "{made}");
-    let shown = shown(&made);
-    let mut lines = shown.lines();
+    let registered = shown(&made);
+    let mut lines = registered.lines();
     let client_id = lines
         .next()
         .unwrap()
@@ -529,7 +529,7 @@ async fn the_owner_makes_rotates_and_revokes_keys_and_clients(db: Db) {
         .unwrap()
         .to_owned();
     let backend = petstore_portfolio_client::portfolio::ClientBuilder::new(&server.url)
-        .client_credentials(client_id.clone(), secret)
+        .client_credentials(client_id.clone(), secret.clone())
         .build()
         .unwrap();
     backend
@@ -537,6 +537,33 @@ async fn the_owner_makes_rotates_and_revokes_keys_and_clients(db: Db) {
         .send()
         .await
         .expect("the new client works");
+    // A new secret: it works, and the old one stops.
+    let (status, rotated) = post_form(
+        &server,
+        &cookie,
+        &page,
+        &format!("/console/clients/{client_id}/rotate"),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 200, "{rotated}");
+    let rotated = shown(&rotated);
+    let new_secret = rotated
+        .lines()
+        .nth(1)
+        .and_then(|line| line.strip_prefix("client_secret "))
+        .unwrap();
+    assert_ne!(new_secret, secret);
+    let token = |secret: &str| {
+        http()
+            .post(server.at("/api/oauth/token"))
+            .basic_auth(&client_id, Some(secret))
+            .form(&[("grant_type", "client_credentials")])
+    };
+    let (status, _, _) = send(token(new_secret)).await;
+    assert_eq!(status, 200, "the new secret works");
+    let (status, _, _) = send(token(&secret)).await;
+    assert_eq!(status, 401, "the old secret stops");
     let (status, _) = post_form(
         &server,
         &cookie,

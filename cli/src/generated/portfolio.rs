@@ -33,6 +33,7 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::ListOauthClients => Self::cli_list_oauth_clients(),
             CliCommand::CreateOauthClient => Self::cli_create_oauth_client(),
             CliCommand::RevokeOauthClient => Self::cli_revoke_oauth_client(),
+            CliCommand::RotateOauthClientSecret => Self::cli_rotate_oauth_client_secret(),
             CliCommand::ListFailedEmails => Self::cli_list_failed_emails(),
             CliCommand::RequeueEmails => Self::cli_requeue_emails(),
             CliCommand::CreatePost => Self::cli_create_post(),
@@ -121,6 +122,9 @@ impl<T: CliConfig> Cli<T> {
     }
     pub fn cli_revoke_oauth_client() -> ::clap::Command {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("client-id") . long ("client-id") . value_parser (:: clap :: value_parser ! (:: std :: string :: String)) . required (true) . help ("The client's id, from `listOauthClients`.")) . about ("Revokes an OAuth client.\n\nRevokes a client: its tokens stop working at once, and it gets no more. The caller must\nhold every scope of the client.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).")
+    }
+    pub fn cli_rotate_oauth_client_secret() -> ::clap::Command {
+        :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("client-id") . long ("client-id") . value_parser (:: clap :: value_parser ! (:: std :: string :: String)) . required (true) . help ("The client's id, from `listOauthClients`.")) . about ("Gives an OAuth client a new secret.\n\nGives the client a new secret, shown this once: the old secret stops working at once\n(tokens it got work until they expire). The caller must hold every scope of the client.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).")
     }
     pub fn cli_list_failed_emails() -> ::clap::Command {
         :: clap :: Command :: new ("") . arg (:: clap :: Arg :: new ("cursor") . long ("cursor") . value_parser (:: clap :: value_parser ! (types :: ListFailedEmailsCursor)) . required (false) . help ("Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.")) . arg (:: clap :: Arg :: new ("limit") . long ("limit") . value_parser (:: clap :: value_parser ! (:: std :: num :: NonZeroU32)) . required (false) . help ("The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.")) . about ("Lists the emails that failed for good.\n\nThe emails the mail worker gave up on, newest first, at most 1,000, with why the last\nattempt failed.\n\nPrivate: a bearer token with `admin`.")
@@ -254,6 +258,9 @@ impl<T: CliConfig> Cli<T> {
             CliCommand::ListOauthClients => self.execute_list_oauth_clients(matches).await,
             CliCommand::CreateOauthClient => self.execute_create_oauth_client(matches).await,
             CliCommand::RevokeOauthClient => self.execute_revoke_oauth_client(matches).await,
+            CliCommand::RotateOauthClientSecret => {
+                self.execute_rotate_oauth_client_secret(matches).await
+            }
             CliCommand::ListFailedEmails => self.execute_list_failed_emails(matches).await,
             CliCommand::RequeueEmails => self.execute_requeue_emails(matches).await,
             CliCommand::CreatePost => self.execute_create_post(matches).await,
@@ -822,6 +829,28 @@ impl<T: CliConfig> Cli<T> {
         }
         self.config
             .execute_revoke_oauth_client(matches, &mut request)?;
+        let result = request.send().await;
+        match result {
+            Ok(r) => {
+                self.config.success_item(&r);
+                Ok(())
+            }
+            Err(r) => {
+                self.config.error(&r);
+                Err(anyhow::Error::new(r))
+            }
+        }
+    }
+    pub async fn execute_rotate_oauth_client_secret(
+        &self,
+        matches: &::clap::ArgMatches,
+    ) -> anyhow::Result<()> {
+        let mut request = self.client.rotate_oauth_client_secret();
+        if let Some(value) = matches.get_one::<::std::string::String>("client-id") {
+            request = request.client_id(value.clone());
+        }
+        self.config
+            .execute_rotate_oauth_client_secret(matches, &mut request)?;
         let result = request.send().await;
         match result {
             Ok(r) => {
@@ -1978,6 +2007,13 @@ pub trait CliConfig {
     ) -> anyhow::Result<()> {
         Ok(())
     }
+    fn execute_rotate_oauth_client_secret(
+        &self,
+        matches: &::clap::ArgMatches,
+        request: &mut builder::RotateOauthClientSecret,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     fn execute_list_failed_emails(
         &self,
         matches: &::clap::ArgMatches,
@@ -2236,6 +2272,7 @@ pub enum CliCommand {
     ListOauthClients,
     CreateOauthClient,
     RevokeOauthClient,
+    RotateOauthClientSecret,
     ListFailedEmails,
     RequeueEmails,
     CreatePost,
@@ -2291,6 +2328,7 @@ impl CliCommand {
             CliCommand::ListOauthClients,
             CliCommand::CreateOauthClient,
             CliCommand::RevokeOauthClient,
+            CliCommand::RotateOauthClientSecret,
             CliCommand::ListFailedEmails,
             CliCommand::RequeueEmails,
             CliCommand::CreatePost,
@@ -2347,6 +2385,7 @@ impl CliCommand {
             CliCommand::ListOauthClients => "list_oauth_clients",
             CliCommand::CreateOauthClient => "create_oauth_client",
             CliCommand::RevokeOauthClient => "revoke_oauth_client",
+            CliCommand::RotateOauthClientSecret => "rotate_oauth_client_secret",
             CliCommand::ListFailedEmails => "list_failed_emails",
             CliCommand::RequeueEmails => "requeue_emails",
             CliCommand::CreatePost => "create_post",

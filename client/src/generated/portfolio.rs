@@ -10752,6 +10752,10 @@ impl Client {
     pub fn revoke_oauth_client(&self) -> builder::RevokeOauthClient<'_> {
         builder::RevokeOauthClient::new(self)
     }
+    #[doc = "Gives an OAuth client a new secret\n\nGives the client a new secret, shown this once: the old secret stops working at once\n(tokens it got work until they expire). The caller must hold every scope of the client.\n\nPrivate: a bearer token with `keys:manage` (or `admin`).\n\nSends a `POST` request to `/api/admin/oauth-clients/{client_id}/rotate`\n\nArguments:\n- `client_id`: The client's id, from `listOauthClients`.\n```text\nlet response = client.rotate_oauth_client_secret()\n    .client_id(client_id)\n    .send()\n    .await;\n```"]
+    pub fn rotate_oauth_client_secret(&self) -> builder::RotateOauthClientSecret<'_> {
+        builder::RotateOauthClientSecret::new(self)
+    }
     #[doc = "Lists the emails that failed for good\n\nThe emails the mail worker gave up on, newest first, at most 1,000, with why the last\nattempt failed.\n\nPrivate: a bearer token with `admin`.\n\nSends a `GET` request to `/api/admin/outbox/failed`\n\nArguments:\n- `cursor`: Where the slice begins: the `cursor` in the `Link` header (`rel=\"next\"`) of the slice\nbefore, sent back as it came; empty for the first slice.\n- `limit`: The most items to answer, from 1 to 100 (50 when only `cursor` is sent). Without `limit`\nand `cursor`, the whole list.\n```text\nlet response = client.list_failed_emails()\n    .cursor(cursor)\n    .limit(limit)\n    .send()\n    .await;\n```"]
     pub fn list_failed_emails(&self) -> builder::ListFailedEmails<'_> {
         builder::ListFailedEmails::new(self)
@@ -12536,6 +12540,83 @@ pub mod builder {
                 403u16 => Err(Error::UnexpectedResponse(response)),
                 404u16 => Err(Error::UnexpectedResponse(response)),
                 409u16 => Err(Error::UnexpectedResponse(response)),
+                429u16 => Err(Error::UnexpectedResponse(response)),
+                500u16 => Err(Error::UnexpectedResponse(response)),
+                503u16 => Err(Error::UnexpectedResponse(response)),
+                _ => Err(Error::UnexpectedResponse(response)),
+            }
+        }
+    }
+    #[doc = "Builder for [`Client::rotate_oauth_client_secret`]\n\n[`Client::rotate_oauth_client_secret`]: super::Client::rotate_oauth_client_secret"]
+    #[derive(Debug, Clone)]
+    pub struct RotateOauthClientSecret<'a> {
+        client: &'a super::Client,
+        client_id: Result<::std::string::String, String>,
+    }
+    impl<'a> RotateOauthClientSecret<'a> {
+        pub fn new(client: &'a super::Client) -> Self {
+            Self {
+                client: client,
+                client_id: Err("client_id was not initialized".to_string()),
+            }
+        }
+        pub fn client_id<V>(mut self, value: V) -> Self
+        where
+            V: std::convert::TryInto<::std::string::String>,
+        {
+            self.client_id = value.try_into().map_err(|_| {
+                "conversion to `:: std :: string :: String` for client_id failed".to_string()
+            });
+            self
+        }
+        #[doc = "Sends a `POST` request to `/api/admin/oauth-clients/{client_id}/rotate`"]
+        pub async fn send(self) -> Result<ResponseValue<types::IssuedOAuthClient>, crate::Error> {
+            let client = self.client;
+            crate::transport::finish(
+                &client.inner,
+                &client.client,
+                "rotate_oauth_client_secret",
+                self.send_generated(),
+            )
+            .await
+        }
+        async fn send_generated(
+            self,
+        ) -> Result<ResponseValue<types::IssuedOAuthClient>, Error<types::ErrorBody>> {
+            let Self { client, client_id } = self;
+            let client_id = client_id.map_err(Error::InvalidRequest)?;
+            let url = format!(
+                "{}/api/admin/oauth-clients/{}/rotate",
+                client.baseurl,
+                encode_path(&client_id.to_string()),
+            );
+            let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+            header_map.append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(super::Client::api_version()),
+            );
+            #[allow(unused_mut)]
+            let mut request = client
+                .client
+                .post(url)
+                .header(
+                    ::reqwest::header::ACCEPT,
+                    ::reqwest::header::HeaderValue::from_static("application/json"),
+                )
+                .headers(header_map)
+                .build()?;
+            let info = OperationInfo {
+                operation_id: "rotate_oauth_client_secret",
+            };
+            client.pre(&mut request, &info).await?;
+            let result = client.exec(request, &info).await;
+            client.post(&result, &info).await?;
+            let response = result?;
+            match response.status().as_u16() {
+                200u16 => ResponseValue::from_response(response).await,
+                401u16 => Err(Error::UnexpectedResponse(response)),
+                403u16 => Err(Error::UnexpectedResponse(response)),
+                404u16 => Err(Error::UnexpectedResponse(response)),
                 429u16 => Err(Error::UnexpectedResponse(response)),
                 500u16 => Err(Error::UnexpectedResponse(response)),
                 503u16 => Err(Error::UnexpectedResponse(response)),
@@ -15641,6 +15722,7 @@ pub const OPERATION_ROUTES: &[crate::OperationRoute] = &[
     crate::OperationRoute { operation: "revoke_api_key", method: "POST", template: "/api/admin/api-keys/{id}/revoke" },
     crate::OperationRoute { operation: "revoke_oauth_client", method: "POST", template: "/api/admin/oauth-clients/{client_id}/revoke" },
     crate::OperationRoute { operation: "rotate_api_key", method: "POST", template: "/api/admin/api-keys/{id}/rotate" },
+    crate::OperationRoute { operation: "rotate_oauth_client_secret", method: "POST", template: "/api/admin/oauth-clients/{client_id}/rotate" },
     crate::OperationRoute { operation: "social_publish", method: "POST", template: "/api/social-publish" },
     crate::OperationRoute { operation: "social_publish_alias", method: "POST", template: "/social-publish" },
     crate::OperationRoute { operation: "submit_contact", method: "POST", template: "/api/contact" },
@@ -15655,7 +15737,7 @@ pub const DOCUMENT_VERSION: &str = "2.1";
 
 /// The SHA-256 of the client profile it was generated from (the server
 /// serves the profile with it as its `ETag`).
-pub const PROFILE_DIGEST: &str = "142563547e193a3ee9de5336d9864648681c18f21a1294fbb0e5f790fc578790";
+pub const PROFILE_DIGEST: &str = "c95853f9b254c4d61ea18220eeec6487e3154919e34a404eec8a61896d304dff";
 
 /// Where the server serves that profile.
 pub const PROFILE_PATH: &str = "/openapi/portfolio.client.json";

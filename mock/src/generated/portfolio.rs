@@ -2159,6 +2159,110 @@ pub mod operations {
             )
         }
     }
+    pub struct RotateOauthClientSecretWhen(::httpmock::When);
+    impl RotateOauthClientSecretWhen {
+        pub fn new(inner: ::httpmock::When) -> Self {
+            Self(inner.method(::httpmock::Method::POST).path_matches(
+                regex::Regex::new("^/api/admin/oauth-clients/[^/]*/rotate$").unwrap(),
+            ))
+        }
+        pub fn into_inner(self) -> ::httpmock::When {
+            self.0
+        }
+        pub fn client_id(self, value: &str) -> Self {
+            let re = regex::Regex::new(&format!(
+                "^/api/admin/oauth-clients/{}/rotate$",
+                value.to_string()
+            ))
+            .unwrap();
+            Self(self.0.path_matches(re))
+        }
+    }
+    pub struct RotateOauthClientSecretThen(::httpmock::Then);
+    impl RotateOauthClientSecretThen {
+        pub fn new(inner: ::httpmock::Then) -> Self {
+            Self(inner)
+        }
+        pub fn into_inner(self) -> ::httpmock::Then {
+            self.0
+        }
+        #[doc = "Answers `status` (4xx or 5xx) with the service's error body, as its server writes it."]
+        pub fn error(self, status: u16, message: &str) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0, status, message, None,
+            ))
+        }
+        #[doc = "Like `error`, with `Retry-After` (whole seconds)."]
+        pub fn error_with_retry_after(
+            self,
+            status: u16,
+            message: &str,
+            retry_after: ::std::time::Duration,
+        ) -> Self {
+            Self(crate::portfolio::error_answer(
+                self.0,
+                status,
+                message,
+                Some(retry_after),
+            ))
+        }
+        pub fn ok(self, value: &types::IssuedOAuthClient) -> Self {
+            Self(
+                self.0
+                    .status(200u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn unauthorized(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(401u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn forbidden(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(403u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn not_found(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(404u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn too_many_requests(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(429u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn internal_server_error(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(500u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+        pub fn service_unavailable(self, value: &types::ErrorBody) -> Self {
+            Self(
+                self.0
+                    .status(503u16)
+                    .header("content-type", "application/json")
+                    .json_body_obj(value),
+            )
+        }
+    }
     pub struct ListFailedEmailsWhen(::httpmock::When);
     impl ListFailedEmailsWhen {
         pub fn new(inner: ::httpmock::When) -> Self {
@@ -6257,6 +6361,9 @@ pub trait MockServerExt {
     fn revoke_oauth_client<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::RevokeOauthClientWhen, operations::RevokeOauthClientThen);
+    fn rotate_oauth_client_secret<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(operations::RotateOauthClientSecretWhen, operations::RotateOauthClientSecretThen);
     fn list_failed_emails<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
     where
         F: FnOnce(operations::ListFailedEmailsWhen, operations::ListFailedEmailsThen);
@@ -6557,6 +6664,17 @@ impl MockServerExt for ::httpmock::MockServer {
             config_fn(
                 operations::RevokeOauthClientWhen::new(when),
                 operations::RevokeOauthClientThen::new(then),
+            )
+        })
+    }
+    fn rotate_oauth_client_secret<F>(&self, config_fn: F) -> ::httpmock::Mock<'_>
+    where
+        F: FnOnce(operations::RotateOauthClientSecretWhen, operations::RotateOauthClientSecretThen),
+    {
+        self.mock(|when, then| {
+            config_fn(
+                operations::RotateOauthClientSecretWhen::new(when),
+                operations::RotateOauthClientSecretThen::new(then),
             )
         })
     }

@@ -284,6 +284,23 @@ pub(crate) async fn create_client(db: &Database, client: &StoredClient) -> Resul
     Ok(())
 }
 
+/// Gives client `client_id` a new secret (its hash); false if there is no
+/// such client in force. Its tokens stay as they are.
+pub(crate) async fn replace_client_secret(
+    db: &Database,
+    client_id: &str,
+    secret_hash: &str,
+) -> Result<bool, StoreError> {
+    let replaced = sqlx::query(
+        "UPDATE oauth_clients SET secret_hash = $1 WHERE client_id = $2 AND revoked_at_ms IS NULL",
+    )
+    .bind(secret_hash)
+    .bind(client_id)
+    .execute(db.pool())
+    .await?;
+    Ok(replaced.rows_affected() == 1)
+}
+
 /// Revokes a client and every token it holds, at `at`; false if there is no
 /// such client or it is revoked already.
 pub(crate) async fn revoke_client(

@@ -100,6 +100,9 @@ pub(crate) fn router() -> OpenApiRouter<PortfolioState> {
         ))
         .routes(routes!(api::admin::oauth_clients::revoke_oauth_client))
         .routes(routes!(
+            api::admin::oauth_clients::rotate_oauth_client_secret
+        ))
+        .routes(routes!(
             api::admin::contact_submissions::mark_contact_submission_handled
         ))
         .routes(routes!(api::admin::outbox::list_failed_emails))

@@ -72,3 +72,33 @@ pub(crate) async fn revoke(
         .ok_or_else(missing)?;
     Ok(client.client)
 }
+
+/// Gives client `client_id` a new secret, shown this once: the old one stops
+/// working at once (the tokens it got work until they expire). The caller
+/// must hold every scope of the client, as to revoke it.
+pub(crate) async fn rotate_secret(
+    ctx: Context<'_>,
+    by: Actor<'_>,
+    client_id: &str,
+) -> Result<IssuedOAuthClient, Failure> {
+    let missing = || Failure::not_found(format!("no client {client_id:?} in force"));
+    let stored = access_db::get_client(ctx.db, client_id)
+        .await?
+        .filter(|stored| stored.client.revoked_at.is_none())
+        .ok_or_else(missing)?;
+    by.may_revoke(&stored.client.scopes)?;
+    let secret = crate::core::secret::token::<32>();
+    if !access_db::replace_client_secret(
+        ctx.db,
+        client_id,
+        &crate::core::secret::sha256_hex(&secret),
+    )
+    .await?
+    {
+        return Err(missing());
+    }
+    Ok(IssuedOAuthClient {
+        client: stored.client,
+        client_secret: secret,
+    })
+}

@@ -91,3 +91,22 @@ pub(crate) async fn revoke_oauth_client(
     let client = ops::oauth_clients::revoke(state.ops().access(), by, &client_id).await?;
     Ok(axum::Json(client))
 }
+
+#[utoipa::path(
+    post, path = "/api/admin/oauth-clients/{client_id}/rotate",
+    tag = "admin",
+    params(("client_id" = String, Path, description = "The client's id.")),
+    responses(
+        (status = 200, description = "A new secret, shown this once", body = IssuedOAuthClient),
+    ),
+    security(("oauth" = ["keys:manage"])),
+)]
+pub(crate) async fn rotate_oauth_client_secret(
+    State(state): State<PortfolioState>,
+    Private(caller, _): Private<KeysManage>,
+    Path(client_id): Path<String>,
+) -> Result<axum::Json<IssuedOAuthClient>, Error> {
+    let by = Actor::Holding(&caller.scopes);
+    let rotated = ops::oauth_clients::rotate_secret(state.ops().access(), by, &client_id).await?;
+    Ok(axum::Json(rotated))
+}

@@ -1,8 +1,8 @@
 //! API keys and OAuth clients: the list of each; a key made (with a name,
 //! its service, scopes and an optional expiry), rotated or revoked; a
-//! client made or revoked; by the operations `createApiKey`,
-//! `rotateApiKey`, `revokeApiKey`, `createOauthClient` and
-//! `revokeOauthClient` call. A new key or secret is shown once, on the
+//! client made, given a new secret or revoked; by the operations
+//! `createApiKey`, `rotateApiKey`, `revokeApiKey`, `createOauthClient`,
+//! `rotateOauthClientSecret` and `revokeOauthClient` call. A new key or secret is shown once, on the
 //! answer's page.
 
 use axum::extract::{Path, State};
@@ -77,19 +77,10 @@ pub(crate) async fn create_key(State(state): State<PortfolioState>, form: Form) 
         };
         api_keys::create(state.ops().access(), actor(session), &new).await
     };
-    match made.await {
-        Ok(issued) => {
-            shown_once(
-                &state,
-                session,
-                "The new key",
-                &issued.stored.key.name,
-                &issued.key,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(session), failure).await,
-    }
+    let made = made
+        .await
+        .map(|issued| (issued.stored.key.name, issued.key));
+    shown_once(&state, session, "The new key", made).await
 }
 
 /// Rotates key `id`: the page shows the new key once; the old one works
@@ -100,20 +91,10 @@ pub(crate) async fn rotate_key(
     Form { session, .. }: Form,
 ) -> Response {
     let ctx = state.ops().access();
-    match api_keys::rotate(ctx, actor(&session), &id, OLD_KEY_VALID_FOR_HOURS).await {
-        Ok(rotated) => {
-            let name = rotated.new.api_key.name.clone();
-            shown_once(
-                &state,
-                &session,
-                "The key that replaces it",
-                &name,
-                &rotated.new.key,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(&session), failure).await,
-    }
+    let rotated = api_keys::rotate(ctx, actor(&session), &id, OLD_KEY_VALID_FOR_HOURS)
+        .await
+        .map(|rotated| (rotated.new.api_key.name, rotated.new.key));
+    shown_once(&state, &session, "The key that replaces it", rotated).await
 }
 
 /// Revokes key `id`; back to the list.
@@ -134,23 +115,22 @@ pub(crate) async fn create_client(State(state): State<PortfolioState>, form: For
         let name = form.get("name").unwrap_or_default();
         oauth_clients::register(state.ops().access(), actor(session), name, scopes(&form)?).await
     };
-    match made.await {
-        Ok(issued) => {
-            let secret = format!(
-                "client_id {}\nclient_secret {}",
-                issued.client.client_id, issued.client_secret
-            );
-            shown_once(
-                &state,
-                session,
-                "The new client",
-                &issued.client.name,
-                &secret,
-            )
-            .await
-        }
-        Err(failure) => failure_page(&state, Some(session), failure).await,
-    }
+    let made = made.await.map(client_and_secret);
+    shown_once(&state, session, "The new client", made).await
+}
+
+/// Gives client `id` a new secret: the page shows it once; the old one
+/// stops working.
+pub(crate) async fn rotate_client_secret(
+    State(state): State<PortfolioState>,
+    Path(client_id): Path<String>,
+    Form { session, .. }: Form,
+) -> Response {
+    let by = actor(&session);
+    let rotated = oauth_clients::rotate_secret(state.ops().access(), by, &client_id)
+        .await
+        .map(client_and_secret);
+    shown_once(&state, &session, "A new secret", rotated).await
 }
 
 /// Revokes client `id` and its tokens; back to the list.
@@ -163,21 +143,35 @@ pub(crate) async fn revoke_client(
     then_back(&state, &session, LIST, revoked).await
 }
 
-/// The page that shows a new secret, once.
+/// A client's name, and what to sign in with: its id and new secret.
+fn client_and_secret(issued: oauth_clients::IssuedOAuthClient) -> (String, String) {
+    let secret = format!(
+        "client_id {}\nclient_secret {}",
+        issued.client.client_id, issued.client_secret
+    );
+    (issued.client.name, secret)
+}
+
+/// The page that shows what was made (its name) and its secret, once; or
+/// the page of the failure.
 async fn shown_once(
     state: &PortfolioState,
     session: &crate::portfolio::reads::console::Session,
     title: &str,
-    name: &str,
-    secret: &str,
+    made: Result<(String, String), Failure>,
 ) -> Response {
-    let context = context! { title, name, secret };
-    page(
-        state,
-        Some(session),
-        StatusCode::OK,
-        "pages/console/shown_once.html",
-        context,
-    )
-    .await
+    match made {
+        Ok((name, secret)) => {
+            let context = context! { title, name, secret };
+            page(
+                state,
+                Some(session),
+                StatusCode::OK,
+                "pages/console/shown_once.html",
+                context,
+            )
+            .await
+        }
+        Err(failure) => failure_page(state, Some(session), failure).await,
+    }
 }

@@ -85,6 +85,10 @@ pub(crate) fn router(state: PortfolioState) -> Router {
         .route("/console/keys/{id}/revoke", post(credentials::revoke_key))
         .route("/console/clients", post(credentials::create_client))
         .route(
+            "/console/clients/{id}/rotate",
+            post(credentials::rotate_client_secret),
+        )
+        .route(
             "/console/clients/{id}/revoke",
             post(credentials::revoke_client),
         )

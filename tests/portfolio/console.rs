@@ -234,6 +234,14 @@ async fn the_console_is_never_framed_and_runs_no_script(db: Db) {
         assert!(!policy.contains("script-src"), "{path}: {policy}");
         assert_eq!(header(headers, "cache-control"), Some("no-store"), "{path}");
     }
+    // Another method: a page too, that says so.
+    let (status, content_type, page) = send(browser().delete(server.at("/console/"))).await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (405, "text/html; charset=utf-8"),
+        "{page}"
+    );
+    assert!(page.contains("Not this way"), "{page}");
     server.stop().await;
 }
 

@@ -99,6 +99,7 @@ pub(crate) fn router(state: PortfolioState) -> Router {
         )
         // The console's own 404 (the server's fallback answers JSON).
         .route("/console/{*rest}", get(not_found).post(not_found))
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .layer(
             ServiceBuilder::new()
@@ -142,6 +143,21 @@ async fn icon() -> Response {
         include_str!("../../../../templates/pages/console/icon.svg"),
     )
         .into_response()
+}
+
+/// A method the page does not take (its `Allow` header says which it does).
+async fn method_not_allowed(
+    session: Option<Signed>,
+    State(state): State<PortfolioState>,
+) -> Response {
+    message(
+        &state,
+        session.as_ref().map(|s| &s.0),
+        StatusCode::METHOD_NOT_ALLOWED,
+        "Not this way",
+        "This page is opened (GET) or sent from its form (POST), not so.",
+    )
+    .await
 }
 
 async fn not_found(session: Option<Signed>, State(state): State<PortfolioState>) -> Response {

@@ -398,10 +398,10 @@ pub(crate) async fn failure_page(
         Failure::Busy { retry_after, .. } => Some(*retry_after),
         _ => None,
     };
-    let error = crate::http::error::Error::from(failure);
+    let error = crate::http::error::Error::from(failure.clone());
     let status = error.status();
     if status.is_server_error() {
-        return fault_response(error);
+        return fault(failure);
     }
     let title = status.canonical_reason().unwrap_or("Refused");
     let text = format!("{}.{problems}", error.message().trim_end_matches('.'));
@@ -414,15 +414,14 @@ pub(crate) async fn failure_page(
     page
 }
 
-/// A fault of the server's: logged by the error renderer, a short page here.
+/// A fault of the server's: logged here with its cause (the page is marked
+/// rendered, so the service's renderer, which logs faults, never sees it),
+/// and a short page that says only that.
 fn fault(failure: Failure) -> Response {
-    fault_response(crate::http::error::Error::from(failure))
-}
-
-fn fault_response(error: crate::http::error::Error) -> Response {
-    tracing::error!(error = %error.message(), "console");
+    tracing::error!(error = %failure, "console");
+    let status = crate::http::error::Error::from(failure).status();
     let mut response = (
-        error.status(),
+        status,
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
         "<!doctype html><title>Error</title><p>Something went wrong on the server; it is logged.</p>",
     )

@@ -17,9 +17,9 @@ pub mod cli;
 pub mod config;
 pub mod telemetry;
 
-pub use app::Server;
 pub use app::fixtures;
 pub use app::injected_failures;
+pub use app::{ConfigSource, Server};
 pub use config::Config;
 pub use http::docs;
 pub use petstore::document::openapi as petstore_openapi;

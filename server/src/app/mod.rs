@@ -10,9 +10,13 @@ use tokio_rustls::TlsAcceptor;
 
 pub mod fixtures;
 pub mod injected_failures;
+mod reload;
 mod resources;
 mod router;
 mod services;
+mod summary;
+
+pub use reload::ConfigSource;
 
 use injected_failures::InjectedFailures;
 use resources::{Endpoint, Storage};
@@ -53,6 +57,8 @@ pub struct Server {
     /// Ends by itself once the router (and so every sender) is gone, after
     /// writing what it still holds.
     analytics_writer: tokio::task::JoinHandle<()>,
+    /// What SIGHUP reloads.
+    reloadable: reload::Reloadable,
 }
 
 impl std::fmt::Debug for Server {
@@ -76,7 +82,50 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<Database> {
             )
         })?;
     }
-    Database::connect_with(&database_url, config.database_max_connections).await
+    let db = Database::open(&database_url, config.database_max_connections).await?;
+    migrate(config, &db).await?;
+    Ok(db)
+}
+
+/// Applies the migrations `db` lacks; on a SQLite file that has data,
+/// copies it to `<data_dir>/backups/` first (keeping
+/// `backups_before_migration` copies), so that an upgrade can be undone
+/// with `restore`. Returns what was applied.
+pub(crate) async fn migrate(
+    config: &Config,
+    db: &Database,
+) -> anyhow::Result<Vec<crate::storage::Migration>> {
+    let status = db.migration_status().await?;
+    if status.pending.is_empty() {
+        // What the database has that this server lacks is refused here.
+        db.migrate().await?;
+        return Ok(Vec::new());
+    }
+    if !status.applied.is_empty()
+        && config.backups_before_migration > 0
+        && let Ok(file) = crate::storage::backup::sqlite_file(&config.database_url())
+        && file.exists()
+    {
+        let folder = config.data_dir.join("backups");
+        let copy = crate::storage::backup::before_migration(
+            &file,
+            &folder,
+            &status.pending,
+            config.backups_before_migration,
+        )
+        .await
+        .context("cannot back the database up before migrating it; nothing was migrated")?;
+        tracing::info!(backup = %copy.display(), "database copied before its migrations");
+    }
+    db.migrate().await?;
+    for migration in &status.pending {
+        tracing::info!(
+            version = migration.version,
+            description = %migration.description,
+            "migration applied"
+        );
+    }
+    Ok(status.pending)
 }
 
 impl Server {
@@ -107,8 +156,10 @@ impl Server {
         // (tests start many servers) fails harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
         check_settings(&config)?;
-        let mut storage = Storage::open(&config).await?;
+        // The port first: a start that cannot listen (the port taken)
+        // stops before it migrates the database.
         let endpoint = Endpoint::bind(&config)?;
+        let mut storage = Storage::open(&config).await?;
         // Recording starts before the services are built: they keep the
         // handles of their metrics.
         let recorder = endpoint
@@ -116,6 +167,7 @@ impl Server {
             .is_some()
             .then(metrics::install)
             .transpose()?;
+        summary::log(&config, &storage, &endpoint);
         let services = Services::build(&config, &storage, &endpoint.public_url).await?;
         load_startup_data(&config, &storage.db).await?;
         let background = services.spawn_background(&config, &storage.db);
@@ -151,7 +203,22 @@ impl Server {
             drain: Duration::from_secs(config.http.shutdown_drain_secs),
             mail_worker: beside.mail_worker,
             analytics_writer: beside.analytics_writer,
+            reloadable: reload::Reloadable {
+                db: storage.db.clone(),
+                certificates: endpoint.certificates,
+                source: None,
+                config,
+            },
         })
+    }
+
+    /// At SIGHUP, the configuration is read again from `source` (the
+    /// binary's: its file, the environment and its flags) rather than the
+    /// files the first one names being read again.
+    #[must_use]
+    pub fn reload_config_from(mut self, source: ConfigSource) -> Self {
+        self.reloadable.source = Some(source);
+        self
     }
 
     /// The address actually bound (the port is chosen when 0 was asked).
@@ -194,8 +261,13 @@ impl Server {
             metrics,
             draining,
             drain,
+            reloadable,
             ..
         } = self;
+        #[cfg(unix)]
+        let hangups = tokio::spawn(reload::on_hangup(reloadable));
+        #[cfg(not(unix))]
+        drop(reloadable);
         // The metrics stay up until the last request is answered.
         let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
         let metrics_task = metrics.map(|(listener, handle, sample)| {
@@ -249,6 +321,8 @@ impl Server {
         for task in background {
             task.abort();
         }
+        #[cfg(unix)]
+        hangups.abort();
         let _ = metrics_stop.send(());
         if let Some(task) = metrics_task {
             let _ = task.await;
@@ -270,6 +344,10 @@ fn check_settings(config: &Config) -> anyhow::Result<()> {
     anyhow::ensure!(
         config.petstore.failed_logins_per_minute > 0,
         "petstore.failed_logins_per_minute must be at least 1"
+    );
+    anyhow::ensure!(
+        config.petstore.enabled || config.portfolio.enabled,
+        "petstore.enabled and portfolio.enabled are both false: there is nothing to serve"
     );
     anyhow::ensure!(
         config.petstore.requests_per_minute != Some(0),

@@ -67,6 +67,8 @@ impl Storage {
 pub(super) struct Endpoint {
     pub(super) listener: TcpListener,
     pub(super) tls: Option<TlsAcceptor>,
+    /// What SIGHUP replaces the certificate through.
+    pub(super) certificates: Option<tls::Certificates>,
     pub(super) local_addr: SocketAddr,
     pub(super) public_url: String,
     pub(super) limits: serve::Limits,
@@ -75,9 +77,12 @@ pub(super) struct Endpoint {
 
 impl Endpoint {
     pub(super) fn bind(config: &Config) -> anyhow::Result<Self> {
-        let tls = match (&config.tls_cert, &config.tls_key) {
-            (Some(cert), Some(key)) => Some(tls::acceptor(cert, key)?),
-            (None, None) => None,
+        let (tls, certificates) = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => {
+                let (acceptor, certificates) = tls::acceptor(cert, key)?;
+                (Some(acceptor), Some(certificates))
+            }
+            (None, None) => (None, None),
             _ => anyhow::bail!("HTTPS needs both tls_cert and tls_key (--tls-cert, --tls-key)"),
         };
         let listener = serve::listen(config.bind)
@@ -105,6 +110,7 @@ impl Endpoint {
         Ok(Endpoint {
             listener,
             tls,
+            certificates,
             local_addr,
             public_url,
             limits,

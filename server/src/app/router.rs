@@ -55,13 +55,32 @@ pub(super) fn build_router(
         .context("openapi/petstore.yaml")?;
     let portfolio_deprecations =
         Deprecations::of_document(&portfolio_doc, "").context("openapi/portfolio.yaml")?;
-    let docs_routes = docs::router(petstore_doc, portfolio_doc)
-        .layer(axum::middleware::from_fn(pages_edge::<PortfolioErrors>));
+    // A service that is off has no routes and no document: its paths
+    // answer 404 like any other unknown path.
+    let (petstore_on, portfolio_on) = (config.petstore.enabled, config.portfolio.enabled);
+    let docs_routes = docs::router(
+        petstore_on.then_some(petstore_doc),
+        portfolio_on.then_some(portfolio_doc),
+    )
+    .layer(axum::middleware::from_fn(pages_edge::<PortfolioErrors>));
 
-    let router = Router::new()
-        .merge(petstore_deprecations.mark(petstore::app(petstore_state, &http)))
-        .merge(portfolio::console(portfolio_state.clone()))
-        .merge(portfolio_deprecations.mark(portfolio::app(portfolio_state, &http)))
+    let mut router = Router::new();
+    if petstore_on {
+        router = router.merge(petstore_deprecations.mark(petstore::app(petstore_state, &http)));
+    }
+    if portfolio_on {
+        router = router
+            .merge(portfolio::console(portfolio_state.clone()))
+            .merge(portfolio_deprecations.mark(portfolio::app(portfolio_state, &http)));
+    } else {
+        // The health checks stay: the probes of whoever runs the server
+        // ask them whichever services it serves.
+        router = router.merge(
+            portfolio::app(portfolio_state, &http)
+                .layer(axum::middleware::from_fn(only_health_checks)),
+        );
+    }
+    let router = router
         .merge(docs_routes)
         // Outside both services: the portfolio's envelope, the general one.
         .fallback(no_route);
@@ -123,6 +142,18 @@ pub(super) fn build_router(
         .layer(DefaultBodyLimit::max(config.http.max_body_bytes))
         .service(router);
     Ok(serve::serving(service))
+}
+
+/// With the portfolio off: its health checks are answered, and the rest of
+/// its paths as no route.
+async fn only_health_checks(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match request.uri().path() {
+        "/api/health" | "/api/health/ready" => next.run(request).await,
+        _ => no_route(request.headers().clone()).await,
+    }
 }
 
 /// Outside both services: answered in the portfolio's envelope.

@@ -91,48 +91,7 @@ impl Services {
                 Duration::from_secs(secs),
             ));
         }
-        #[cfg(unix)]
-        background.push(tokio::spawn(reload_on_hangup(
-            db.clone(),
-            config.portfolio.content_file.clone(),
-        )));
         background
-    }
-}
-
-/// `SIGHUP` (what logrotate and most supervisors send to reload): loads
-/// the content file again, logs what changed, and reads the content from
-/// the database again. The process lives on.
-#[cfg(unix)]
-async fn reload_on_hangup(db: Database, content_file: Option<std::path::PathBuf>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot listen for SIGHUP: it would stop the process");
-        return;
-    };
-    while hangups.recv().await.is_some() {
-        let Some(file) = content_file.as_deref() else {
-            tracing::info!("SIGHUP: no content file is configured (portfolio.content_file)");
-            continue;
-        };
-        let imported = portfolio::ops::content::import(&db, Some(file), false).await;
-        // Read again, whoever changed it (the CLI's import on SQLite).
-        portfolio::ops::content::forget_cached(&db);
-        match imported {
-            Ok(diff) if diff.is_empty() => {
-                tracing::info!(file = %file.display(), "SIGHUP: the content file has no change");
-            }
-            Ok(diff) => tracing::info!(
-                file = %file.display(),
-                changes = %diff.lines().join("; "),
-                "SIGHUP: loaded the content file"
-            ),
-            Err(e) => tracing::warn!(
-                file = %file.display(),
-                error = %format!("{e:#}"),
-                "SIGHUP: the content file was not loaded; the content stays as it was"
-            ),
-        }
     }
 }
 
@@ -143,10 +102,16 @@ pub(super) async fn load_startup_data(config: &Config, db: &Database) -> anyhow:
         .lock_for_startup()
         .await
         .context("cannot take the startup lock")?;
-    if config.petstore.demo_data {
+    if config.petstore.enabled && config.petstore.demo_data {
         demo_data::load_if_empty(db)
             .await
             .context("cannot load the demo data")?;
+    }
+    if !config.portfolio.enabled {
+        return startup
+            .release()
+            .await
+            .context("cannot release the startup lock");
     }
     portfolio::ops::content::load_if_empty(db, config.portfolio.content_file.as_deref())
         .await

@@ -6,8 +6,11 @@ pub mod backup;
 pub mod clients;
 pub mod console;
 pub mod content;
+pub mod doctor;
+pub mod healthcheck;
 pub mod key_requests;
 pub mod keys;
+pub mod migrate;
 pub mod outbox;
 
 use std::io::Write as _;
@@ -23,6 +26,19 @@ pub(crate) fn public_url(config: &crate::config::Config) -> &str {
         .as_deref()
         .map_or("http://localhost", |url| url.trim_end_matches('/'))
 }
+
+/// A command's failure it has printed itself (the doctor's report): the
+/// process exits non-zero and prints nothing more.
+#[derive(Debug)]
+pub struct Reported;
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("reported above")
+    }
+}
+
+impl std::error::Error for Reported {}
 
 /// Prints `value` as JSON (with `--json`) or as the lines `text` gives.
 pub(crate) fn print<T: Serialize>(

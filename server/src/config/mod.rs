@@ -77,6 +77,15 @@ pub struct Config {
     /// (`--otlp-endpoint`). Off when unset.
     #[schemars(with = "Option<String>")]
     pub otlp_endpoint: Option<SecretString>,
+    /// `production` changes the defaults for a public deployment: no demo
+    /// data or sample users, `petstore.auth_mode = "enforce"` (required),
+    /// 600 pet store requests a minute from each address, and no CORS origin
+    /// (`*` refused); see `Profile`. `default` keeps the demo's settings.
+    pub profile: Profile,
+    /// SQLite only: before a start (or `migrate`) applies migrations, the
+    /// database is copied to `<data_dir>/backups/`; this many such copies
+    /// are kept, the oldest removed (0: no copy is made).
+    pub backups_before_migration: usize,
     pub http: HttpConfig,
     pub petstore: PetstoreConfig,
     pub portfolio: PortfolioConfig,
@@ -98,6 +107,8 @@ impl Default for Config {
             redis_key_prefix: "petstore-portfolio".to_owned(),
             metrics_bind: None,
             otlp_endpoint: None,
+            profile: Profile::Default,
+            backups_before_migration: 3,
             http: HttpConfig::default(),
             petstore: PetstoreConfig::default(),
             portfolio: PortfolioConfig::default(),
@@ -105,6 +116,40 @@ impl Default for Config {
             log: LogConfig::default(),
         }
     }
+}
+
+/// A set of defaults for a kind of deployment (`--profile`, `profile`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The demo's settings: an open pet store with its sample data.
+    Default,
+    /// A public deployment: see [`Config::profile`].
+    Production,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Production => "production",
+        }
+    }
+}
+
+/// The production profile's defaults, beneath the file, the environment
+/// and the flags.
+fn production_defaults() -> serde_json::Value {
+    serde_json::json!({
+        "petstore": {
+            "auth_mode": "enforce",
+            "demo_data": false,
+            "requests_per_minute": 600,
+        },
+        "http": { "cors_allowed_origins": [] },
+    })
 }
 
 /// A database URL fit for logs and error messages: the password is hidden.
@@ -244,13 +289,15 @@ pub struct Overrides {
     pub redis_url: Option<String>,
     pub metrics_bind: Option<SocketAddr>,
     pub otlp_endpoint: Option<String>,
+    pub profile: Option<Profile>,
 }
 
 impl Config {
     /// Layers defaults, the TOML file, the environment and the flags.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, Box<figment::Error>> {
-        // Missing settings are `Config::default()`'s (`#[serde(default)]`).
-        let mut figment = Figment::new();
+        // Missing settings are `Config::default()`'s (`#[serde(default)]`),
+        // or the profile's, which the other layers name.
+        let mut layers = Figment::new();
         if let Some(file) = file {
             if !file.exists() {
                 return Err(Box::new(figment::Error::from(format!(
@@ -258,13 +305,48 @@ impl Config {
                     file.display()
                 ))));
             }
-            figment = figment.merge(Toml::file(file));
+            layers = layers.merge(Toml::file(file));
         }
-        figment
+        let layers = layers
             .merge(Env::prefixed(ENV_PREFIX).split("__").ignore(&["config"]))
-            .merge(Serialized::defaults(overrides))
-            .extract()
-            .map_err(Box::new)
+            .merge(Serialized::defaults(overrides));
+        let profile: Profile = layers
+            .extract_inner::<Option<Profile>>("profile")
+            .ok()
+            .flatten()
+            .unwrap_or(Profile::Default);
+        let config: Config = match profile {
+            Profile::Default => layers.extract(),
+            Profile::Production => Figment::new()
+                .merge(Serialized::defaults(production_defaults()))
+                .merge(layers)
+                .extract(),
+        }
+        .map_err(Box::new)?;
+        config
+            .check_profile()
+            .map_err(|e| Box::new(figment::Error::from(e)))?;
+        Ok(config)
+    }
+
+    /// What the production profile requires, whatever a layer set.
+    fn check_profile(&self) -> Result<(), String> {
+        if self.profile != Profile::Production {
+            return Ok(());
+        }
+        if self.petstore.auth_mode != AuthMode::Enforce {
+            return Err(
+                "profile \"production\" requires petstore.auth_mode = \"enforce\"".to_owned(),
+            );
+        }
+        if self.http.cors_allowed_origins.iter().any(|o| o == "*") {
+            return Err(
+                "profile \"production\" refuses http.cors_allowed_origins = [\"*\"]: name the \
+                 origins that may call the API"
+                    .to_owned(),
+            );
+        }
+        Ok(())
     }
 
     /// The database URL in force: the configured one or a SQLite file in the data dir.

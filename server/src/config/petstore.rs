@@ -18,6 +18,9 @@ pub enum AuthMode {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PetstoreConfig {
+    /// Serve the pet store (`/v2` and its document). On by default; off,
+    /// `/v2` answers 404 and no sample data is loaded.
+    pub enabled: bool,
     pub auth_mode: AuthMode,
     /// Largest accepted image upload (bytes).
     pub max_upload_bytes: usize,
@@ -58,6 +61,7 @@ pub struct PetstoreConfig {
 impl Default for PetstoreConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             auth_mode: AuthMode::Open,
             max_upload_bytes: 5 * 1024 * 1024,
             demo_data: true,

@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct PortfolioConfig {
+    /// Serve the portfolio (`/api`, the console, its document). On by
+    /// default.
+    pub enabled: bool,
     /// TOML file with the site's content, loaded into an empty database on
     /// first start; default: the sample that ships with the server.
     pub content_file: Option<PathBuf>,
@@ -33,6 +36,7 @@ pub struct PortfolioConfig {
 impl Default for PortfolioConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             content_file: None,
             static_dir: None,
             api_keys: Vec::new(),

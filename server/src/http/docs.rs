@@ -50,29 +50,36 @@ pub fn yaml_to_json(yaml: &str) -> anyhow::Result<serde_json::Value> {
 /// document's JSON and for each client profile (the file's bytes).
 /// Swagger UI's pages may not be framed by another site (clickjacking of
 /// the Authorize dialog and "Try it out").
-pub(crate) fn router(petstore: serde_json::Value, portfolio: serde_json::Value) -> Router {
-    Router::new()
-        .route(
+pub(crate) fn router(
+    petstore: Option<serde_json::Value>,
+    portfolio: Option<serde_json::Value>,
+) -> Router {
+    let (petstore_on, portfolio_on) = (petstore.is_some(), portfolio.is_some());
+    let mut swagger_ui = SwaggerUi::new(SWAGGER_UI_PATH);
+    let mut router = Router::new();
+    if let Some(petstore) = petstore {
+        router = router.route(
             PETSTORE_CLIENT_PROFILE_PATH,
             profile_route(PETSTORE_CLIENT_PROFILE),
-        )
-        .route(
+        );
+        swagger_ui = swagger_ui.external_url_unchecked(
+            Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
+            petstore,
+        );
+    }
+    if let Some(portfolio) = portfolio {
+        router = router.route(
             PORTFOLIO_CLIENT_PROFILE_PATH,
             profile_route(PORTFOLIO_CLIENT_PROFILE),
-        )
-        .merge(
-            SwaggerUi::new(SWAGGER_UI_PATH)
-                .external_url_unchecked(
-                    Url::with_primary("Pet Store (/v2)", PETSTORE_JSON_PATH, true),
-                    petstore,
-                )
-                .external_url_unchecked(
-                    Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH),
-                    portfolio,
-                ),
-        )
+        );
+        swagger_ui = swagger_ui
+            .external_url_unchecked(Url::new("Portfolio (/api)", PORTFOLIO_JSON_PATH), portfolio);
+    }
+    let links = document_links(petstore_on, portfolio_on);
+    router
+        .merge(swagger_ui)
         .layer(middleware::from_fn_with_state(
-            Arc::<str>::from(document_links()),
+            Arc::<str>::from(links),
             with_document_links,
         ))
         .layer(SetResponseHeaderLayer::overriding(
@@ -138,9 +145,22 @@ fn json_file(text: &'static str) -> Response {
 
 /// The line above Swagger UI that links the documents and their client
 /// profiles (Swagger UI itself shows only the selected document's link).
-fn document_links() -> String {
+fn document_links(petstore: bool, portfolio: bool) -> String {
+    let link = |href: &str, name: &str| format!(r#"<a href="{href}">{name}</a>"#);
+    let mut documents = Vec::new();
+    let mut profiles = Vec::new();
+    if petstore {
+        documents.push(link(PETSTORE_JSON_PATH, "petstore.json"));
+        profiles.push(link(PETSTORE_CLIENT_PROFILE_PATH, "petstore.client.json"));
+    }
+    if portfolio {
+        documents.push(link(PORTFOLIO_JSON_PATH, "portfolio.json"));
+        profiles.push(link(PORTFOLIO_CLIENT_PROFILE_PATH, "portfolio.client.json"));
+    }
     format!(
-        r#"<nav id="document-links" style="font-family: sans-serif; font-size: 14px; padding: 8px 20px; background: #f4f4f4; border-bottom: 1px solid #ddd">Documents: <a href="{PETSTORE_JSON_PATH}">petstore.json</a>, <a href="{PORTFOLIO_JSON_PATH}">portfolio.json</a>. Generating a client? Their client profiles, the JSON face that progenitor takes: <a href="{PETSTORE_CLIENT_PROFILE_PATH}">petstore.client.json</a>, <a href="{PORTFOLIO_CLIENT_PROFILE_PATH}">portfolio.client.json</a>.</nav>"#
+        r#"<nav id="document-links" style="font-family: sans-serif; font-size: 14px; padding: 8px 20px; background: #f4f4f4; border-bottom: 1px solid #ddd">Documents: {}. Generating a client? Their client profiles, the JSON face that progenitor takes: {}.</nav>"#,
+        documents.join(", "),
+        profiles.join(", "),
     )
 }
 
@@ -183,7 +203,7 @@ mod tests {
         if let Some(condition) = if_none_match {
             request = request.header(header::IF_NONE_MATCH, condition);
         }
-        let response = router(serde_json::json!({}), serde_json::json!({}))
+        let response = router(Some(serde_json::json!({})), Some(serde_json::json!({})))
             .oneshot(request.body(Body::empty()).unwrap())
             .await
             .unwrap();

@@ -363,6 +363,47 @@ pub(crate) async fn backup(from: &Path, to: &Path) -> anyhow::Result<Written> {
     })
 }
 
+/// Before migrations: `database` copied into `folder` as
+/// `before-<first pending version>-<unix time>.db`, then all but the
+/// newest `keep` such copies removed. Returns the copy.
+pub(crate) async fn before_migration(
+    database: &Path,
+    folder: &Path,
+    pending: &[super::Migration],
+    keep: usize,
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    let first = pending.first().map_or(0, |m| m.version);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let copy = folder.join(format!("before-{first}-{now}.db"));
+    backup(database, &copy).await?;
+    // Names sort by time within a version, and versions only grow.
+    let mut copies: Vec<(u64, PathBuf)> = std::fs::read_dir(folder)
+        .with_context(|| format!("cannot read {}", folder.display()))?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let name = entry.file_name().into_string().ok()?;
+            let time = name
+                .strip_prefix("before-")?
+                .strip_suffix(".db")?
+                .rsplit_once('-')?
+                .1
+                .parse()
+                .ok()?;
+            Some((time, entry.path()))
+        })
+        .collect();
+    copies.sort();
+    let excess = copies.len().saturating_sub(keep);
+    for (_, old) in copies.into_iter().take(excess) {
+        std::fs::remove_file(&old).with_context(|| format!("cannot remove {}", old.display()))?;
+    }
+    Ok(copy)
+}
+
 /// Puts the backup `from` in place of the database `to`, after checking it.
 /// The database it replaces (with its `-wal`) is kept beside it under a
 /// `.replaced-<unix time>` name, which is returned; its `-shm` is removed

@@ -44,11 +44,42 @@ pub(crate) fn note_wait(pool: &AnyPool) {
     }
 }
 
+/// One migration of this server's.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Migration {
+    pub(crate) version: i64,
+    pub(crate) description: String,
+}
+
+/// Where a database stands against this server's migrations.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct MigrationStatus {
+    #[serde(serialize_with = "backend_name")]
+    pub(crate) backend: Backend,
+    pub(crate) applied: Vec<Migration>,
+    pub(crate) pending: Vec<Migration>,
+    /// Applied by a newer server: this one refuses the database.
+    pub(crate) unknown: Vec<i64>,
+}
+
+fn backend_name<S: serde::Serializer>(backend: &Backend, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(backend.name())
+}
+
 /// Which database engine is behind the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Backend {
     Sqlite,
     Postgres,
+}
+
+impl Backend {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgresql",
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -225,6 +256,15 @@ impl Database {
         url: &str,
         max_connections: Option<u32>,
     ) -> anyhow::Result<Self> {
+        let db = Self::open(url, max_connections).await?;
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    /// Connects (creating the SQLite file if needed) without migrating:
+    /// for what reads the schema's state first (`migrate --dry-run`,
+    /// `doctor`, the backup taken before migrations).
+    pub(crate) async fn open(url: &str, max_connections: Option<u32>) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -298,21 +338,6 @@ impl Database {
                 .await
                 .context("cannot switch SQLite to WAL mode")?;
         }
-        let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATIONS,
-            Backend::Postgres => &POSTGRES_MIGRATIONS,
-        };
-        // On PostgreSQL sqlx holds an advisory lock while it migrates:
-        // replicas that start at once take turns, and the later ones find
-        // the schema done.
-        migrator.run(&pool).await.map_err(|err| match err {
-            sqlx::migrate::MigrateError::VersionMissing(version) => anyhow::anyhow!(
-                "the database's schema is newer than this server: migration {version} was \
-                 applied to it by a newer version of the server, and this one does not know \
-                 it; run that version (or a newer one) against this database"
-            ),
-            err => anyhow::Error::new(err).context("database migration failed"),
-        })?;
         let commits = Arc::<AtomicU64>::default();
         let generations = Arc::<Generations>::default();
         let keepers = Arc::<Keepers>::default();
@@ -332,6 +357,87 @@ impl Database {
             keepers,
             replica: change_feed::replica_id(),
             feed: Arc::default(),
+        })
+    }
+
+    /// The engine behind the pool.
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+        match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        }
+    }
+
+    /// Applies the migrations the database lacks.
+    pub(crate) async fn migrate(&self) -> anyhow::Result<()> {
+        // On PostgreSQL sqlx holds an advisory lock while it migrates:
+        // replicas that start at once take turns, and the later ones find
+        // the schema done.
+        self.migrator()
+            .run(&self.pool)
+            .await
+            .map_err(|err| match err {
+                sqlx::migrate::MigrateError::VersionMissing(version) => anyhow::anyhow!(
+                    "the database's schema is newer than this server: migration {version} was \
+                     applied to it by a newer version of the server, and this one does not know \
+                     it; run that version (or a newer one) against this database"
+                ),
+                err => anyhow::Error::new(err).context("database migration failed"),
+            })
+    }
+
+    /// Which of this server's migrations the database has, which it lacks,
+    /// and any it has that this server does not know (a newer server's).
+    pub(crate) async fn migration_status(&self) -> anyhow::Result<MigrationStatus> {
+        let exists_sql = match self.backend {
+            Backend::Sqlite => {
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'"
+            }
+            Backend::Postgres => {
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'"
+            }
+        };
+        let exists: i64 = sqlx::query_scalar(exists_sql)
+            .fetch_one(&self.pool)
+            .await
+            .context("cannot read the database's migrations")?;
+        let applied: BTreeSet<i64> = if exists > 0 {
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+                .fetch_all(&self.pool)
+                .await
+                .context("cannot read the database's migrations")?
+                .into_iter()
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        let known: Vec<Migration> = self
+            .migrator()
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration())
+            .map(|m| Migration {
+                version: m.version,
+                description: m.description.to_string(),
+            })
+            .collect();
+        let unknown = applied
+            .iter()
+            .filter(|v| !known.iter().any(|m| m.version == **v))
+            .copied()
+            .collect();
+        let (applied, pending) = known
+            .into_iter()
+            .partition(|m| applied.contains(&m.version));
+        Ok(MigrationStatus {
+            backend: self.backend,
+            applied,
+            pending,
+            unknown,
         })
     }
 

@@ -83,6 +83,8 @@ pub fn init(config: &LogConfig, otlp_endpoint: Option<&str>) -> anyhow::Result<T
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.filter))
         .unwrap_or_else(|_| EnvFilter::new("info"));
+    // Replaceable while the server runs (SIGHUP: `set_log_filter`).
+    let (filter, filter_handle) = tracing_subscriber::reload::Layer::new(filter);
     // Colours only for a person at a terminal: in a file or a log
     // collector the escape codes are noise (and each request's span would
     // pay for writing them).
@@ -110,16 +112,55 @@ pub fn init(config: &LogConfig, otlp_endpoint: Option<&str>) -> anyhow::Result<T
         }
         None => (None, None),
     };
-    // A second init (tests) is harmless: the first subscriber stays.
-    let _ = tracing_subscriber::registry()
+    // A second init (tests) is harmless: the first subscriber stays. The
+    // filter gates every layer wherever it stands; first, its handle's
+    // type names only the registry.
+    if tracing_subscriber::registry()
+        .with(filter)
         .with(exporting)
         .with(logs)
-        .with(filter)
-        .try_init();
+        .try_init()
+        .is_ok()
+    {
+        let _ = LOG_FILTER.set(filter_handle);
+    }
     Ok(Telemetry {
         spans,
         _logs: Some(guard),
     })
+}
+
+/// The installed log filter, replaceable.
+static LOG_FILTER: std::sync::OnceLock<
+    tracing_subscriber::reload::Handle<EnvFilter, tracing_subscriber::Registry>,
+> = std::sync::OnceLock::new();
+
+/// What became of a request to change the log filter.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LogFilterChange {
+    /// The filter is now this.
+    Set(String),
+    /// `RUST_LOG` is set, and overrides the configuration: it stays.
+    KeptFromEnvironment,
+    /// No filter of this process's is installed (a test's second server).
+    NotInstalled,
+}
+
+/// Replaces the log filter with `directives` (the configuration's
+/// `log.filter`), unless `RUST_LOG` set it.
+pub fn set_log_filter(directives: &str) -> anyhow::Result<LogFilterChange> {
+    if std::env::var_os(EnvFilter::DEFAULT_ENV).is_some() {
+        return Ok(LogFilterChange::KeptFromEnvironment);
+    }
+    let Some(handle) = LOG_FILTER.get() else {
+        return Ok(LogFilterChange::NotInstalled);
+    };
+    let filter = EnvFilter::try_new(directives)
+        .map_err(|e| anyhow::anyhow!("log.filter {directives:?} is not a filter: {e}"))?;
+    handle
+        .reload(filter)
+        .map_err(|e| anyhow::anyhow!("cannot replace the log filter: {e}"))?;
+    Ok(LogFilterChange::Set(directives.to_owned()))
 }
 
 /// Where each service's edge leaves a request's route template

@@ -1,0 +1,63 @@
+//! The one log line that says, at start, what this server is and how it is
+//! set up: what an operator checks first when something behaves unlike
+//! they expected (emails written to files, an open pet store, CORS).
+
+use super::resources::{Endpoint, Storage};
+use crate::config::{AuthMode, Config, SmtpTls};
+use crate::core::build_info;
+
+/// Logs the summary of `config` as the server opened it.
+pub(super) fn log(config: &Config, storage: &Storage, endpoint: &Endpoint) {
+    let services = [
+        (config.petstore.enabled, "petstore (/v2)"),
+        (config.portfolio.enabled, "portfolio (/api)"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| *name)
+    .collect::<Vec<_>>()
+    .join(", ");
+    let petstore_auth = match config.petstore.auth_mode {
+        AuthMode::Open => "open",
+        AuthMode::Enforce => "enforce",
+    };
+    let mail = match &config.mail.smtp {
+        Some(smtp) => {
+            let tls = match smtp.tls {
+                SmtpTls::None => "plain",
+                SmtpTls::Starttls => "starttls",
+                SmtpTls::Tls => "tls",
+            };
+            format!("smtp {}:{} ({tls})", smtp.host, smtp.port)
+        }
+        None => format!(
+            ".eml files in {} (no SMTP server configured)",
+            config.data_dir.join("outbox").display()
+        ),
+    };
+    let cors = if config.http.cors_allowed_origins.is_empty() {
+        "none".to_owned()
+    } else {
+        config.http.cors_allowed_origins.join(" ")
+    };
+    let metrics = endpoint
+        .metrics_listener
+        .as_ref()
+        .and_then(|listener| listener.local_addr().ok())
+        .map_or_else(|| "off".to_owned(), |addr| format!("http://{addr}/metrics"));
+    tracing::info!(
+        version = build_info::VERSION,
+        commit = build_info::COMMIT,
+        built_on = build_info::BUILT_ON,
+        profile = config.profile.as_str(),
+        services = %services,
+        petstore_auth,
+        database = storage.db.backend().name(),
+        mail = %mail,
+        redis = if config.redis_url.is_some() { "shared rate limits" } else { "off" },
+        cors = %cors,
+        metrics = %metrics,
+        tls = endpoint.tls.is_some(),
+        "petstore-portfolio starting"
+    );
+}

@@ -87,13 +87,44 @@ pub async fn run(config: &Config, command: KeysCommand) -> anyhow::Result<()> {
         }
         KeysCommand::List { json } => {
             let keys: Vec<ApiKey> = ops::list_keys(ctx, None).await?;
-            super::print(json, &keys, || {
-                if keys.is_empty() {
-                    return vec![
-                        "no keys (keys from the configuration file are not listed)".into(),
-                    ];
+            let configured = &config.portfolio.api_keys;
+            // Each entry says where the key is defined: the database's can
+            // be rotated and revoked here, the file's only in the file.
+            let mut listed = Vec::with_capacity(keys.len() + configured.len());
+            for key in &keys {
+                let mut entry = serde_json::to_value(key)?;
+                if let Some(fields) = entry.as_object_mut() {
+                    fields.insert("source".into(), "database".into());
                 }
-                keys.iter().map(one_line).collect()
+                listed.push(entry);
+            }
+            for key in configured {
+                listed.push(serde_json::json!({
+                    "service": Service::Portfolio.as_str(),
+                    "name": key.name,
+                    "scopes": key.scopes,
+                    "source": "configuration",
+                }));
+            }
+            super::print(json, &listed, || {
+                if listed.is_empty() {
+                    return vec!["no keys".into()];
+                }
+                keys.iter()
+                    .map(one_line)
+                    .chain(configured.iter().map(|key| {
+                        format!(
+                            "(configuration file)\t{}\t{}\t{}\tin force\t-",
+                            Service::Portfolio.as_str(),
+                            key.name,
+                            if key.scopes.is_empty() {
+                                "-".to_owned()
+                            } else {
+                                Scope::join(&key.scopes)
+                            }
+                        )
+                    }))
+                    .collect()
             })
         }
         KeysCommand::Rotate {

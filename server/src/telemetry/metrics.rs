@@ -21,6 +21,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
+
+use crate::core::build_info;
 use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
 };
@@ -51,6 +53,7 @@ const READ_CACHE_MISSES: &str = "petstore_portfolio_read_cache_misses_total";
 const CONNECTIONS_OPEN: &str = "petstore_portfolio_connections_open";
 const CONNECTIONS_EVICTED: &str = "petstore_portfolio_connections_evicted_total";
 const REDIS_FALLBACK: &str = "petstore_portfolio_redis_fallback";
+const BUILD_INFO: &str = "petstore_portfolio_build_info";
 
 /// What kind of series a metric is.
 #[derive(Debug, Clone, Copy)]
@@ -61,7 +64,7 @@ enum Kind {
 }
 
 /// Every metric this server exports: its kind, unit and help text.
-const METRICS: [(&str, Kind, Option<Unit>, &str); 19] = [
+const METRICS: [(&str, Kind, Option<Unit>, &str); 20] = [
     (
         HTTP_REQUEST_DURATION,
         Kind::Histogram,
@@ -165,6 +168,12 @@ const METRICS: [(&str, Kind, Option<Unit>, &str); 19] = [
         Kind::Gauge,
         None,
         "1 while Redis does not answer and rate limits count in the process",
+    ),
+    (
+        BUILD_INFO,
+        Kind::Gauge,
+        None,
+        "Always 1; its labels say what the server is (version, commit, build day)",
     ),
 ];
 
@@ -524,7 +533,22 @@ pub(crate) fn install() -> anyhow::Result<PrometheusHandle> {
     let handle = HANDLE.get_or_init(|| handle).clone();
     describe();
     start_at_zero();
+    gauge!(
+        BUILD_INFO,
+        "version" => build_info::VERSION,
+        "commit" => build_info::COMMIT,
+        "built_on" => build_info::BUILT_ON,
+    )
+    .set(1.0);
+    process_collector().describe();
     Ok(handle)
+}
+
+/// The `process_*` series (CPU seconds, memory, open files, threads,
+/// start time), read from the operating system at each scrape.
+fn process_collector() -> &'static metrics_process::Collector {
+    static COLLECTOR: OnceLock<metrics_process::Collector> = OnceLock::new();
+    COLLECTOR.get_or_init(metrics_process::Collector::default)
 }
 
 /// The help text (and unit) of each metric.
@@ -602,6 +626,7 @@ pub(crate) async fn serve(
             let sample = sample.clone();
             async move {
                 sample().await;
+                process_collector().collect();
                 (
                     [(
                         http::header::CONTENT_TYPE,

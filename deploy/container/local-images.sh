@@ -2,8 +2,8 @@
 # Makes, on a machine that reaches no container registry, the two images the
 # Dockerfile's build arguments name: a Debian base (BASE_IMAGE) from
 # Debian's own mirror with debootstrap, and a builder (BUILDER_IMAGE) that is
-# that base with gcc and this machine's Rust toolchain and cargo-chef copied
-# in. Each is made once and kept in podman's storage; run again, it only
+# that base with gcc and this machine's Rust toolchain, cargo-chef and
+# added certificate authorities copied in. Each is made once and kept in podman's storage; run again, it only
 # says they are there.
 #
 #   deploy/container/local-images.sh            # prints the two names
@@ -37,10 +37,16 @@ if ! pod image exists "$builder"; then
   cp "$sysroot/bin/cargo" "$sysroot/bin/rustc" "$context/rust/bin/"
   cp "$(command -v cargo-chef)" "$context/rust/bin/"
   cp -a "$sysroot/lib" "$context/rust/lib"
+  # The certificate authorities this machine adds to Debian's (an egress
+  # proxy's): cargo in the builder fetches crates through it.
+  mkdir -p "$context/ca"
+  cp /usr/local/share/ca-certificates/*.crt "$context/ca/" 2>/dev/null || true
   cat > "$context/Containerfile" <<CONTAINERFILE
 FROM $base
 RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev ca-certificates \\
  && rm -rf /var/lib/apt/lists/*
+COPY ca /usr/local/share/ca-certificates
+RUN update-ca-certificates
 COPY rust /usr/local/rust
 ENV PATH=/usr/local/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
     CARGO_HOME=/usr/local/cargo

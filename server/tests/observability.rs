@@ -161,6 +161,27 @@ async fn metrics_label_requests_by_route_template_and_count_our_own_events() {
             "{secret} in the metrics"
         );
     }
+    // What the server is, and the process's own series.
+    let build_info = scraped
+        .lines()
+        .find(|line| line.starts_with("petstore_portfolio_build_info{"))
+        .unwrap_or_else(|| panic!("no build_info in {scraped}"));
+    assert!(build_info.ends_with(" 1"), "{build_info}");
+    let version = format!("version=\"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(build_info.contains(&version), "{build_info}");
+    assert!(build_info.contains("commit=\""), "{build_info}");
+    assert!(!build_info.contains("commit=\"unknown\""), "{build_info}");
+    for process_series in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_start_time_seconds",
+    ] {
+        assert!(
+            scraped.contains(&format!("\n{process_series} ")),
+            "{process_series} missing"
+        );
+    }
     // Every metric the server documents is there.
     for name in petstore_portfolio_server::telemetry::metrics::names() {
         assert!(

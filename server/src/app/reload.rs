@@ -60,18 +60,21 @@ pub(super) async fn reload(reloadable: &Reloadable) {
             }
         },
     };
-    reload_log_filter(config);
     reload_certificate(reloadable.certificates.as_ref(), config);
     if config.portfolio.enabled {
         reload_content(&reloadable.db, config).await;
     }
+    // Last: a quieter filter would hide what the others said.
+    reload_log_filter(config);
 }
 
 fn reload_log_filter(config: &Config) {
+    // Said before it is put in place, which a quieter filter would hide.
+    if std::env::var_os("RUST_LOG").is_none() {
+        tracing::info!(filter = %config.log.filter, "SIGHUP: setting the log filter");
+    }
     match telemetry::set_log_filter(&config.log.filter) {
-        Ok(LogFilterChange::Set(filter)) => {
-            tracing::info!(filter = %filter, "SIGHUP: log filter set");
-        }
+        Ok(LogFilterChange::Set(_)) => {}
         Ok(LogFilterChange::KeptFromEnvironment) => {
             tracing::info!("SIGHUP: the log filter stays RUST_LOG's, which overrides log.filter");
         }

@@ -364,7 +364,7 @@ pub(crate) async fn backup(from: &Path, to: &Path) -> anyhow::Result<Written> {
 }
 
 /// Before migrations: `database` copied into `folder` as
-/// `before-<first pending version>-<unix time>.db`, then all but the
+/// `before-<first pending version>-<unix time in ms>.db`, then all but the
 /// newest `keep` such copies removed. Returns the copy.
 pub(crate) async fn before_migration(
     database: &Path,
@@ -377,11 +377,11 @@ pub(crate) async fn before_migration(
     let first = pending.first().map_or(0, |m| m.version);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .map_or(0, |d| d.as_millis());
     let copy = folder.join(format!("before-{first}-{now}.db"));
     backup(database, &copy).await?;
     // Names sort by time within a version, and versions only grow.
-    let mut copies: Vec<(u64, PathBuf)> = std::fs::read_dir(folder)
+    let mut copies: Vec<(u128, PathBuf)> = std::fs::read_dir(folder)
         .with_context(|| format!("cannot read {}", folder.display()))?
         .filter_map(Result::ok)
         .filter_map(|entry| {

@@ -20,14 +20,31 @@ fn the_version_names_the_commit() {
         .expect("the binary runs");
     assert!(output.status.success());
     let printed = String::from_utf8_lossy(&output.stdout);
+    let (name_version_commit, built) = printed
+        .trim()
+        .split_once(", built ")
+        .unwrap_or_else(|| panic!("no build day in {printed}"));
     assert_eq!(
-        printed.trim(),
+        name_version_commit,
         format!(
-            "{} {} (commit {})",
+            "{} {} (commit {}",
             env!("CARGO_PKG_NAME"),
             env!("CARGO_PKG_VERSION"),
             commit()
         )
+    );
+    // `YYYY-MM-DD)`
+    let day = built
+        .strip_suffix(')')
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(
+        day.len() == 10
+            && day.char_indices().all(|(i, c)| if i == 4 || i == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }),
+        "{printed}"
     );
     // The SDK's User-Agent names the same commit.
     assert!(

@@ -29,16 +29,19 @@ RUN cargo chef cook --release --locked --package petstore-portfolio-server --rec
 COPY . .
 ARG BUILT_FROM_COMMIT=unknown
 ARG SOURCE_DATE_EPOCH
+# Stripped: the symbols would double the binary; a panic's message and
+# location stay.
 RUN BUILT_FROM_COMMIT="${BUILT_FROM_COMMIT}" \
     cargo build --release --locked --package petstore-portfolio-server --bin petstore-portfolio \
- && cp target/release/petstore-portfolio /usr/local/bin/petstore-portfolio
+ && strip --strip-unneeded -o /usr/local/bin/petstore-portfolio target/release/petstore-portfolio
 
 FROM ${BASE_IMAGE} AS runtime
 # CA certificates: the server calls HTTPS peers (a Mastodon instance, an
 # SMTP server over TLS) and checks them against the system's roots.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && groupadd --system --gid 10001 petstore-portfolio \
  && useradd --system --uid 10001 --gid 10001 --no-create-home \
       --home-dir /var/lib/petstore-portfolio --shell /usr/sbin/nologin petstore-portfolio \

@@ -398,8 +398,9 @@ pub fn commands_call_operations(graph: &ModuleGraph) -> Vec<Finding> {
 }
 
 /// Storage modules that are operations of their own, on the database
-/// itself rather than on a service's data: backup and restore.
-const DATABASE_OPERATIONS: [&str; 1] = ["storage/backup.rs"];
+/// itself rather than on a service's data: backup and restore, and the
+/// migrations' state.
+const DATABASE_OPERATIONS: [&str; 2] = ["storage/backup.rs", "storage/migrations.rs"];
 
 /// Whether the module at `path` is storage: `storage/`, and every `db`
 /// module (a service's, the credentials', the idempotency keys') and the

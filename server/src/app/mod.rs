@@ -94,8 +94,8 @@ pub(crate) async fn open_database(config: &Config) -> anyhow::Result<Database> {
 pub(crate) async fn migrate(
     config: &Config,
     db: &Database,
-) -> anyhow::Result<Vec<crate::storage::Migration>> {
-    let status = db.migration_status().await?;
+) -> anyhow::Result<Vec<crate::storage::migrations::Migration>> {
+    let status = crate::storage::migrations::status(db).await?;
     if status.pending.is_empty() {
         // What the database has that this server lacks is refused here.
         db.migrate().await?;

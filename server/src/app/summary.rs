@@ -8,15 +8,7 @@ use crate::core::build_info;
 
 /// Logs the summary of `config` as the server opened it.
 pub(super) fn log(config: &Config, storage: &Storage, endpoint: &Endpoint) {
-    let services = [
-        (config.petstore.enabled, "petstore (/v2)"),
-        (config.portfolio.enabled, "portfolio (/api)"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, name)| *name)
-    .collect::<Vec<_>>()
-    .join(", ");
+    let services = config.services_on().join(", ");
     let petstore_auth = match config.petstore.auth_mode {
         AuthMode::Open => "open",
         AuthMode::Enforce => "enforce",

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::config::{Config, redact_url};
 use crate::http::tls;
 use crate::mail::transport::Transport;
-use crate::storage::Database;
+use crate::storage::migrations;
 
 /// How long a part that is asked over the network may take to answer.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -95,15 +95,7 @@ fn report(json: bool, checks: Vec<Finding>) -> anyhow::Result<()> {
 }
 
 fn configuration(config: &Config) -> String {
-    let services = [
-        (config.petstore.enabled, "petstore"),
-        (config.portfolio.enabled, "portfolio"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, name)| *name)
-    .collect::<Vec<_>>()
-    .join(", ");
+    let services = config.services_on().join(", ");
     format!(
         "profile {}; serving {services} on {}",
         config.profile.as_str(),
@@ -126,10 +118,10 @@ fn data_dir(config: &Config) -> anyhow::Result<String> {
 /// The database answers, and where it stands against the migrations.
 async fn database(config: &Config) -> anyhow::Result<String> {
     let url = config.database_url();
-    let db = tokio::time::timeout(TIMEOUT, Database::open(&url, Some(1)))
+    let db = tokio::time::timeout(TIMEOUT, migrations::open(&url, Some(1)))
         .await
         .map_err(|_| anyhow::anyhow!("{} did not answer in time", redact_url(&url)))??;
-    let status = db.migration_status().await;
+    let status = migrations::status(&db).await;
     db.close().await;
     let status = status?;
     anyhow::ensure!(

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::config::{Config, redact_url};
-use crate::storage::{Database, Migration, MigrationStatus};
+use crate::storage::migrations::{self, Migration, MigrationStatus};
 
 /// What `migrate` did or would do, for `--json`.
 #[derive(Debug, Serialize)]
@@ -22,8 +22,8 @@ pub async fn run(config: &Config, dry_run: bool, json: bool) -> anyhow::Result<(
     if config.database_url().starts_with("sqlite:") {
         std::fs::create_dir_all(&config.data_dir)?;
     }
-    let db = Database::open(&config.database_url(), Some(2)).await?;
-    let status = db.migration_status().await?;
+    let db = migrations::open(&config.database_url(), Some(2)).await?;
+    let status = migrations::status(&db).await?;
     anyhow::ensure!(
         status.unknown.is_empty(),
         "the database's schema is newer than this server: it has migration(s) {:?}, which \

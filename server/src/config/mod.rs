@@ -329,6 +329,17 @@ impl Config {
         Ok(config)
     }
 
+    /// The services this configuration turns on, by name.
+    pub fn services_on(&self) -> Vec<&'static str> {
+        [
+            (self.petstore.enabled, "petstore"),
+            (self.portfolio.enabled, "portfolio"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
     /// What the production profile requires, whatever a layer set.
     fn check_profile(&self) -> Result<(), String> {
         if self.profile != Profile::Production {

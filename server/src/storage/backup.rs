@@ -369,7 +369,7 @@ pub(crate) async fn backup(from: &Path, to: &Path) -> anyhow::Result<Written> {
 pub(crate) async fn before_migration(
     database: &Path,
     folder: &Path,
-    pending: &[super::Migration],
+    pending: &[super::migrations::Migration],
     keep: usize,
 ) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(folder)

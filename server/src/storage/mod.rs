@@ -27,6 +27,7 @@ pub(crate) mod batches;
 pub(crate) mod change_feed;
 pub(crate) mod changes;
 pub(crate) mod error;
+pub(crate) mod migrations;
 mod group_commit;
 pub(crate) mod read_cache;
 
@@ -42,28 +43,6 @@ pub(crate) fn note_wait(pool: &AnyPool) {
     if pool.num_idle() == 0 && pool.size() >= pool.options().get_max_connections() {
         crate::telemetry::metrics::db_pool_waited();
     }
-}
-
-/// One migration of this server's.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Migration {
-    pub(crate) version: i64,
-    pub(crate) description: String,
-}
-
-/// Where a database stands against this server's migrations.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct MigrationStatus {
-    #[serde(serialize_with = "backend_name")]
-    pub(crate) backend: Backend,
-    pub(crate) applied: Vec<Migration>,
-    pub(crate) pending: Vec<Migration>,
-    /// Applied by a newer server: this one refuses the database.
-    pub(crate) unknown: Vec<i64>,
-}
-
-fn backend_name<S: serde::Serializer>(backend: &Backend, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(backend.name())
 }
 
 /// Which database engine is behind the pool.
@@ -365,7 +344,7 @@ impl Database {
         self.backend
     }
 
-    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+    pub(crate) fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         match self.backend {
             Backend::Sqlite => &SQLITE_MIGRATIONS,
             Backend::Postgres => &POSTGRES_MIGRATIONS,
@@ -390,56 +369,6 @@ impl Database {
             })
     }
 
-    /// Which of this server's migrations the database has, which it lacks,
-    /// and any it has that this server does not know (a newer server's).
-    pub(crate) async fn migration_status(&self) -> anyhow::Result<MigrationStatus> {
-        let exists_sql = match self.backend {
-            Backend::Sqlite => {
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'"
-            }
-            Backend::Postgres => {
-                "SELECT COUNT(*) FROM information_schema.tables \
-                 WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'"
-            }
-        };
-        let exists: i64 = sqlx::query_scalar(exists_sql)
-            .fetch_one(&self.pool)
-            .await
-            .context("cannot read the database's migrations")?;
-        let applied: BTreeSet<i64> = if exists > 0 {
-            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
-                .fetch_all(&self.pool)
-                .await
-                .context("cannot read the database's migrations")?
-                .into_iter()
-                .collect()
-        } else {
-            BTreeSet::new()
-        };
-        let known: Vec<Migration> = self
-            .migrator()
-            .iter()
-            .filter(|m| m.migration_type.is_up_migration())
-            .map(|m| Migration {
-                version: m.version,
-                description: m.description.to_string(),
-            })
-            .collect();
-        let unknown = applied
-            .iter()
-            .filter(|v| !known.iter().any(|m| m.version == **v))
-            .copied()
-            .collect();
-        let (applied, pending) = known
-            .into_iter()
-            .partition(|m| applied.contains(&m.version));
-        Ok(MigrationStatus {
-            backend: self.backend,
-            applied,
-            pending,
-            unknown,
-        })
-    }
 
     /// On PostgreSQL, starts following the other replicas' writes (at
     /// `url`, this database's), so that the caches can be on

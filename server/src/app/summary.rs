@@ -4,7 +4,7 @@
 
 use super::resources::{Endpoint, Storage};
 use crate::config::{AuthMode, Config, SmtpTls};
-use crate::core::build_info;
+use crate::telemetry::build_info;
 
 /// Logs the summary of `config` as the server opened it.
 pub(super) fn log(config: &Config, storage: &Storage, endpoint: &Endpoint) {

@@ -1,8 +1,7 @@
 //! What every layer stands on and no layer owns: why an operation did not
 //! happen ([`failure`]), the one policy for text from outside, password
-//! hashing, the clock, secrets, what the binary is, and where the process is in its life.
+//! hashing, the clock, secrets, and where the process is in its life.
 
-pub mod build_info;
 pub(crate) mod clock;
 pub(crate) mod failure;
 pub(crate) mod lifecycle;

@@ -27,8 +27,8 @@ pub(crate) mod batches;
 pub(crate) mod change_feed;
 pub(crate) mod changes;
 pub(crate) mod error;
-pub(crate) mod migrations;
 mod group_commit;
+pub(crate) mod migrations;
 pub(crate) mod read_cache;
 
 pub(crate) use changes::{Changes, Generations, Keepers, Stored, Topic, TopicKind};
@@ -368,7 +368,6 @@ impl Database {
                 err => anyhow::Error::new(err).context("database migration failed"),
             })
     }
-
 
     /// On PostgreSQL, starts following the other replicas' writes (at
     /// `url`, this database's), so that the caches can be on

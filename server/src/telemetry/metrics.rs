@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::core::build_info;
+use crate::telemetry::build_info;
 use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
 };

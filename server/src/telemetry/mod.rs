@@ -8,6 +8,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogConfig, LogFormat};
 
+pub mod build_info;
 pub mod metrics;
 pub(crate) mod otlp;
 pub mod trace_context;

@@ -118,11 +118,12 @@ pub(crate) async fn migrate(
         tracing::info!(backup = %copy.display(), "database copied before its migrations");
     }
     db.migrate().await?;
-    for migration in &status.pending {
+    if let (Some(first), Some(last)) = (status.pending.first(), status.pending.last()) {
         tracing::info!(
-            version = migration.version,
-            description = %migration.description,
-            "migration applied"
+            applied = status.pending.len(),
+            first = %format!("{} {}", first.version, first.description),
+            last = %format!("{} {}", last.version, last.description),
+            "database migrated"
         );
     }
     Ok(status.pending)
@@ -159,6 +160,7 @@ impl Server {
         // The port first: a start that cannot listen (the port taken)
         // stops before it migrates the database.
         let endpoint = Endpoint::bind(&config)?;
+        summary::log(&config, &endpoint);
         let mut storage = Storage::open(&config).await?;
         // Recording starts before the services are built: they keep the
         // handles of their metrics.
@@ -167,7 +169,6 @@ impl Server {
             .is_some()
             .then(metrics::install)
             .transpose()?;
-        summary::log(&config, &storage, &endpoint);
         let services = Services::build(&config, &storage, &endpoint.public_url).await?;
         load_startup_data(&config, &storage.db).await?;
         let background = services.spawn_background(&config, &storage.db);

@@ -2,12 +2,13 @@
 //! set up: what an operator checks first when something behaves unlike
 //! they expected (emails written to files, an open pet store, CORS).
 
-use super::resources::{Endpoint, Storage};
-use crate::config::{AuthMode, Config, SmtpTls};
+use super::resources::Endpoint;
+use crate::config::{AuthMode, Config, SmtpTls, redact_url};
 use crate::telemetry::build_info;
 
-/// Logs the summary of `config` as the server opened it.
-pub(super) fn log(config: &Config, storage: &Storage, endpoint: &Endpoint) {
+/// Logs the summary of `config`, with the address the server listens on,
+/// before it opens anything else.
+pub(super) fn log(config: &Config, endpoint: &Endpoint) {
     let services = config.services_on().join(", ");
     let petstore_auth = match config.petstore.auth_mode {
         AuthMode::Open => "open",
@@ -44,12 +45,16 @@ pub(super) fn log(config: &Config, storage: &Storage, endpoint: &Endpoint) {
         profile = config.profile.as_str(),
         services = %services,
         petstore_auth,
-        database = storage.db.backend().name(),
+        database = %redact_url(&config.database_url()),
         mail = %mail,
         redis = if config.redis_url.is_some() { "shared rate limits" } else { "off" },
         cors = %cors,
         metrics = %metrics,
-        tls = endpoint.tls.is_some(),
+        listen = %format!(
+            "{}://{}",
+            if endpoint.tls.is_some() { "https" } else { "http" },
+            endpoint.local_addr
+        ),
         "petstore-portfolio starting"
     );
 }

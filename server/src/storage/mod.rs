@@ -339,11 +339,6 @@ impl Database {
         })
     }
 
-    /// The engine behind the pool.
-    pub(crate) fn backend(&self) -> Backend {
-        self.backend
-    }
-
     pub(crate) fn migrator(&self) -> &'static sqlx::migrate::Migrator {
         match self.backend {
             Backend::Sqlite => &SQLITE_MIGRATIONS,

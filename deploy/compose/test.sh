@@ -15,11 +15,13 @@ cd "$(dirname "$0")/../.."
 . deploy/container/podman.sh
 eval "$(deploy/container/local-images.sh)"
 
-# podman as podman-compose calls it, set as `pod` sets it.
+# podman as podman-compose calls it, set as `pod` sets it, with room for
+# HAProxy's connections (it wants twice its maxconn in files; this
+# sandbox's own limit is 20,000).
 conf=$(mktemp /var/tmp/pp-containers.XXXXXX.conf)
 cat > "$conf" <<CONF
 [containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+default_ulimits = ["nofile=16384:16384", "nproc=1024:1024"]
 [engine]
 runtime = "runc"
 cgroup_manager = "cgroupfs"
@@ -64,20 +66,32 @@ fail() {
 
 compose up -d --no-build >/dev/null
 base="http://127.0.0.1:$HTTP_PORT"
-for _ in $(seq 300); do
-  curl -fsS "$base/api/health/ready" >/dev/null 2>&1 && break
-  sleep 0.2
+# A replica that starts before PostgreSQL takes connections stops, and is
+# started again (restart: unless-stopped); HAProxy finds it again by name.
+deadline=$((SECONDS + 180))
+until curl -fsS "$base/api/health/ready" >/dev/null 2>&1 || [ "$SECONDS" -ge "$deadline" ]; do
+  sleep 0.5
 done
 curl -fsS "$base/api/health/ready" >/dev/null || fail "the proxy has no ready replica"
 for replica in app1 app2; do
-  for _ in $(seq 150); do
-    podman exec "${project}_${replica}_1" petstore-portfolio healthcheck >/dev/null 2>&1 && break
-    sleep 0.2
+  deadline=$((SECONDS + 120))
+  until podman exec "${project}_${replica}_1" petstore-portfolio healthcheck >/dev/null 2>&1 \
+    || [ "$SECONDS" -ge "$deadline" ]; do
+    sleep 0.5
   done
   podman exec "${project}_${replica}_1" petstore-portfolio healthcheck >/dev/null \
     || fail "$replica is not ready"
 done
 echo "both replicas ready behind the proxy at $base"
+
+# Both in HAProxy's rotation (two good checks each).
+deadline=$((SECONDS + 60))
+until [ "$(podman logs "${project}_proxy_1" 2>&1 | grep -c 'is UP')" -ge 2 ] \
+  || [ "$SECONDS" -ge "$deadline" ]; do
+  sleep 0.5
+done
+[ "$(podman logs "${project}_proxy_1" 2>&1 | grep -c 'is UP')" -ge 2 ] \
+  || fail "HAProxy did not take both replicas into its rotation"
 
 # Round robin: the write and the reads go to both replicas.
 pet=$(curl -fsS -X POST "$base/v2/pet" -H 'Content-Type: application/json' \
@@ -85,6 +99,10 @@ pet=$(curl -fsS -X POST "$base/v2/pet" -H 'Content-Type: application/json' \
 id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$pet")
 for _ in 1 2 3 4; do
   curl -fsS "$base/v2/pet/$id" | grep -q '"name":"Compose"' || fail "pet $id not read back"
+done
+for replica in app1 app2; do
+  podman logs "${project}_${replica}_1" 2>/dev/null | grep -q '"route":"/v2/pet/{petId}"' \
+    || fail "$replica answered none of the reads"
 done
 echo "pet $id written and read back through both replicas"
 

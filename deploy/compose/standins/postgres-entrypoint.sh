@@ -9,7 +9,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   rm -f /tmp/password
   echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
   pg_ctl -D "$PGDATA" -w -o "-c listen_addresses=''" start >/dev/null
-  if [ "$POSTGRES_DB" != "$POSTGRES_USER" ]; then
+  if [ "$POSTGRES_DB" != postgres ]; then
     createdb -U "$POSTGRES_USER" "$POSTGRES_DB"
   fi
   pg_ctl -D "$PGDATA" -w stop >/dev/null

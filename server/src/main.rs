@@ -190,22 +190,13 @@ async fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    let (serve_args, command) = match cli.command.unwrap_or(Command::Serve(ServeArgs::default())) {
-        Command::Serve(args) => (args.over(cli.serve), Command::Serve(ServeArgs::default())),
-        Command::Doctor { serve, json } => (
-            serve.over(cli.serve),
-            Command::Doctor {
-                serve: ServeArgs::default(),
-                json,
-            },
-        ),
-        Command::Healthcheck { serve } => (
-            serve.over(cli.serve),
-            Command::Healthcheck {
-                serve: ServeArgs::default(),
-            },
-        ),
-        other => (cli.serve, other),
+    let mut command = cli.command.unwrap_or(Command::Serve(ServeArgs::default()));
+    // `serve`'s flags, given before the command or after it.
+    let serve_args = match &mut command {
+        Command::Serve(args)
+        | Command::Doctor { serve: args, .. }
+        | Command::Healthcheck { serve: args } => std::mem::take(args).over(cli.serve),
+        _ => cli.serve,
     };
     let overrides = Overrides {
         bind: serve_args.bind,

@@ -283,6 +283,11 @@ fn fail(json: bool, kind: &str, message: &str, code: u8) -> ExitCode {
 }
 
 async fn serve(config: Config, reload: ConfigSource) -> anyhow::Result<()> {
+    // SIGHUP's default is to stop the process: a handler from the first
+    // moment (tokio's stays for the process's life) lets one sent during
+    // the start pass; the server reloads at those that come once it runs.
+    #[cfg(unix)]
+    let _ = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup());
     let otlp_endpoint = config
         .otlp_endpoint
         .as_ref()

@@ -48,7 +48,7 @@ done
 curl -fsS "$base/api/health/ready" >/dev/null || fail "not ready"
 echo "ready at $base"
 
-podman exec "$name" petstore-portfolio --version | grep -q "(commit ${commit:0:12}, built " \
+podman exec "$name" petstore-portfolio --version | grep "(commit ${commit:0:12}, built " >/dev/null \
   || fail "--version does not name the commit ${commit:0:12}"
 [ "$(podman exec "$name" id -u)" = 10001 ] || fail "the server runs as root"
 podman exec "$name" petstore-portfolio healthcheck >/dev/null || fail "healthcheck"
@@ -57,7 +57,7 @@ podman healthcheck run "$name" >/dev/null || fail "the image's HEALTHCHECK"
 pet=$(curl -fsS -X POST "$base/v2/pet" -H 'Content-Type: application/json' \
   -d '{"name": "Rex", "photoUrls": [], "status": "available"}')
 id=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$pet")
-curl -fsS "$base/v2/pet/$id" | grep -q '"name":"Rex"' || fail "the pet is not read back"
+curl -fsS "$base/v2/pet/$id" | grep '"name":"Rex"' >/dev/null || fail "the pet is not read back"
 echo "pet $id added and read back"
 
 curl -fsS -X POST "$base/api/newsletter" -H 'Content-Type: application/json' \
@@ -73,7 +73,7 @@ echo "newsletter email written to the volume: ${eml#"$data"/}"
 podman kill --signal HUP "$name" >/dev/null
 sleep 1
 curl -fsS "$base/api/health" >/dev/null || fail "not alive after SIGHUP"
-podman logs "$name" 2>&1 | grep -q "SIGHUP" || fail "SIGHUP left no log line"
+podman logs "$name" 2>&1 | grep "SIGHUP" >/dev/null || fail "SIGHUP left no log line"
 echo "SIGHUP: reloaded, still serving"
 
 podman stop --time 30 "$name" >/dev/null

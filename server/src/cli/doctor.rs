@@ -118,6 +118,9 @@ fn data_dir(config: &Config) -> anyhow::Result<String> {
 /// The database answers, and where it stands against the migrations.
 async fn database(config: &Config) -> anyhow::Result<String> {
     let url = config.database_url();
+    tokio::time::timeout(TIMEOUT, migrations::reach(&url))
+        .await
+        .map_err(|_| anyhow::anyhow!("{} did not answer in time", redact_url(&url)))??;
     let db = tokio::time::timeout(TIMEOUT, migrations::open(&url, Some(1)))
         .await
         .map_err(|_| anyhow::anyhow!("{} did not answer in time", redact_url(&url)))??;
@@ -178,10 +181,11 @@ async fn redis(config: &Config) -> anyhow::Result<String> {
             .query_async::<String>(&mut connection)
             .await
     };
+    // The error's text names its cause already.
     let answer = tokio::time::timeout(TIMEOUT, ping)
         .await
         .map_err(|_| anyhow::anyhow!("{shown} did not answer in time"))?
-        .with_context(|| format!("{shown} does not answer PING"))?;
+        .map_err(|e| anyhow::anyhow!("{shown} does not answer PING: {e}"))?;
     Ok(format!("{shown} answers {answer}"))
 }
 

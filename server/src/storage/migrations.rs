@@ -8,6 +8,22 @@ use anyhow::Context as _;
 
 use super::{Backend, Database};
 
+/// One connection to `url`, made and closed: whether the database answers,
+/// with the reason it does not (a pool would retry until its timeout).
+pub(crate) async fn reach(url: &str) -> anyhow::Result<()> {
+    use sqlx::Connection as _;
+    sqlx::any::install_default_drivers();
+    // sqlx's error names its cause already: not repeated as a chain.
+    let connection = sqlx::AnyConnection::connect(url).await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to the database at {}: {e}",
+            crate::config::redact_url(url)
+        )
+    })?;
+    connection.close().await?;
+    Ok(())
+}
+
 /// Connects (creating the SQLite file if needed) without migrating.
 pub(crate) async fn open(url: &str, max_connections: Option<u32>) -> anyhow::Result<Database> {
     Database::open(url, max_connections).await

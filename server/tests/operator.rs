@@ -115,6 +115,10 @@ fn doctor_passes_a_working_setup() {
     std::fs::write(&cert_file, cert.cert.pem()).unwrap();
     std::fs::write(&key_file, cert.signing_key.serialize_pem()).unwrap();
     let data = folder.path().join("data");
+    // What a running server is writing: the doctor leaves it alone.
+    let half_written = data.join("outbox").join(".outbox-1.eml.tmp");
+    std::fs::create_dir_all(half_written.parent().unwrap()).unwrap();
+    std::fs::write(&half_written, "half").unwrap();
     let output = run(
         &[
             "--data-dir",
@@ -143,6 +147,7 @@ fn doctor_passes_a_working_setup() {
             .contains("valid until"),
         "{certificate}"
     );
+    assert!(half_written.exists(), "doctor removed a file being written");
 }
 
 #[test]

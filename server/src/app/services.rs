@@ -85,7 +85,11 @@ impl Services {
             self.portfolio.access.spawn_refresh(db.clone()),
             idempotency::spawn_sweeper(db.clone(), config.http.idempotency_keys_kept()),
         ];
-        if let Some(secs) = config.petstore.demo_reset_interval_secs.filter(|s| *s > 0) {
+        if let Some(secs) = config
+            .petstore
+            .demo_reset_interval_secs
+            .filter(|s| *s > 0 && config.petstore.enabled)
+        {
             background.push(demo_data::spawn_periodic_reset(
                 db.clone(),
                 Duration::from_secs(secs),

@@ -151,7 +151,22 @@ async fn database(config: &Config) -> anyhow::Result<String> {
 /// SMTP: the server greets, and takes the TLS and login the configuration
 /// asks for; without SMTP, the outbox folder is writable.
 async fn mail(config: &Config) -> anyhow::Result<String> {
-    let transport = Transport::new(&config.mail, &config.data_dir)?;
+    let transport = match &config.mail.smtp {
+        Some(_) => Transport::new(&config.mail, &config.data_dir)?,
+        // Not `Transport::new`, which clears the half-written files of a
+        // server that may be running beside this.
+        None => {
+            let outbox = config.data_dir.join("outbox");
+            if !outbox.exists() {
+                return Ok(format!(
+                    ".eml files will be written to {} (made at the first start; no SMTP \
+                     server configured)",
+                    outbox.display()
+                ));
+            }
+            Transport::Files(outbox)
+        }
+    };
     let (ok, detail) = transport.check().await;
     let detail = match &config.mail.smtp {
         Some(smtp) => format!("{detail} ({}:{})", smtp.host, smtp.port),
